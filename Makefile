@@ -1,0 +1,39 @@
+GO      ?= go
+BIN     ?= bin
+FUZZTIME ?= 3s
+# Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
+FUZZPKGS := ./block/ ./metadata/
+
+.PHONY: all build test vet unit fuzz-short demo bench bench-build bench-read clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 -timeout 12m ./...
+
+# Run every fuzzer of FUZZPKGS for FUZZTIME each (seed corpus plus a short mutation run).
+fuzz-short:
+	@set -e; for pkg in $(FUZZPKGS); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+test: vet unit fuzz-short
+
+demo: build
+	./scripts/demo.sh
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchtime=3x ./...
+
+clean:
+	rm -rf $(BIN)
