@@ -1,0 +1,74 @@
+package metadata
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// exercise runs every reader entry point over md with bounded work and
+// reports the first error; it must never panic.
+func exercise(md *Metadata, maxVisits int) error {
+	f, err := NewFS(md)
+	if err != nil {
+		return err
+	}
+	checkErr := f.Check()
+	visits := 0
+	walkErr := f.Walk(func(p string, ino uint32, in Inode) error {
+		visits++
+		if visits > maxVisits {
+			return errStopWalk
+		}
+		_, _ = f.ReadDir(ino)
+		_, _ = f.Readlink(ino)
+		_, _ = f.FileChunks(ino)
+		_, _ = f.LookupPath(p)
+		return nil
+	})
+	for ino := uint32(0); ino < uint32(min(f.InodeCount(), maxVisits)); ino++ {
+		_, _ = f.Inode(ino)
+		_ = f.Parent(ino)
+	}
+	if checkErr != nil {
+		return checkErr
+	}
+	if walkErr != errStopWalk {
+		return walkErr
+	}
+	return nil
+}
+
+type stopWalk struct{}
+
+func (stopWalk) Error() string { return "stop" }
+
+var errStopWalk error = stopWalk{}
+
+func TestBadFS(t *testing.T) {
+	imgs := decGlobFixtures(t, "badfs-sample/*.dwarfs")
+	var decoded, built int
+	for _, img := range imgs {
+		t.Run(filepath.Base(img), func(t *testing.T) {
+			start := time.Now()
+			secs, err := decLoadSections(img)
+			if err != nil {
+				return // container-level corruption is block/'s business
+			}
+			for _, h := range secs.history {
+				_, _ = DecodeHistory(h)
+			}
+			md, err := Decode(secs.schema, secs.data)
+			if err == nil {
+				decoded++
+				if exercise(md, 100000) == nil {
+					built++
+				}
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
+	t.Logf("%d images: %d metadata decoded, %d passed NewFS+Check", len(imgs), decoded, built)
+}

@@ -1,0 +1,811 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// File type bits of st_mode.
+const (
+	modeTypeMask = 0o170000
+	modeSock     = 0o140000
+	modeLnk      = 0o120000
+	modeReg      = 0o100000
+	modeBlk      = 0o060000
+	modeDir      = 0o040000
+	modeChr      = 0o020000
+	modeFifo     = 0o010000
+)
+
+// Limits of compact string tables enforced by upstream's full check.
+const (
+	maxNameLen    = 512
+	maxSymlinkLen = 4096
+)
+
+// largeHoleOffset marks a hole chunk whose size is large_hole_size[size].
+const largeHoleOffset = 0xFFFFFFFF
+
+// knownFeatures lists the metadata features this reader implements.
+var knownFeatures = map[string]bool{"sparsefiles": true}
+
+// Time is a timestamp with nanosecond part.
+type Time struct {
+	Sec  int64
+	Nsec uint32
+}
+
+// Inode holds the attributes of one inode as the dwarfs FUSE driver
+// reports them.
+type Inode struct {
+	Num                        uint32
+	Mode                       uint32 // full st_mode (type bits + permissions)
+	Uid, Gid                   uint32
+	Nlink                      uint32
+	Size                       int64 // regular: file size; symlink: target length; dir: number of entries; others 0
+	AllocatedSize              int64 // regular: size minus holes
+	Atime, Mtime, Ctime, Btime Time
+	HasBtime                   bool
+	Rdev                       uint64 // devices only
+}
+
+// Entry is one directory entry.
+type Entry struct {
+	Name string
+	Ino  uint32
+}
+
+// ChunkRef is one piece of a regular file's content. Hole: Size bytes of
+// zeros, Block/Offset meaningless.
+type ChunkRef struct {
+	Block  uint32
+	Offset uint32
+	Size   uint64
+	Hole   bool
+}
+
+// entRef is a directory entry in either model: in the legacy model it is
+// an element of inodes, in the 2.3+ model of dir_entries.
+type entRef struct {
+	name uint32
+	ino  uint32
+}
+
+// FS is a read-only filesystem view over decoded metadata. All tables are
+// validated or normalised in NewFS so that accessors cannot index out of
+// range.
+type FS struct {
+	md       *Metadata
+	orig     *Metadata
+	v23      bool
+	n        uint32    // number of inodes
+	rank     [6]uint32 // first inode of ranks 0..4, then n
+	ents     []entRef
+	dirFirst []uint32 // len numDirs+1
+	parent   []uint32 // parent inode per directory
+	selfEnt  []uint32 // own entry index per directory
+	names    []string
+	links    []string
+	chunkTbl []uint32
+	shared   []uint32
+	unique   uint32   // U: regular files with their own chunk_table entry
+	nlinks   []uint32 // per regular file, counted from entries (nil if stored)
+	res      uint64
+	mult     uint64
+	sizes    map[uint32]uint64
+	allocs   map[uint32]uint64
+	holes    bool
+	holeBlk  uint32
+	winSep   bool
+}
+
+// NewFS validates and normalises md (unpacking packed tables, rebuilding
+// parent/self entries, resolving string tables) and returns a view. md is
+// not modified. Images using unknown features are refused.
+func NewFS(md *Metadata) (*FS, error) {
+	if md == nil {
+		return nil, errors.New("metadata: nil metadata")
+	}
+	var unknown []string
+	for _, f := range md.Features {
+		if !knownFeatures[f] {
+			unknown = append(unknown, f)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("metadata: file system uses unsupported features: %s", strings.Join(unknown, ", "))
+	}
+	f := &FS{orig: md, v23: md.HasDirEntries, res: 1}
+	nm := *md
+	f.md = &nm
+	if md.Options != nil {
+		o := *md.Options
+		nm.Options = &o
+	}
+	steps := []func() error{f.initInodes, f.initStrings, f.initEntries, f.initDirs, f.initFiles, f.initMisc}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func (f *FS) opts() *FsOptions {
+	if f.md.Options == nil {
+		return &FsOptions{}
+	}
+	return f.md.Options
+}
+
+// attr returns the inode_data element carrying inode ino's attributes.
+func (f *FS) attr(ino uint32) *InodeData {
+	if f.v23 {
+		return &f.md.Inodes[ino]
+	}
+	return &f.md.Inodes[f.md.EntryTableV22[ino]]
+}
+
+func (f *FS) mode(ino uint32) uint32 { return f.md.Modes[f.attr(ino).ModeIndex] }
+
+func rankOf(mode uint32) int {
+	switch mode & modeTypeMask {
+	case modeDir:
+		return 0
+	case modeLnk:
+		return 1
+	case modeReg:
+		return 2
+	case modeChr, modeBlk:
+		return 3
+	case modeSock, modeFifo:
+		return 4
+	}
+	return -1
+}
+
+func (f *FS) initInodes() error {
+	md := f.md
+	var n int
+	if f.v23 {
+		n = len(md.Inodes)
+	} else {
+		n = len(md.EntryTableV22)
+		for ino, e := range md.EntryTableV22 {
+			if int(e) >= len(md.Inodes) {
+				return fmt.Errorf("metadata: entry_table_v2_2[%d] = %d out of range (%d inodes)", ino, e, len(md.Inodes))
+			}
+		}
+	}
+	if n == 0 {
+		return errors.New("metadata: no inodes")
+	}
+	if uint64(n) > 1<<32-1 {
+		return fmt.Errorf("metadata: too many inodes (%d)", n)
+	}
+	f.n = uint32(n)
+	for i := range md.Inodes {
+		in := &md.Inodes[i]
+		if int(in.ModeIndex) >= len(md.Modes) {
+			return fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", i, in.ModeIndex, len(md.Modes))
+		}
+		if len(md.Uids) > 0 && int(in.OwnerIndex) >= len(md.Uids) {
+			return fmt.Errorf("metadata: inodes[%d].owner_index %d out of range (%d uids)", i, in.OwnerIndex, len(md.Uids))
+		}
+		if len(md.Gids) > 0 && int(in.GroupIndex) >= len(md.Gids) {
+			return fmt.Errorf("metadata: inodes[%d].group_index %d out of range (%d gids)", i, in.GroupIndex, len(md.Gids))
+		}
+	}
+	cur := 0
+	for ino := range f.n {
+		r := rankOf(f.mode(ino))
+		if r < 0 {
+			return fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, f.mode(ino)&modeTypeMask)
+		}
+		if r < cur {
+			return fmt.Errorf("metadata: inode %d (rank %d) out of rank order", ino, r)
+		}
+		for ; cur < r; cur++ {
+			f.rank[cur+1] = ino
+		}
+	}
+	for ; cur < 5; cur++ {
+		f.rank[cur+1] = f.n
+	}
+	if f.rank[1] == 0 {
+		return errors.New("metadata: root inode is not a directory")
+	}
+	// The four cheap count checks upstream performs on every open (§3.3).
+	if len(md.Directories)-1 != int(f.rank[1]) {
+		return fmt.Errorf("metadata: directories: %d entries for %d directories (+1 sentinel)", len(md.Directories), f.rank[1])
+	}
+	if len(md.SymlinkTable) != int(f.rank[2]-f.rank[1]) {
+		return fmt.Errorf("metadata: symlink_table: %d entries for %d symlinks", len(md.SymlinkTable), f.rank[2]-f.rank[1])
+	}
+	if !md.HasSharedFilesTable && len(md.ChunkTable)-1 != int(f.rank[3]-f.rank[2]) {
+		return fmt.Errorf("metadata: chunk_table: %d entries for %d regular files (+1 sentinel)", len(md.ChunkTable), f.rank[3]-f.rank[2])
+	}
+	if md.HasDevices && len(md.Devices) != int(f.rank[4]-f.rank[3]) {
+		return fmt.Errorf("metadata: devices: %d entries for %d device inodes", len(md.Devices), f.rank[4]-f.rank[3])
+	}
+	return nil
+}
+
+// resolveStrings returns the strings of a plain or compact table.
+func resolveStrings(plain []string, st *StringTable, what string, maxLen int) ([]string, error) {
+	if st == nil {
+		return plain, nil
+	}
+	var offs []uint64
+	if st.PackedIndex {
+		offs = make([]uint64, len(st.Index)+1)
+		for i, l := range st.Index {
+			offs[i+1] = offs[i] + uint64(l)
+		}
+	} else {
+		if len(st.Index) == 0 {
+			return nil, nil
+		}
+		offs = make([]uint64, len(st.Index))
+		for i, o := range st.Index {
+			offs[i] = uint64(o)
+		}
+	}
+	var dec *fsstDecoder
+	if st.Symtab != nil {
+		var err error
+		if dec, err = newFSSTDecoder(st.Symtab); err != nil {
+			return nil, fmt.Errorf("metadata: %s: %w", what, err)
+		}
+	}
+	out := make([]string, len(offs)-1)
+	for i := range out {
+		a, b := offs[i], offs[i+1]
+		if a > b || b > uint64(len(st.Buffer)) {
+			return nil, fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
+		}
+		s := st.Buffer[a:b]
+		if dec != nil {
+			d, err := dec.decode(s, maxLen)
+			if err != nil {
+				return nil, fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
+			}
+			s = d
+		}
+		out[i] = string(s)
+	}
+	return out, nil
+}
+
+func (f *FS) initStrings() error {
+	md := f.md
+	var err error
+	if f.names, err = resolveStrings(md.Names, md.CompactNames, "compact_names", maxNameLen); err != nil {
+		return err
+	}
+	if f.links, err = resolveStrings(md.Symlinks, md.CompactSymlinks, "compact_symlinks", maxSymlinkLen); err != nil {
+		return err
+	}
+	for i, s := range md.SymlinkTable {
+		if int(s) >= len(f.links) {
+			return fmt.Errorf("metadata: symlink_table[%d] = %d out of range (%d symlinks)", i, s, len(f.links))
+		}
+	}
+	return nil
+}
+
+func (f *FS) initEntries() error {
+	md := f.md
+	if f.v23 {
+		f.ents = make([]entRef, len(md.DirEntries))
+		for i, e := range md.DirEntries {
+			f.ents[i] = entRef{name: e.NameIndex, ino: e.InodeNum}
+		}
+	} else {
+		f.ents = make([]entRef, len(md.Inodes))
+		for i, e := range md.Inodes {
+			f.ents[i] = entRef{name: e.NameIndexV22, ino: e.InodeV22}
+		}
+	}
+	if len(f.ents) == 0 {
+		return errors.New("metadata: no directory entries")
+	}
+	if f.ents[0].ino != 0 {
+		return fmt.Errorf("metadata: root entry refers to inode %d", f.ents[0].ino)
+	}
+	for i, e := range f.ents {
+		if e.ino >= f.n {
+			return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, e.ino, f.n)
+		}
+		if i > 0 && int(e.name) >= len(f.names) {
+			return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.name, len(f.names))
+		}
+	}
+	return nil
+}
+
+func (f *FS) initDirs() error {
+	md := f.md
+	nd := f.rank[1]
+	first := make([]uint32, nd+1)
+	packed := f.opts().PackedDirectories
+	var sum uint64
+	for i, d := range md.Directories {
+		if packed {
+			sum += uint64(d.FirstEntry)
+			if sum > uint64(len(f.ents)) {
+				return fmt.Errorf("metadata: directories: packed first_entry sum exceeds %d entries", len(f.ents))
+			}
+			first[i] = uint32(sum)
+		} else {
+			first[i] = d.FirstEntry
+		}
+	}
+	for d := range nd {
+		if first[d] > first[d+1] {
+			return fmt.Errorf("metadata: directories[%d].first_entry %d > next %d", d, first[d], first[d+1])
+		}
+	}
+	if int(first[nd]) > len(f.ents) {
+		return fmt.Errorf("metadata: directories sentinel first_entry %d exceeds %d entries", first[nd], len(f.ents))
+	}
+	f.dirFirst = first
+	f.parent = make([]uint32, nd)
+	f.selfEnt = make([]uint32, nd)
+	found := make([]bool, nd)
+	found[0] = true
+	for d := range nd {
+		for e := first[d]; e < first[d+1]; e++ {
+			c := f.ents[e].ino
+			if c >= nd {
+				continue
+			}
+			if found[c] {
+				return fmt.Errorf("metadata: directory inode %d referenced by more than one entry", c)
+			}
+			found[c] = true
+			f.parent[c] = d
+			f.selfEnt[c] = e
+		}
+	}
+	for d, ok := range found {
+		if !ok {
+			return fmt.Errorf("metadata: directory inode %d has no directory entry", d)
+		}
+	}
+	// Normalised table: unpacked first entries, rebuilt parent/self entries
+	// (legacy: parent inode), clean sentinel.
+	dirs := make([]Directory, nd+1)
+	for d := range nd {
+		if f.v23 {
+			dirs[d] = Directory{ParentEntry: f.selfEnt[f.parent[d]], FirstEntry: first[d], SelfEntry: f.selfEnt[d]}
+		} else {
+			dirs[d] = Directory{ParentEntry: f.parent[d], FirstEntry: first[d]}
+		}
+	}
+	dirs[nd] = Directory{FirstEntry: first[nd]}
+	md.Directories = dirs
+	if md.Options != nil {
+		md.Options.PackedDirectories = false
+	}
+	return nil
+}
+
+func (f *FS) initFiles() error {
+	md := f.md
+	o := f.opts()
+	ct := md.ChunkTable
+	if o.PackedChunkTable {
+		ct = make([]uint32, len(md.ChunkTable))
+		var sum uint64
+		for i, d := range md.ChunkTable {
+			sum += uint64(d)
+			if sum > uint64(len(md.Chunks)) {
+				return fmt.Errorf("metadata: chunk_table: packed sum exceeds %d chunks", len(md.Chunks))
+			}
+			ct[i] = uint32(sum)
+		}
+		md.Options.PackedChunkTable = false
+	}
+	f.chunkTbl = ct
+	md.ChunkTable = ct
+	regs := f.rank[3] - f.rank[2]
+	sh := md.SharedFilesTable
+	if md.HasSharedFilesTable && o.PackedSharedFilesTable {
+		var total uint64
+		for _, c := range md.SharedFilesTable {
+			total += uint64(c) + 2
+		}
+		if total > uint64(regs) {
+			return fmt.Errorf("metadata: shared_files_table: packed table expands to %d entries for %d regular files", total, regs)
+		}
+		sh = make([]uint32, 0, total)
+		for k, c := range md.SharedFilesTable {
+			for range uint64(c) + 2 {
+				sh = append(sh, uint32(k))
+			}
+		}
+		md.Options.PackedSharedFilesTable = false
+	}
+	if uint64(len(sh)) > uint64(regs) {
+		return fmt.Errorf("metadata: shared_files_table: %d entries for %d regular files", len(sh), regs)
+	}
+	f.shared = sh
+	if md.HasSharedFilesTable {
+		md.SharedFilesTable = sh
+	}
+	f.unique = regs - uint32(len(sh))
+	if !o.InodesHaveNlink {
+		f.nlinks = make([]uint32, regs)
+		for _, e := range f.ents {
+			if e.ino >= f.rank[2] && e.ino < f.rank[3] {
+				f.nlinks[e.ino-f.rank[2]]++
+			}
+		}
+	}
+	if c := md.RegFileSizeCache; c != nil {
+		f.sizes = make(map[uint32]uint64, len(c.SizeLookup))
+		for _, kv := range c.SizeLookup {
+			f.sizes[kv.Key] = kv.Value
+		}
+		f.allocs = make(map[uint32]uint64, len(c.AllocatedSizeLookup))
+		for _, kv := range c.AllocatedSizeLookup {
+			f.allocs[kv.Key] = kv.Value
+		}
+	}
+	if md.HoleBlockIndex != nil {
+		f.holes = true
+		f.holeBlk = *md.HoleBlockIndex
+	}
+	return nil
+}
+
+func (f *FS) initMisc() error {
+	o := f.opts()
+	if o.TimeResolutionSec != nil {
+		if *o.TimeResolutionSec == 0 {
+			return errors.New("metadata: options.time_resolution_sec is 0")
+		}
+		f.res = uint64(*o.TimeResolutionSec)
+	}
+	if o.SubsecondResolutionNsecMultiplier != nil {
+		f.mult = uint64(*o.SubsecondResolutionNsecMultiplier)
+	}
+	if p := f.md.PreferredPathSeparator; p != nil && *p == '\\' {
+		f.winSep = true
+	}
+	return nil
+}
+
+// Metadata returns the normalised metadata: packed tables unpacked (their
+// option flags cleared), directories with rebuilt parent/self entries.
+func (f *FS) Metadata() *Metadata { return f.md }
+
+// InodeCount returns the number of inodes.
+func (f *FS) InodeCount() int { return int(f.n) }
+
+// BlockSize returns the block size in bytes.
+func (f *FS) BlockSize() uint32 { return f.md.BlockSize }
+
+// TimeResolution returns the timestamp resolution in seconds and the
+// nanosecond multiplier of sub-second parts (0: none stored).
+func (f *FS) TimeResolution() (sec uint32, nsecMultiplier uint32) {
+	return uint32(f.res), uint32(f.mult)
+}
+
+// Names returns the resolved names table.
+func (f *FS) Names() []string { return f.names }
+
+// Symlinks returns the resolved symlink targets table.
+func (f *FS) Symlinks() []string { return f.links }
+
+func (f *FS) checkIno(ino uint32) error {
+	if ino >= f.n {
+		return fmt.Errorf("metadata: inode %d out of range (%d inodes): %w", ino, f.n, fs.ErrNotExist)
+	}
+	return nil
+}
+
+// IsDir reports whether ino is a directory.
+func (f *FS) IsDir(ino uint32) bool { return ino < f.rank[1] }
+
+func (f *FS) time(off, sub uint64) Time {
+	sec := f.res * (f.md.TimestampBase + off)
+	var ns uint64
+	if f.mult > 0 {
+		ns = sub * f.mult
+		sec += ns / 1e9
+		ns %= 1e9
+	}
+	return Time{Sec: int64(sec), Nsec: uint32(ns)}
+}
+
+// Inode returns the attributes of inode ino as upstream's getattr does. In
+// <= 2.2 images attributes are stored per directory entry; the
+// entry_table_v2_2 representative is used, so hard-linked entries may
+// differ from what per-entry tools (dwarfsextract) show.
+func (f *FS) Inode(ino uint32) (Inode, error) {
+	if err := f.checkIno(ino); err != nil {
+		return Inode{}, err
+	}
+	a := f.attr(ino)
+	md := f.md
+	o := f.opts()
+	in := Inode{Num: ino, Mode: md.Modes[a.ModeIndex], Uid: a.OwnerIndex, Gid: a.GroupIndex, Nlink: 1}
+	if len(md.Uids) > 0 {
+		in.Uid = md.Uids[a.OwnerIndex]
+	}
+	if len(md.Gids) > 0 {
+		in.Gid = md.Gids[a.GroupIndex]
+	}
+	in.Mtime = f.time(a.MtimeOffset, a.MtimeSubsec)
+	if o.MtimeOnly {
+		in.Atime, in.Ctime = in.Mtime, in.Mtime
+	} else {
+		in.Atime = f.time(a.AtimeOffset, a.AtimeSubsec)
+		in.Ctime = f.time(a.CtimeOffset, a.CtimeSubsec)
+	}
+	if o.HasBtime {
+		in.HasBtime = true
+		in.Btime = f.time(a.BtimeOffset, a.BtimeSubsec)
+	}
+	switch {
+	case ino < f.rank[1]:
+		in.Size = int64(f.dirFirst[ino+1] - f.dirFirst[ino])
+	case ino < f.rank[2]:
+		in.Size = int64(len(f.links[md.SymlinkTable[ino-f.rank[1]]]))
+	case ino < f.rank[3]:
+		size, alloc, err := f.sizes2(ino)
+		if err != nil {
+			return Inode{}, err
+		}
+		in.Size, in.AllocatedSize = size, alloc
+		in.Nlink = f.nlink(ino)
+	case ino < f.rank[4]:
+		if i := ino - f.rank[3]; int(i) < len(md.Devices) {
+			in.Rdev = md.Devices[i]
+		}
+	}
+	return in, nil
+}
+
+func (f *FS) nlink(ino uint32) uint32 {
+	if f.nlinks != nil {
+		return f.nlinks[ino-f.rank[2]]
+	}
+	return f.attr(ino).NlinkMinusOne + 1
+}
+
+// EntryCount returns how many directory entries refer to ino, which is
+// what a real filesystem would report as the link count of a regular file.
+func (f *FS) EntryCount(ino uint32) int {
+	n := 0
+	for _, e := range f.ents {
+		if e.ino == ino {
+			n++
+		}
+	}
+	return n
+}
+
+// chunkRange returns the chunk_table index and the [begin,end) chunk range
+// of regular file ino.
+func (f *FS) chunkRange(ino uint32) (uint32, uint32, uint32, error) {
+	if err := f.checkIno(ino); err != nil {
+		return 0, 0, 0, err
+	}
+	if ino < f.rank[2] || ino >= f.rank[3] {
+		return 0, 0, 0, fmt.Errorf("metadata: inode %d is not a regular file", ino)
+	}
+	r := ino - f.rank[2]
+	idx := r
+	if r >= f.unique {
+		idx = f.unique + f.shared[r-f.unique]
+		if idx < f.unique {
+			return 0, 0, 0, fmt.Errorf("metadata: inode %d: shared file index overflows", ino)
+		}
+	}
+	if uint64(idx)+1 >= uint64(len(f.chunkTbl)) {
+		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk_table index %d out of range (%d entries)", ino, idx, len(f.chunkTbl))
+	}
+	b, e := f.chunkTbl[idx], f.chunkTbl[idx+1]
+	if b > e || int(e) > len(f.md.Chunks) {
+		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk range %d..%d invalid (%d chunks)", ino, b, e, len(f.md.Chunks))
+	}
+	return idx, b, e, nil
+}
+
+func (f *FS) chunkRef(c Chunk) (ChunkRef, error) {
+	if !f.holes || c.Block != f.holeBlk {
+		return ChunkRef{Block: c.Block, Offset: c.Offset, Size: uint64(c.Size)}, nil
+	}
+	if c.Offset == largeHoleOffset {
+		if int(c.Size) >= len(f.md.LargeHoleSize) {
+			return ChunkRef{}, fmt.Errorf("metadata: large hole index %d out of range (%d)", c.Size, len(f.md.LargeHoleSize))
+		}
+		return ChunkRef{Size: f.md.LargeHoleSize[c.Size], Hole: true}, nil
+	}
+	return ChunkRef{Size: uint64(c.Size)*uint64(f.md.BlockSize) + uint64(c.Offset), Hole: true}, nil
+}
+
+// FileChunks returns the content pieces of regular file ino, holes
+// resolved.
+func (f *FS) FileChunks(ino uint32) ([]ChunkRef, error) {
+	_, b, e, err := f.chunkRange(ino)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ChunkRef, 0, e-b)
+	for _, c := range f.md.Chunks[b:e] {
+		r, err := f.chunkRef(c)
+		if err != nil {
+			return nil, fmt.Errorf("metadata: inode %d: %w", ino, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// sizes2 returns the size and allocated size of regular file ino.
+func (f *FS) sizes2(ino uint32) (int64, int64, error) {
+	idx, b, e, err := f.chunkRange(ino)
+	if err != nil {
+		return 0, 0, err
+	}
+	if s, ok := f.sizes[idx]; ok {
+		a, ok := f.allocs[idx]
+		if !ok {
+			a = s
+		}
+		return int64(s), int64(a), nil
+	}
+	var size, alloc uint64
+	for _, c := range f.md.Chunks[b:e] {
+		r, err := f.chunkRef(c)
+		if err != nil {
+			return 0, 0, fmt.Errorf("metadata: inode %d: %w", ino, err)
+		}
+		size += r.Size
+		if !r.Hole {
+			alloc += r.Size
+		}
+	}
+	return int64(size), int64(alloc), nil
+}
+
+// FileSize returns the size of regular file ino.
+func (f *FS) FileSize(ino uint32) (int64, error) {
+	s, _, err := f.sizes2(ino)
+	return s, err
+}
+
+// RawReadlink returns the symlink target as stored.
+func (f *FS) RawReadlink(ino uint32) (string, error) {
+	if err := f.checkIno(ino); err != nil {
+		return "", err
+	}
+	if ino < f.rank[1] || ino >= f.rank[2] {
+		return "", fmt.Errorf("metadata: inode %d is not a symlink", ino)
+	}
+	return f.links[f.md.SymlinkTable[ino-f.rank[1]]], nil
+}
+
+// Readlink returns the symlink target with '\' separators of images made
+// on Windows translated to '/'.
+func (f *FS) Readlink(ino uint32) (string, error) {
+	s, err := f.RawReadlink(ino)
+	if err == nil && f.winSep {
+		s = strings.ReplaceAll(s, "\\", "/")
+	}
+	return s, err
+}
+
+func (f *FS) dirRange(dir uint32) (uint32, uint32, error) {
+	if err := f.checkIno(dir); err != nil {
+		return 0, 0, err
+	}
+	if dir >= f.rank[1] {
+		return 0, 0, fmt.Errorf("metadata: inode %d is not a directory", dir)
+	}
+	return f.dirFirst[dir], f.dirFirst[dir+1], nil
+}
+
+// ReadDir returns the entries of directory dir in stored (sorted) order.
+func (f *FS) ReadDir(dir uint32) ([]Entry, error) {
+	b, e, err := f.dirRange(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, e-b)
+	for _, en := range f.ents[b:e] {
+		out = append(out, Entry{Name: f.names[en.name], Ino: en.ino})
+	}
+	return out, nil
+}
+
+// Lookup finds name in directory dir by binary search.
+func (f *FS) Lookup(dir uint32, name string) (uint32, bool) {
+	b, e, err := f.dirRange(dir)
+	if err != nil {
+		return 0, false
+	}
+	ents := f.ents[b:e]
+	i := sort.Search(len(ents), func(i int) bool { return f.names[ents[i].name] >= name })
+	if i < len(ents) && f.names[ents[i].name] == name {
+		return ents[i].ino, true
+	}
+	return 0, false
+}
+
+// LookupPath resolves a '/'-separated path relative to the root; "" and
+// "." are the root.
+func (f *FS) LookupPath(p string) (uint32, error) {
+	ino := uint32(0)
+	for _, c := range strings.Split(p, "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			ino = f.Parent(ino)
+			continue
+		}
+		if !f.IsDir(ino) {
+			return 0, fmt.Errorf("metadata: %q: not a directory: %w", p, fs.ErrNotExist)
+		}
+		next, ok := f.Lookup(ino, c)
+		if !ok {
+			return 0, fmt.Errorf("metadata: %q: %w", p, fs.ErrNotExist)
+		}
+		ino = next
+	}
+	return ino, nil
+}
+
+// Parent returns the parent directory of directory dir (root: 0). For
+// non-directories it returns 0.
+func (f *FS) Parent(dir uint32) uint32 {
+	if dir >= f.rank[1] {
+		return 0
+	}
+	return f.parent[dir]
+}
+
+// Walk visits every inode reachable from the root depth-first in
+// directory order, the root first with path "". Returning fs.SkipDir from
+// fn for a directory skips its children.
+func (f *FS) Walk(fn func(path string, ino uint32, e Inode) error) error {
+	err := f.walk("", 0, fn)
+	if errors.Is(err, fs.SkipDir) {
+		return nil
+	}
+	return err
+}
+
+func (f *FS) walk(path string, ino uint32, fn func(string, uint32, Inode) error) error {
+	in, err := f.Inode(ino)
+	if err != nil {
+		return err
+	}
+	if err := fn(path, ino, in); err != nil {
+		return err
+	}
+	if ino >= f.rank[1] {
+		return nil
+	}
+	for _, en := range f.ents[f.dirFirst[ino]:f.dirFirst[ino+1]] {
+		p := f.names[en.name]
+		if path != "" {
+			p = path + "/" + p
+		}
+		if err := f.walk(p, en.ino, fn); err != nil {
+			if errors.Is(err, fs.SkipDir) && en.ino < f.rank[1] {
+				continue
+			}
+			return err
+		}
+	}
+	return nil
+}

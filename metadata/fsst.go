@@ -1,0 +1,90 @@
+package metadata
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+const fsstImportVersion = 20190218
+
+// fsstDecoder expands FSST-compressed strings (§3.13) with a symbol table
+// imported from a string_table's symtab.
+type fsstDecoder struct {
+	sym [255][8]byte
+	len [255]uint8 // 0 = unused code
+}
+
+// newFSSTDecoder parses an exported FSST symbol table. The table must be
+// consumed exactly.
+func newFSSTDecoder(tab []byte) (*fsstDecoder, error) {
+	if len(tab) < 17 {
+		return nil, fmt.Errorf("fsst: symbol table too short (%d bytes)", len(tab))
+	}
+	if v := binary.LittleEndian.Uint64(tab); v>>32 != fsstImportVersion {
+		return nil, fmt.Errorf("fsst: bad version word %#x", v)
+	}
+	d := &fsstDecoder{}
+	var hist [8]int
+	for i := range hist {
+		hist[i] = int(tab[9+i])
+	}
+	code := 0
+	if tab[8]&1 != 0 {
+		// Zero-terminated tables have an implicit 1-byte "\0" symbol at
+		// code 0 that is counted in the histogram but not stored.
+		if hist[0] == 0 {
+			return nil, errors.New("fsst: zero-terminated table without 1-byte symbol")
+		}
+		hist[0]--
+		d.len[0] = 1
+		code = 1
+	}
+	p := 17
+	// Groups are stored by length 2,3,...,8 and then 1.
+	for l := 1; l <= 8; l++ {
+		h := l & 7
+		symLen := h + 1
+		for range hist[h] {
+			if code >= 255 {
+				return nil, errors.New("fsst: more than 255 symbols")
+			}
+			if p+symLen > len(tab) {
+				return nil, errors.New("fsst: symbol table truncated")
+			}
+			copy(d.sym[code][:], tab[p:p+symLen])
+			d.len[code] = uint8(symLen)
+			p += symLen
+			code++
+		}
+	}
+	if p != len(tab) {
+		return nil, fmt.Errorf("fsst: symbol table size mismatch (%d of %d bytes used)", p, len(tab))
+	}
+	return d, nil
+}
+
+// decode expands one compressed string; max bounds the output length.
+func (d *fsstDecoder) decode(in []byte, max int) ([]byte, error) {
+	out := make([]byte, 0, min(len(in)*8, max))
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c == 0xff {
+			i++
+			if i >= len(in) {
+				return nil, errors.New("fsst: escape at end of string")
+			}
+			out = append(out, in[i])
+		} else {
+			n := int(d.len[c])
+			if n == 0 {
+				return nil, fmt.Errorf("fsst: unused code %d", c)
+			}
+			out = append(out, d.sym[c][:n]...)
+		}
+		if len(out) > max {
+			return nil, fmt.Errorf("fsst: string longer than %d bytes", max)
+		}
+	}
+	return out, nil
+}
