@@ -1,0 +1,270 @@
+package block
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var testSpecs = []string{
+	"null", "zstd:level=1", "zstd:level=19", "zstd:level=22:long", "lzma:level=1", "lzma:level=9:extreme",
+	"lzma:level=9:dict_size=26", "lz4", "lz4hc:level=12", "lz4hc", "brotli:quality=5", "brotli:quality=11:lgwin=22",
+}
+
+func testInputs() map[string][]byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 1<<20)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	var text bytes.Buffer
+	for text.Len() < 1<<20 {
+		text.WriteString("the quick brown fox jumps over the lazy dog ")
+		text.WriteByte(byte('a' + r.IntN(26)))
+	}
+	return map[string][]byte{
+		"empty":        {},
+		"one":          {42},
+		"ten":          []byte("0123456789"),
+		"random-1MiB":  random,
+		"text-1MiB":    text.Bytes()[:1<<20],
+		"zeros-100KiB": make([]byte, 100<<10),
+	}
+}
+
+// slowSpec reports encoders too slow for 1 MiB inputs in a unit test
+// (brotli q11 takes seconds); they get a 128 KiB slice instead.
+func slowSpec(spec string) bool {
+	return strings.HasPrefix(spec, "lzma") || strings.Contains(spec, "quality=11") || strings.Contains(spec, "level=19") || strings.Contains(spec, "level=22")
+}
+
+func TestCompressRoundTrip(t *testing.T) {
+	inputs := testInputs()
+	for _, spec := range testSpecs {
+		t.Run(spec, func(t *testing.T) {
+			t.Parallel()
+			c, err := NewCompressor(spec)
+			if err != nil {
+				t.Fatalf("%s: %v", spec, err)
+			}
+			for name, in := range inputs {
+				if slowSpec(spec) && len(in) > 128<<10 {
+					in = in[:128<<10]
+				}
+				out, err := c.Compress(in)
+				if err != nil {
+					t.Fatalf("%s/%s: compress: %v", spec, name, err)
+				}
+				if us, err := UncompressedSize(c.Compression(), out); err != nil || us != int64(len(in)) {
+					t.Errorf("%s/%s: UncompressedSize = %d, %v", spec, name, us, err)
+				}
+				got, err := Decompress(c.Compression(), out, int64(len(in)))
+				if err != nil {
+					t.Fatalf("%s/%s: decompress: %v", spec, name, err)
+				}
+				if !bytes.Equal(got, in) {
+					t.Fatalf("%s/%s: round trip mismatch", spec, name)
+				}
+				if len(in) > 0 && c.Compression() != CompNone {
+					if _, err := Decompress(c.Compression(), out, int64(len(in))-1); !errors.Is(err, ErrTooLarge) {
+						t.Errorf("%s/%s: limit-1: %v", spec, name, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestCompressConcurrent(t *testing.T) {
+	in := testInputs()["text-1MiB"][:200<<10]
+	for _, spec := range []string{"zstd:level=3", "lz4", "lz4hc:level=9", "brotli:quality=4", "lzma:level=1"} {
+		c, err := NewCompressor(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				out, err := c.Compress(in)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := Decompress(c.Compression(), out, int64(len(in)))
+				if err != nil || !bytes.Equal(got, in) {
+					t.Errorf("%s: concurrent round trip: %v", spec, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+func TestZstdWritesContentSize(t *testing.T) {
+	c, err := NewCompressor("zstd:level=19")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 10, 255, 256, 70000} {
+		out, _ := c.Compress(bytes.Repeat([]byte{'x'}, n))
+		f, err := parseZstdFrame(out)
+		if err != nil || f.contentSize != int64(n) {
+			t.Errorf("n=%d: content size %d, %v (header % x)", n, f.contentSize, err, out[:min(len(out), 8)])
+		}
+		if n == 10 && out[4]&0x20 == 0 {
+			t.Errorf("10-byte frame not single segment: fhd %#x", out[4])
+		}
+	}
+	// A frame without content size (klauspost default for tiny inputs) is rejected.
+	noFCS := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x58, 0x01, 0x00, 0x00}
+	if _, err := Decompress(CompZSTD, noFCS, 100); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "content size") {
+		t.Errorf("frame without FCS: %v", err)
+	}
+}
+
+func TestCompressSectionFallback(t *testing.T) {
+	in := testInputs()
+	for _, spec := range []string{"zstd:level=3", "lzma:level=1", "lz4", "lz4hc", "brotli:quality=5"} {
+		c, _ := NewCompressor(spec)
+		comp, out, err := CompressSection(c, in["random-1MiB"][:64<<10])
+		if err != nil || comp != CompNone || len(out) != 64<<10 {
+			t.Errorf("%s random: %v %d %v", spec, comp, len(out), err)
+		}
+		comp, out, err = CompressSection(c, in["text-1MiB"][:64<<10])
+		if err != nil || comp != c.Compression() || len(out) >= 64<<10 {
+			t.Errorf("%s text: %v %d %v", spec, comp, len(out), err)
+		}
+		if comp, _, _ := CompressSection(c, nil); comp != CompNone {
+			t.Errorf("%s empty: %v", spec, comp)
+		}
+	}
+}
+
+func TestNewCompressorErrors(t *testing.T) {
+	for _, tc := range []struct{ spec, want string }{
+		{"gzip", "gzip"},
+		{"zstd:level=23", "level"},
+		{"zstd:foo=1", "foo"},
+		{"lzma:level=x", "level"},
+		{"lzma:binary=x86", "binary"},
+		{"brotli:lgwin=30", "lgwin"},
+		{"lz4:level=3", "level"},
+		{"", "empty"},
+	} {
+		_, err := NewCompressor(tc.spec)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrUnsupported) {
+			t.Errorf("NewCompressor(%q) = %v, want error naming %q", tc.spec, err, tc.want)
+		}
+	}
+	c, err := NewCompressor("lz4hc:level=12")
+	if err != nil || c.Compression() != CompLZ4HC {
+		t.Errorf("lz4hc: %v %v", c, err)
+	}
+}
+
+func TestDecompressBombs(t *testing.T) {
+	// Forged size prefixes must be rejected before allocating.
+	lz4 := binary.LittleEndian.AppendUint32(nil, 1<<31)
+	lz4 = append(lz4, 0x10, 'a')
+	if _, err := Decompress(CompLZ4, lz4, 1<<32); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("lz4 bomb: %v", err)
+	}
+	if _, err := Decompress(CompLZ4, lz4, 1<<20); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("lz4 over limit: %v", err)
+	}
+	br := binary.AppendUvarint(nil, 1<<40)
+	br = append(br, 0x06)
+	if _, err := Decompress(CompBrotli, br, 1<<50); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("brotli bomb: %v", err)
+	}
+	// zstd frame declaring 1 GiB with one tiny raw block.
+	z := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xa0}
+	z = binary.LittleEndian.AppendUint32(z, 1<<30)
+	z = append(z, 0x09, 0x00, 0x00, 'a') // last raw block, size 1
+	if _, err := Decompress(CompZSTD, z, 2<<30); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("zstd bomb: %v", err)
+	}
+	// Real data, wrong declared sizes.
+	c, _ := NewCompressor("brotli:quality=4")
+	out, _ := c.Compress([]byte("hello hello hello hello"))
+	bad := append(binary.AppendUvarint(nil, 10), out[1:]...)
+	if _, err := Decompress(CompBrotli, bad, 100); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("brotli wrong size: %v", err)
+	}
+	lc, _ := NewCompressor("lz4")
+	out, _ = lc.Compress(bytes.Repeat([]byte("abc"), 100))
+	binary.LittleEndian.PutUint32(out, 299)
+	if _, err := Decompress(CompLZ4, out, 1000); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("lz4 wrong size: %v", err)
+	}
+	zc, _ := NewCompressor("zstd:level=3")
+	out = zc.(*zstdCompressor).enc.EncodeAll([]byte("abc"), nil)
+	out = append(out, out...)
+	if _, err := Decompress(CompZSTD, out, 1000); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("zstd two frames: %v", err)
+	}
+	if _, err := Decompress(CompRICEPP, []byte{1, 2}, 10); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "RICEPP") {
+		t.Errorf("ricepp: %v", err)
+	}
+	if _, err := Decompress(CompNone, []byte{1, 2, 3}, 2); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("none over limit: %v", err)
+	}
+}
+
+func TestXZDictClamp(t *testing.T) {
+	c, _ := NewCompressor("lzma:level=9")
+	in := bytes.Repeat([]byte("dictionary "), 1000)
+	out, _ := c.Compress(in)
+	// Pretend a 64 MiB preset dictionary was declared, as liblzma does.
+	info, err := parseXZ(out)
+	if err != nil || len(info.blocks) == 0 {
+		t.Fatalf("parseXZ: %v", err)
+	}
+	big := bytes.Clone(out)
+	off := info.blocks[0].offset
+	hlen := (int(big[off]) + 1) * 4
+	// Find the LZMA2 props byte: last filter property before padding.
+	patched := false
+	for p := off + 2; p+2 < off+hlen-4; p++ {
+		if big[p] == xzLZMA2FilterID && big[p+1] == 1 {
+			big[p+2] = 38 // 1<<30... 768 MiB-ish
+			patched = true
+			break
+		}
+	}
+	if !patched {
+		t.Skip("could not locate LZMA2 filter flags")
+	}
+	putCRC := func(b []byte) {
+		binary.LittleEndian.PutUint32(b[off+hlen-4:], crc32IEEE(b[off:off+hlen-4]))
+	}
+	putCRC(big)
+	got, err := Decompress(CompLZMA, big, int64(len(in)))
+	if err != nil || !bytes.Equal(got, in) {
+		t.Fatalf("decode with oversized dict: %v", err)
+	}
+}
+
+func BenchmarkDecompressZSTD(b *testing.B) {
+	c, _ := NewCompressor("zstd:level=3")
+	in := make([]byte, 16<<20)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range in {
+		in[i] = byte(r.IntN(16)) // compressible but not trivial
+	}
+	out, _ := c.Compress(in)
+	b.SetBytes(int64(len(in)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Decompress(CompZSTD, out, int64(len(in))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }

@@ -1,0 +1,114 @@
+package block
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fuzzSeeds adds small images as seeds. Only images below ~1 KiB are used:
+// the fuzzer minimises every new interesting input, which is slow for large
+// inputs and would eat the whole short fuzz budget of "make test".
+func fuzzSeeds(f *testing.F) {
+	for _, name := range []string{
+		"upstream/future-features.dwarfs", "upstream/setuidgid-v0.4.1.dwarfs", "upstream/setuidgid-v0.5.6.dwarfs",
+	} {
+		if data, err := os.ReadFile(filepath.Join(fixtureRoot, name)); err == nil {
+			f.Add(data)
+		}
+	}
+	bad, _ := filepath.Glob(filepath.Join(fixtureRoot, "badfs-sample", "*.dwarfs"))
+	for i, p := range bad {
+		if i%16 != 0 {
+			continue
+		}
+		if data, err := os.ReadFile(p); err == nil && len(data) <= 1024 {
+			f.Add(data)
+		}
+	}
+	for _, img := range syntheticImages() {
+		f.Add(img)
+	}
+}
+
+// syntheticImages returns small fixture-independent images: a v2.5 image
+// with a prefix, compressed blocks and an index, and a v1 (2.0) image.
+func syntheticImages() [][]byte {
+	var b bytes.Buffer
+	w := NewWriter(&b, WriterOptions{Header: []byte("#!")})
+	for _, spec := range []string{"zstd:level=1", "lz4", "brotli:quality=1", "lzma:level=0"} {
+		c, _ := NewCompressor(spec)
+		out, _ := c.Compress(bytes.Repeat([]byte(spec), 4))
+		w.WriteSection(SectionBlock, c.Compression(), out)
+	}
+	w.WriteSection(SectionMetadataSchema, CompNone, []byte("schema"))
+	w.WriteSection(SectionMetadata, CompNone, []byte("meta"))
+	w.Close()
+	v1 := []byte("DWARFS\x02\x00")
+	for _, sec := range []struct {
+		t SectionType
+		p string
+	}{{SectionBlock, "data"}, {SectionMetadataSchema, "schema"}, {SectionMetadata, "meta"}} {
+		v1 = binary.LittleEndian.AppendUint16(v1, uint16(sec.t))
+		v1 = append(v1, 0, 0)
+		v1 = binary.LittleEndian.AppendUint32(v1, uint32(len(sec.p)))
+		v1 = append(v1, sec.p...)
+	}
+	return [][]byte{b.Bytes(), v1}
+}
+
+func TestSyntheticImages(t *testing.T) {
+	for i, img := range syntheticImages() {
+		if err := exerciseImage(img, 1<<20); err != nil {
+			t.Errorf("synthetic image %d: %v", i, err)
+		}
+		im, err := OpenImage(bytes.NewReader(img), int64(len(img)), Options{ImageOffset: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{7, 3}[i]; len(im.Sections()) != want {
+			t.Errorf("image %d: %d sections, want %d", i, len(im.Sections()), want)
+		}
+		if i == 0 && (!im.HasSectionIndex() || im.Offset() != 2 || im.NumBlocks() != 4) {
+			t.Errorf("v2 image: index %v offset %d blocks %d", im.HasSectionIndex(), im.Offset(), im.NumBlocks())
+		}
+		if i == 1 && (!im.V1() || im.Sections()[2].DataOffset != int64(len(img))-4) {
+			t.Errorf("v1 image: %+v", im.Sections())
+		}
+	}
+}
+
+func FuzzOpenImage(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_ = exerciseImage(data, 1<<20)
+	})
+}
+
+func FuzzDecompress(f *testing.F) {
+	inputs := [][]byte{{}, []byte("x"), []byte("hello hello hello hello hello")}
+	for _, spec := range []string{"zstd:level=3", "lzma:level=1", "lz4", "lz4hc", "brotli:quality=5"} {
+		c, err := NewCompressor(spec)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, in := range inputs {
+			out, err := c.Compress(in)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(uint8(c.Compression()), out)
+		}
+	}
+	f.Fuzz(func(t *testing.T, comp uint8, src []byte) {
+		c := Compression(comp % 8)
+		out, err := Decompress(c, src, 1<<20)
+		if err == nil {
+			if n, err := UncompressedSize(c, src); err != nil || n != int64(len(out)) {
+				t.Fatalf("%s: decoded %d bytes but UncompressedSize = %d, %v", c, len(out), n, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,527 @@
+package block
+
+import (
+	"bytes"
+	"crypto/sha512"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/zeebo/xxh3"
+)
+
+const (
+	magic          = "DWARFS"
+	majorVersion   = 2
+	maxMinor       = 6 // highest minor accepted (upstream HEAD accepts 2.6)
+	writeMinor     = 5 // minor written by Writer
+	v1HeaderSize   = 8
+	v2HeaderSize   = 64
+	indexOffsetMax = 1<<48 - 1
+
+	// DefaultMaxBlockSize bounds decompressed BLOCK sections when the caller
+	// does not know block_size: mkdwarfs allows at most -S 30.
+	DefaultMaxBlockSize = 1 << 30
+	// DefaultMaxMetadataSize bounds decompressed non-BLOCK sections.
+	DefaultMaxMetadataSize = 1 << 30
+	// metadataRatio caps metadata expansion relative to its stored size so a
+	// tiny section cannot claim a gigabyte; real metadata compresses far less.
+	metadataRatio = 4096
+	// metadataMinLimit keeps the ratio rule from rejecting small but
+	// legitimately well-compressed metadata.
+	metadataMinLimit = 16 << 20
+)
+
+// Options controls OpenImage. Note that the zero value means "image starts at
+// offset 0"; pass ImageOffset: -1 to auto-detect a prefix.
+type Options struct {
+	ImageOffset int64  // -1 = auto-detect (notes §1.1), else exact prefix length
+	Name        string // file name used in error messages
+
+	// MaxBlockSize bounds the decompressed size of BLOCK sections in
+	// ReadDecompressed (0 = DefaultMaxBlockSize). Callers that know the
+	// metadata block_size should use ReadDecompressedLimit instead.
+	MaxBlockSize int64
+	// MaxMetadataSize bounds decompressed non-BLOCK sections
+	// (0 = DefaultMaxMetadataSize); additionally such a section may not
+	// expand more than 4096x its stored size (but 16 MiB is always allowed).
+	MaxMetadataSize int64
+}
+
+// Image is a parsed section container. Reads use ReadAt (pread), never mmap.
+// An Image is immutable after OpenImage and safe for concurrent use.
+type Image struct {
+	r        io.ReaderAt
+	name     string
+	offset   int64 // prefix length
+	size     int64 // image size excluding prefix
+	major    int
+	minor    int
+	v1       bool
+	hasIndex bool
+	indexErr error
+	sections []Section
+	blocks   []Section
+	maxBlock int64
+	maxMeta  int64
+}
+
+// OpenImage parses the section structure of the image in r (size bytes
+// long). It reads only headers and the section index; payloads are read on
+// demand.
+func OpenImage(r io.ReaderAt, size int64, opts Options) (*Image, error) {
+	im := &Image{r: r, name: opts.Name, maxBlock: opts.MaxBlockSize, maxMeta: opts.MaxMetadataSize}
+	if im.name == "" {
+		im.name = "image"
+	}
+	if im.maxBlock <= 0 {
+		im.maxBlock = DefaultMaxBlockSize
+	}
+	if im.maxMeta <= 0 {
+		im.maxMeta = DefaultMaxMetadataSize
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("%s: negative size %d: %w", im.name, size, ErrCorrupt)
+	}
+	off := opts.ImageOffset
+	if off < 0 {
+		var err error
+		if off, err = detectOffset(r, size); err != nil {
+			return nil, fmt.Errorf("%s: %w", im.name, err)
+		}
+	} else if off > size {
+		return nil, fmt.Errorf("%s: image offset %d beyond file size %d: %w", im.name, off, size, ErrCorrupt)
+	}
+	im.offset = off
+	im.size = size - off
+
+	var fh [8]byte
+	if im.size < int64(len(fh)) {
+		return nil, fmt.Errorf("%s: file too short (%d bytes at offset %d) for a DwarFS header: %w", im.name, im.size, off, ErrCorrupt)
+	}
+	if err := im.readAt(fh[:], 0); err != nil {
+		return nil, fmt.Errorf("%s: %w", im.name, err)
+	}
+	if string(fh[:6]) != magic {
+		return nil, fmt.Errorf("%s: no DwarFS magic at offset %d: %w", im.name, off, ErrCorrupt)
+	}
+	im.major, im.minor = int(fh[6]), int(fh[7])
+	if im.major != majorVersion || im.minor > maxMinor {
+		return nil, fmt.Errorf("%s: format version %d.%d not supported (need 2.0..2.%d): %w", im.name, im.major, im.minor, maxMinor, ErrUnsupported)
+	}
+	im.v1 = im.minor < 2
+
+	var err error
+	switch {
+	case im.v1:
+		err = im.scanV1()
+	default:
+		if im.minor >= 4 {
+			var ok bool
+			ok, im.indexErr = im.readIndex()
+			im.hasIndex = ok
+		}
+		if !im.hasIndex {
+			err = im.scanV2()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var nSchema, nMeta int
+	for _, s := range im.sections {
+		switch s.Type {
+		case SectionBlock:
+			im.blocks = append(im.blocks, s)
+		case SectionMetadataSchema:
+			nSchema++
+			if nSchema > 1 {
+				return nil, im.sectionErr(s, ErrCorrupt, "more than one METADATA_V2_SCHEMA section")
+			}
+		case SectionMetadata:
+			nMeta++
+			if nMeta > 1 {
+				return nil, im.sectionErr(s, ErrCorrupt, "more than one METADATA_V2 section")
+			}
+		}
+	}
+	return im, nil
+}
+
+// readAt reads len(p) bytes at image-relative offset off.
+func (im *Image) readAt(p []byte, off int64) error {
+	n, err := im.r.ReadAt(p, im.offset+off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("read %d bytes at offset %d: %w", len(p), im.offset+off, err)
+}
+
+// scanV1 walks 8-byte v1 section headers after the 8-byte file header.
+// v1 has no tolerance for unknown types or compressions (notes §1.5).
+func (im *Image) scanV1() error {
+	var h [v1HeaderSize]byte
+	for pos := int64(8); pos < im.size; {
+		idx := len(im.sections)
+		if im.size-pos < v1HeaderSize {
+			return fmt.Errorf("%s: section %d: truncated section header at offset %d (%d bytes left): %w", im.name, idx, pos, im.size-pos, ErrCorrupt)
+		}
+		if err := im.readAt(h[:], pos); err != nil {
+			return fmt.Errorf("%s: section %d: %w", im.name, idx, err)
+		}
+		s := Section{
+			Index:        idx,
+			Number:       uint32(idx),
+			Type:         SectionType(binary.LittleEndian.Uint16(h[0:])),
+			Compression:  Compression(h[2]),
+			HeaderOffset: pos,
+			DataOffset:   pos + v1HeaderSize,
+			Length:       int64(binary.LittleEndian.Uint32(h[4:])),
+		}
+		if !s.Type.Known() {
+			return im.sectionErr(s, ErrCorrupt, "unknown section type %d at offset %d", uint16(s.Type), pos)
+		}
+		if !s.Compression.Known() {
+			return im.sectionErr(s, ErrCorrupt, "unknown compression %d at offset %d", uint16(s.Compression), pos)
+		}
+		if s.Length > im.size-s.DataOffset {
+			return im.sectionErr(s, ErrCorrupt, "length %d at offset %d runs past end of image (%d bytes)", s.Length, pos, im.size)
+		}
+		im.sections = append(im.sections, s)
+		pos = s.End()
+	}
+	return nil
+}
+
+// parseV2Header decodes a 64-byte v2 header found at image offset pos.
+func (im *Image) parseV2Header(h []byte, idx int, pos int64) (Section, error) {
+	s := Section{
+		Index:        idx,
+		Number:       binary.LittleEndian.Uint32(h[0x30:]),
+		Type:         SectionType(binary.LittleEndian.Uint16(h[0x34:])),
+		Compression:  Compression(binary.LittleEndian.Uint16(h[0x36:])),
+		HeaderOffset: pos,
+		DataOffset:   pos + v2HeaderSize,
+		XXH3:         binary.LittleEndian.Uint64(h[0x28:]),
+	}
+	copy(s.SHA512_256[:], h[0x08:0x28])
+	if string(h[:6]) != magic {
+		return s, im.sectionErr(s, ErrCorrupt, "bad section magic at offset %d", pos)
+	}
+	if h[6] != majorVersion {
+		return s, im.sectionErr(s, ErrUnsupported, "section header at offset %d has major version %d", pos, h[6])
+	}
+	length := binary.LittleEndian.Uint64(h[0x38:])
+	if length > uint64(im.size-s.DataOffset) {
+		return s, im.sectionErr(s, ErrCorrupt, "length %d at offset %d runs past end of image (%d bytes)", length, pos, im.size)
+	}
+	s.Length = int64(length)
+	return s, nil
+}
+
+// scanV2 walks 64-byte v2 headers from the image start to its end.
+func (im *Image) scanV2() error {
+	var h [v2HeaderSize]byte
+	for pos := int64(0); pos < im.size; {
+		idx := len(im.sections)
+		if im.size-pos < v2HeaderSize {
+			return fmt.Errorf("%s: section %d: truncated section header at offset %d (%d bytes left): %w", im.name, idx, pos, im.size-pos, ErrCorrupt)
+		}
+		if err := im.readAt(h[:], pos); err != nil {
+			return fmt.Errorf("%s: section %d: %w", im.name, idx, err)
+		}
+		s, err := im.parseV2Header(h[:], idx, pos)
+		if err != nil {
+			return err
+		}
+		im.sections = append(im.sections, s)
+		pos = s.End()
+	}
+	return nil
+}
+
+// readIndex tries the SECTION_INDEX (notes §1.7). It returns false with the
+// reason when the index is absent or invalid, in which case the caller scans
+// linearly; it never fails the open by itself.
+func (im *Image) readIndex() (bool, error) {
+	if im.size < v2HeaderSize+8 {
+		return false, errors.New("image too small for a section index")
+	}
+	var tail [8]byte
+	if err := im.readAt(tail[:], im.size-8); err != nil {
+		return false, err
+	}
+	last := binary.LittleEndian.Uint64(tail[:])
+	if SectionType(last>>48) != SectionIndex {
+		return false, errors.New("no section index")
+	}
+	pos := int64(last & indexOffsetMax)
+	if pos > im.size-v2HeaderSize-8 {
+		return false, fmt.Errorf("section index offset %d outside image: %w", pos, ErrCorrupt)
+	}
+	var h [v2HeaderSize]byte
+	if err := im.readAt(h[:], pos); err != nil {
+		return false, err
+	}
+	is, err := im.parseV2Header(h[:], 0, pos)
+	if err != nil {
+		return false, err
+	}
+	if is.Type != SectionIndex || is.Compression != CompNone || is.Length%8 != 0 || is.End() != im.size || is.Length/8 < 3 {
+		return false, fmt.Errorf("invalid section index header at offset %d: %w", pos, ErrCorrupt)
+	}
+	payload := make([]byte, is.Length) // bounded by the file size check above
+	if err := im.readAt(payload, is.DataOffset); err != nil {
+		return false, err
+	}
+	if got := sectionXXH3(is, payload); got != is.XXH3 {
+		return false, fmt.Errorf("section index xxh3 mismatch: %w", ErrChecksum)
+	}
+	n := len(payload) / 8
+	entries := make([]uint64, n)
+	for i := range entries {
+		entries[i] = binary.LittleEndian.Uint64(payload[i*8:])
+	}
+	if entries[0]&indexOffsetMax != 0 || entries[n-1] != last {
+		return false, fmt.Errorf("section index does not start at 0 or does not end with itself: %w", ErrCorrupt)
+	}
+	secs := make([]Section, 0, n)
+	for i := 0; i < n-1; i++ {
+		off := int64(entries[i] & indexOffsetMax)
+		next := int64(entries[i+1] & indexOffsetMax)
+		if next <= off || next-off < v2HeaderSize {
+			return false, fmt.Errorf("section index entries %d/%d not sorted or overlapping: %w", i, i+1, ErrCorrupt)
+		}
+		if err := im.readAt(h[:], off); err != nil {
+			return false, err
+		}
+		s, err := im.parseV2Header(h[:], i, off)
+		if err != nil {
+			return false, err
+		}
+		if s.Type != SectionType(entries[i]>>48) || s.End() != next {
+			return false, fmt.Errorf("section index entry %d disagrees with header at offset %d: %w", i, off, ErrCorrupt)
+		}
+		secs = append(secs, s)
+	}
+	is.Index = n - 1
+	im.sections = append(secs, is)
+	return true, nil
+}
+
+// Major returns the format major version (always 2).
+func (im *Image) Major() int { return im.major }
+
+// Minor returns the format minor version of the first section.
+func (im *Image) Minor() int { return im.minor }
+
+// Offset returns the detected or configured prefix length.
+func (im *Image) Offset() int64 { return im.offset }
+
+// Size returns the image size excluding the prefix.
+func (im *Image) Size() int64 { return im.size }
+
+// Name returns the name used in error messages.
+func (im *Image) Name() string { return im.name }
+
+// HasSectionIndex reports whether a valid SECTION_INDEX was found and used.
+func (im *Image) HasSectionIndex() bool { return im.hasIndex }
+
+// IndexError explains why the section index was not used (nil if it was,
+// or if the format has no index).
+func (im *Image) IndexError() error {
+	if im.hasIndex {
+		return nil
+	}
+	return im.indexErr
+}
+
+// V1 reports whether the image uses v1 framing (format 2.0/2.1, no checksums).
+func (im *Image) V1() bool { return im.v1 }
+
+// Sections returns all sections in file order. The slice is a copy.
+func (im *Image) Sections() []Section { return append([]Section(nil), im.sections...) }
+
+// Blocks returns the BLOCK sections in file order; a block's number is its
+// position in this slice (notes §1.5), not its section number.
+func (im *Image) Blocks() []Section { return append([]Section(nil), im.blocks...) }
+
+// NumBlocks returns len(Blocks()) without copying.
+func (im *Image) NumBlocks() int { return len(im.blocks) }
+
+// Block returns BLOCK number n.
+func (im *Image) Block(n int) (Section, bool) {
+	if n < 0 || n >= len(im.blocks) {
+		return Section{}, false
+	}
+	return im.blocks[n], true
+}
+
+// Find returns all sections of type t in file order.
+func (im *Image) Find(t SectionType) []Section {
+	var out []Section
+	for _, s := range im.sections {
+		if s.Type == t {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ReaderAt returns the underlying reader. Offsets passed to it are file
+// offsets: add Offset() to a Section's DataOffset.
+func (im *Image) ReaderAt() io.ReaderAt { return im.r }
+
+// checkBounds rejects Section values that do not lie inside the image, so
+// that a forged Section can never make us allocate or read out of range.
+func (im *Image) checkBounds(s Section) error {
+	if s.DataOffset < 0 || s.Length < 0 || s.DataOffset > im.size || s.Length > im.size-s.DataOffset {
+		return im.sectionErr(s, ErrCorrupt, "payload [%d,+%d) outside image of %d bytes", s.DataOffset, s.Length, im.size)
+	}
+	return nil
+}
+
+// ReadRaw returns the stored payload of s. On v2 images the XXH3-64
+// checksum is verified.
+func (im *Image) ReadRaw(s Section) ([]byte, error) {
+	if err := im.checkBounds(s); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, s.Length)
+	if err := im.readAt(buf, s.DataOffset); err != nil {
+		return nil, im.sectionErr(s, err, "read payload")
+	}
+	if !im.v1 {
+		if got := sectionXXH3(s, buf); got != s.XXH3 {
+			return nil, im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
+		}
+	}
+	return buf, nil
+}
+
+// Limit returns the decompressed-size limit ReadDecompressed applies to s.
+func (im *Image) Limit(s Section) int64 {
+	if s.Type == SectionBlock {
+		return im.maxBlock
+	}
+	l := max(s.Length*metadataRatio, metadataMinLimit)
+	if s.Length > im.maxMeta/metadataRatio { // avoid overflow for huge lengths
+		l = im.maxMeta
+	}
+	return min(l, im.maxMeta)
+}
+
+// ReadDecompressed reads s, verifies its XXH3 (v2) and decompresses it with
+// the limit from Limit(s).
+func (im *Image) ReadDecompressed(s Section) ([]byte, error) {
+	return im.ReadDecompressedLimit(s, im.Limit(s))
+}
+
+// ReadDecompressedLimit is ReadDecompressed with an explicit limit on the
+// decompressed size (e.g. the metadata block_size for BLOCK sections).
+func (im *Image) ReadDecompressedLimit(s Section, limit int64) ([]byte, error) {
+	raw, err := im.ReadRaw(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.Compression == CompNone {
+		if int64(len(raw)) > limit {
+			return nil, im.sectionErr(s, ErrTooLarge, "size %d exceeds limit %d", len(raw), limit)
+		}
+		return raw, nil
+	}
+	out, err := Decompress(s.Compression, raw, limit)
+	if err != nil {
+		return nil, im.sectionErr(s, err, "decompress %s", s.Compression)
+	}
+	return out, nil
+}
+
+// VerifyFast checks the XXH3-64 checksum of s. v1 sections carry no
+// checksum and always pass.
+func (im *Image) VerifyFast(s Section) error {
+	return im.verify(s, false)
+}
+
+// VerifyFull checks both the XXH3-64 and the SHA-512/256 digest of s.
+func (im *Image) VerifyFull(s Section) error {
+	return im.verify(s, true)
+}
+
+func (im *Image) verify(s Section, full bool) error {
+	if im.v1 {
+		return nil
+	}
+	if err := im.checkBounds(s); err != nil {
+		return err
+	}
+	var hdr [v2HeaderSize]byte
+	putV2Header(hdr[:], s)
+	xh := xxh3.New()
+	xh.Write(hdr[0x30:])
+	sh := sha512.New512_256()
+	sh.Write(hdr[0x28:])
+	var w io.Writer = xh
+	if full {
+		w = io.MultiWriter(xh, sh)
+	}
+	// Stream so that verifying a large block does not need a buffer of its size.
+	sr := io.NewSectionReader(im.r, im.offset+s.DataOffset, s.Length)
+	n, err := io.CopyBuffer(w, sr, make([]byte, min(max(s.Length, 512), 256<<10)))
+	if err != nil {
+		return im.sectionErr(s, err, "read payload")
+	}
+	if n != s.Length {
+		return im.sectionErr(s, io.ErrUnexpectedEOF, "read payload")
+	}
+	if got := xh.Sum64(); got != s.XXH3 {
+		return im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
+	}
+	if full {
+		var got [32]byte
+		sh.Sum(got[:0])
+		if !bytes.Equal(got[:], s.SHA512_256[:]) {
+			return im.sectionErr(s, ErrChecksum, "checksum mismatch (sha512/256 want %x got %x)", s.SHA512_256, got)
+		}
+	}
+	return nil
+}
+
+// putV2Header serialises the header of s (version 2.writeMinor) into h.
+func putV2Header(h []byte, s Section) {
+	copy(h, magic)
+	h[6] = majorVersion
+	h[7] = writeMinor
+	copy(h[0x08:0x28], s.SHA512_256[:])
+	binary.LittleEndian.PutUint64(h[0x28:], s.XXH3)
+	binary.LittleEndian.PutUint32(h[0x30:], s.Number)
+	binary.LittleEndian.PutUint16(h[0x34:], uint16(s.Type))
+	binary.LittleEndian.PutUint16(h[0x36:], uint16(s.Compression))
+	binary.LittleEndian.PutUint64(h[0x38:], uint64(s.Length))
+}
+
+// sectionXXH3 computes the XXH3-64 over header bytes 0x30..0x3f + payload.
+func sectionXXH3(s Section, payload []byte) uint64 {
+	var hdr [v2HeaderSize]byte
+	putV2Header(hdr[:], s)
+	h := xxh3.New()
+	h.Write(hdr[0x30:])
+	h.Write(payload)
+	return h.Sum64()
+}
+
+// sectionSHA computes the SHA-512/256 over header bytes 0x28..0x3f + payload.
+func sectionSHA(s Section, payload []byte) [32]byte {
+	var hdr [v2HeaderSize]byte
+	putV2Header(hdr[:], s)
+	h := sha512.New512_256()
+	h.Write(hdr[0x28:])
+	h.Write(payload)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
