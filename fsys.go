@@ -1,0 +1,410 @@
+package godwarfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// Raw st_mode bits (Linux values, which is what DwarFS stores).
+const (
+	sIFMT   = 0o170000
+	sIFSOCK = 0o140000
+	sIFLNK  = 0o120000
+	sIFREG  = 0o100000
+	sIFBLK  = 0o060000
+	sIFDIR  = 0o040000
+	sIFCHR  = 0o020000
+	sIFIFO  = 0o010000
+	sISUID  = 0o4000
+	sISGID  = 0o2000
+	sISVTX  = 0o1000
+)
+
+// maxReadFile bounds ReadFile allocations; use Open or NewReader beyond.
+const maxReadFile = 16 << 30
+
+// maxSymlinkHops bounds symlink resolution like the kernel's ELOOP limit.
+const maxSymlinkHops = 40
+
+var (
+	_ fs.FS         = (*Image)(nil)
+	_ fs.ReadDirFS  = (*Image)(nil)
+	_ fs.StatFS     = (*Image)(nil)
+	_ fs.ReadFileFS = (*Image)(nil)
+	_ fs.ReadLinkFS = (*Image)(nil)
+)
+
+// Stat is what fs.FileInfo.Sys() returns for entries of an Image.
+type Stat struct {
+	Ino, Uid, Gid, Nlink       uint32
+	Mode                       uint32 // raw st_mode
+	Rdev                       uint64
+	Size, Allocated            int64
+	Atime, Mtime, Ctime, Btime time.Time
+	HasBtime                   bool
+}
+
+// FileMode converts a raw st_mode to an fs.FileMode.
+func FileMode(mode uint32) fs.FileMode {
+	m := fs.FileMode(mode & 0o777)
+	switch mode & sIFMT {
+	case sIFDIR:
+		m |= fs.ModeDir
+	case sIFLNK:
+		m |= fs.ModeSymlink
+	case sIFIFO:
+		m |= fs.ModeNamedPipe
+	case sIFSOCK:
+		m |= fs.ModeSocket
+	case sIFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case sIFBLK:
+		m |= fs.ModeDevice
+	case sIFREG:
+	default:
+		m |= fs.ModeIrregular
+	}
+	if mode&sISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if mode&sISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if mode&sISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
+
+func toTime(t metadata.Time) time.Time { return time.Unix(t.Sec, int64(t.Nsec)) }
+
+// StatOf converts inode metadata into a *Stat.
+func StatOf(in metadata.Inode) *Stat {
+	return &Stat{
+		Ino: in.Num, Uid: in.Uid, Gid: in.Gid, Nlink: in.Nlink, Mode: in.Mode, Rdev: in.Rdev,
+		Size: in.Size, Allocated: in.AllocatedSize,
+		Atime: toTime(in.Atime), Mtime: toTime(in.Mtime), Ctime: toTime(in.Ctime), Btime: toTime(in.Btime),
+		HasBtime: in.HasBtime,
+	}
+}
+
+type fileInfo struct {
+	name string
+	st   *Stat
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.st.Size }
+func (fi *fileInfo) Mode() fs.FileMode  { return FileMode(fi.st.Mode) }
+func (fi *fileInfo) ModTime() time.Time { return fi.st.Mtime }
+func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&sIFMT == sIFDIR }
+func (fi *fileInfo) Sys() any           { return fi.st }
+
+func (im *Image) info(name string, ino uint32) (*fileInfo, error) {
+	in, err := im.InodeInfo(ino)
+	if err != nil {
+		return nil, err
+	}
+	return &fileInfo{name: name, st: StatOf(in)}, nil
+}
+
+// resolve maps an io/fs path to an inode. With follow, a final symlink is
+// followed; intermediate symlinks are always followed. Targets that leave
+// the image (absolute or above the root) do not exist.
+func (im *Image) resolve(op, name string, follow bool) (uint32, error) {
+	if !fs.ValidPath(name) {
+		return 0, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	var parts []string
+	if name != "." {
+		parts = strings.Split(name, "/")
+	}
+	stack := []uint32{im.root} // directory chain, for ".." in link targets
+	hops := 0
+	for len(parts) > 0 {
+		p := parts[0]
+		parts = parts[1:]
+		switch p {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) == 1 {
+				return 0, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		dir := stack[len(stack)-1]
+		din, err := im.fs.Inode(dir)
+		if err != nil {
+			return 0, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		if din.Mode&sIFMT != sIFDIR {
+			return 0, &fs.PathError{Op: op, Path: name, Err: syscall.ENOTDIR}
+		}
+		ino, ok := im.fs.Lookup(dir, p)
+		if !ok {
+			return 0, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		in, err := im.fs.Inode(ino)
+		if err != nil {
+			return 0, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		if in.Mode&sIFMT == sIFLNK && (len(parts) > 0 || follow) {
+			hops++
+			if hops > maxSymlinkHops {
+				return 0, &fs.PathError{Op: op, Path: name, Err: syscall.ELOOP}
+			}
+			target, err := im.fs.Readlink(ino)
+			if err != nil {
+				return 0, &fs.PathError{Op: op, Path: name, Err: err}
+			}
+			if strings.HasPrefix(target, "/") || target == "" {
+				return 0, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+			}
+			parts = append(strings.Split(target, "/"), parts...)
+			continue
+		}
+		stack = append(stack, ino)
+	}
+	return stack[len(stack)-1], nil
+}
+
+// Lookup resolves name (io/fs syntax) to an inode without following a final
+// symlink.
+func (im *Image) Lookup(name string) (uint32, error) { return im.resolve("lookup", name, false) }
+
+// Stat implements fs.StatFS; symlinks are followed within the image.
+func (im *Image) Stat(name string) (fs.FileInfo, error) {
+	ino, err := im.resolve("stat", name, true)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := im.info(path.Base(name), ino)
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return fi, nil
+}
+
+// Lstat is Stat without following a final symlink.
+func (im *Image) Lstat(name string) (fs.FileInfo, error) {
+	ino, err := im.resolve("lstat", name, false)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := im.info(path.Base(name), ino)
+	if err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+	}
+	return fi, nil
+}
+
+// Readlink returns the target of symlink name.
+func (im *Image) Readlink(name string) (string, error) {
+	ino, err := im.resolve("readlink", name, false)
+	if err != nil {
+		return "", err
+	}
+	t, err := im.fs.Readlink(ino)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	return t, nil
+}
+
+// ReadLink implements fs.ReadLinkFS; it is Readlink under the io/fs name.
+func (im *Image) ReadLink(name string) (string, error) { return im.Readlink(name) }
+
+// ReadDir implements fs.ReadDirFS (entries sorted by name).
+func (im *Image) ReadDir(name string) ([]fs.DirEntry, error) {
+	ino, err := im.resolve("readdir", name, true)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := im.readDirIno(ino)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	return ents, nil
+}
+
+func (im *Image) readDirIno(ino uint32) ([]fs.DirEntry, error) {
+	in, err := im.InodeInfo(ino)
+	if err != nil {
+		return nil, err
+	}
+	if in.Mode&sIFMT != sIFDIR {
+		return nil, syscall.ENOTDIR
+	}
+	raw, err := im.fs.ReadDir(ino)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.DirEntry, 0, len(raw))
+	for _, e := range raw {
+		fi, err := im.info(e.Name, e.Ino)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs.FileInfoToDirEntry(fi))
+	}
+	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return out, nil
+}
+
+// ReadFile implements fs.ReadFileFS.
+func (im *Image) ReadFile(name string) ([]byte, error) {
+	ino, err := im.resolve("readfile", name, true)
+	if err != nil {
+		return nil, err
+	}
+	b, err := im.readAll(ino)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: err}
+	}
+	return b, nil
+}
+
+func (im *Image) readAll(ino uint32) ([]byte, error) {
+	in, err := im.InodeInfo(ino)
+	if err != nil {
+		return nil, err
+	}
+	switch in.Mode & sIFMT {
+	case sIFDIR:
+		return nil, syscall.EISDIR
+	case sIFREG:
+	default:
+		return nil, nil
+	}
+	l, err := im.layout(ino)
+	if err != nil {
+		return nil, err
+	}
+	// A corrupt image can describe an enormous (sparse) file; refuse to
+	// allocate it in one piece rather than crash.
+	if l.size > maxReadFile {
+		return nil, fmt.Errorf("file of %d bytes too large to read at once: %w", l.size, syscall.EFBIG)
+	}
+	buf := make([]byte, l.size)
+	n, err := im.readAt(ino, l, buf, 0)
+	if err != nil && !(err == io.EOF && int64(n) == l.size) {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// Open implements fs.FS. Symlinks are followed; directories implement
+// fs.ReadDirFile; regular files are io.ReaderAt and io.Seeker too.
+func (im *Image) Open(name string) (fs.File, error) {
+	ino, err := im.resolve("open", name, true)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := im.info(path.Base(name), ino)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	if fi.IsDir() {
+		return &dirFile{im: im, ino: ino, fi: fi, path: name}, nil
+	}
+	f := &file{fi: fi, path: name}
+	if fi.st.Mode&sIFMT == sIFREG {
+		r, err := im.NewReader(ino)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		f.r = r
+	}
+	return f, nil
+}
+
+type file struct {
+	fi     *fileInfo
+	path   string
+	r      *FileReader // nil for non-regular files, which read as empty
+	closed bool
+}
+
+var errClosed = errors.New("file already closed")
+
+func (f *file) Stat() (fs.FileInfo, error) { return f.fi, nil }
+func (f *file) Read(p []byte) (int, error) {
+	if f.closed {
+		return 0, &fs.PathError{Op: "read", Path: f.path, Err: errClosed}
+	}
+	if f.r == nil {
+		return 0, io.EOF
+	}
+	return f.r.Read(p)
+}
+func (f *file) ReadAt(p []byte, off int64) (int, error) {
+	if f.closed {
+		return 0, &fs.PathError{Op: "read", Path: f.path, Err: errClosed}
+	}
+	if f.r == nil {
+		return 0, io.EOF
+	}
+	return f.r.ReadAt(p, off)
+}
+func (f *file) Seek(off int64, whence int) (int64, error) {
+	if f.r == nil {
+		return 0, nil
+	}
+	return f.r.Seek(off, whence)
+}
+func (f *file) Close() error {
+	if f.closed {
+		return &fs.PathError{Op: "close", Path: f.path, Err: errClosed}
+	}
+	f.closed = true
+	return nil
+}
+
+type dirFile struct {
+	im      *Image
+	ino     uint32
+	fi      *fileInfo
+	path    string
+	entries []fs.DirEntry
+	loaded  bool
+}
+
+func (d *dirFile) Stat() (fs.FileInfo, error) { return d.fi, nil }
+func (d *dirFile) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.path, Err: syscall.EISDIR}
+}
+func (d *dirFile) Close() error { return nil }
+
+// ReadDir implements fs.ReadDirFile.
+func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
+	if !d.loaded {
+		ents, err := d.im.readDirIno(d.ino)
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: d.path, Err: err}
+		}
+		d.entries, d.loaded = ents, true
+	}
+	if n <= 0 {
+		out := d.entries
+		d.entries = nil
+		return out, nil
+	}
+	if len(d.entries) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(d.entries))
+	out := d.entries[:n:n]
+	d.entries = d.entries[n:]
+	return out, nil
+}

@@ -1,0 +1,271 @@
+// Package godwarfs is a reader for DwarFS images. An *Image implements the
+// io/fs interfaces and gives raw inode access for FUSE drivers and tools.
+package godwarfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// Options controls how an image is opened.
+type Options struct {
+	ImageOffset int64 // -1 = auto (default via DefaultOptions)
+	CacheSize   int64 // bytes of decompressed blocks cached (default 512 MiB)
+	Workers     int   // decompression workers (default 2)
+	NoCheck     bool  // skip the fast xxh3 check of all sections at open (metadata is always checked)
+}
+
+// DefaultOptions returns the options used when Open is given nil.
+func DefaultOptions() Options {
+	return Options{ImageOffset: -1, CacheSize: 512 << 20, Workers: 2}
+}
+
+// Image is an open DwarFS image. It is safe for concurrent use.
+type Image struct {
+	name      string
+	file      *os.File // non-nil when Open opened the file itself
+	r         io.ReaderAt
+	blk       *block.Image
+	md        *metadata.Metadata
+	fs        *metadata.FS
+	cache     *block.Cache
+	blocks    []block.Section
+	blockSize uint32
+	root      uint32
+
+	// badBlocks holds the fast-check failures found at open; like the
+	// reference, they only become errors when the block is read.
+	badBlocks map[int]error
+	warnings  []error
+
+	// Schema/metadata sizes, kept for tools such as dwarfsck.
+	metaSection   block.Section
+	schemaSection block.Section
+	metaSize      int64
+
+	idxMu    sync.Mutex
+	offIndex map[uint32][]int64 // cumulative chunk end offsets of large files
+}
+
+// Open opens the image file at path. nil opts means DefaultOptions().
+func Open(path string, opts *Options) (*Image, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	im, err := OpenReaderAt(f, st.Size(), path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	im.file = f
+	return im, nil
+}
+
+// OpenReaderAt opens an image stored in r (size bytes). name is used in
+// error messages.
+func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Image, err error) {
+	o := DefaultOptions()
+	if opts != nil {
+		o = *opts
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultOptions().CacheSize
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultOptions().Workers
+	}
+	// Corrupt images must produce errors, never take the process down.
+	defer func() {
+		if p := recover(); p != nil {
+			im = nil
+			err = fmt.Errorf("%s: internal error (panic) while opening: %v", name, p)
+		}
+	}()
+	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: o.ImageOffset, Name: name})
+	if err != nil {
+		return nil, named(name, err)
+	}
+	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}, offIndex: map[uint32][]int64{}}
+
+	schemas := bi.Find(block.SectionMetadataSchema)
+	metas := bi.Find(block.SectionMetadata)
+	if len(schemas) != 1 || len(metas) != 1 {
+		return nil, fmt.Errorf("%s: expected one metadata schema and one metadata section, found %d and %d", name, len(schemas), len(metas))
+	}
+	im.schemaSection, im.metaSection = schemas[0], metas[0]
+	schema, err := bi.ReadDecompressed(schemas[0])
+	if err != nil {
+		return nil, named(name, err)
+	}
+	data, err := bi.ReadDecompressed(metas[0])
+	if err != nil {
+		return nil, named(name, err)
+	}
+	im.metaSize = int64(len(data))
+	md, err := metadata.Decode(schema, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	fsys, err := metadata.NewFS(md)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	// v1-framed images carry no checksums, so the reference always runs the
+	// full consistency check on them.
+	if bi.Minor() < 2 {
+		if err := fsys.Check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	im.md, im.fs, im.blockSize = md, fsys, fsys.BlockSize()
+	if im.blockSize == 0 {
+		return nil, fmt.Errorf("%s: metadata block size is zero", name)
+	}
+	root, err := fsys.LookupPath("")
+	if err != nil {
+		root = 0
+	}
+	im.root = root
+
+	if !o.NoCheck {
+		blockNo := map[int]int{} // section index -> block number
+		for i, s := range im.blocks {
+			blockNo[s.Index] = i
+		}
+		for _, s := range bi.Sections() {
+			if s.Type == block.SectionMetadata || s.Type == block.SectionMetadataSchema {
+				continue // already verified when read
+			}
+			if err := bi.VerifyFast(s); err != nil {
+				im.warnings = append(im.warnings, err)
+				if n, ok := blockNo[s.Index]; ok && s.Type == block.SectionBlock {
+					im.badBlocks[n] = err
+				}
+			}
+		}
+	}
+	im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
+	return im, nil
+}
+
+// Close releases the cache and, if Open opened it, the image file.
+func (im *Image) Close() error {
+	if im.cache != nil {
+		im.cache.Close()
+	}
+	if im.file != nil {
+		return im.file.Close()
+	}
+	return nil
+}
+
+// Warnings returns the checksum failures found at open. Bad BLOCK sections
+// only fail when read; other sections are informational.
+func (im *Image) Warnings() []error { return append([]error(nil), im.warnings...) }
+
+// Name is the name the image was opened with.
+func (im *Image) Name() string { return im.name }
+
+// FS returns the metadata view.
+func (im *Image) FS() *metadata.FS { return im.fs }
+
+// Blocks returns the section container.
+func (im *Image) Blocks() *block.Image { return im.blk }
+
+// Cache returns the decompressed block cache.
+func (im *Image) Cache() *block.Cache { return im.cache }
+
+// Metadata returns the decoded metadata.
+func (im *Image) Metadata() *metadata.Metadata { return im.md }
+
+// MetadataSize is the decompressed size of the METADATA_V2 section.
+func (im *Image) MetadataSize() int64 { return im.metaSize }
+
+// MetadataSection returns the METADATA_V2 section.
+func (im *Image) MetadataSection() block.Section { return im.metaSection }
+
+// Root is the inode number of the root directory.
+func (im *Image) Root() uint32 { return im.root }
+
+// InodeInfo returns the metadata of inode ino.
+func (im *Image) InodeInfo(ino uint32) (metadata.Inode, error) {
+	in, err := im.fs.Inode(ino)
+	if err != nil {
+		return in, fmt.Errorf("%s: inode %d: %w", im.name, ino, err)
+	}
+	return in, nil
+}
+
+// loadBlock is the cache's loader for compressed blocks.
+func (im *Image) loadBlock(ctx context.Context, n int) ([]byte, error) {
+	if n < 0 || n >= len(im.blocks) {
+		return nil, fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
+	}
+	if err := im.badBlocks[n]; err != nil {
+		return nil, named(im.name, err)
+	}
+	s := im.blocks[n]
+	out, err := im.blk.ReadDecompressedLimit(s, int64(im.blockSize))
+	if err != nil {
+		return nil, named(im.name, err)
+	}
+	return out, nil
+}
+
+// errBounds reports a chunk that points outside its block.
+var errBounds = errors.New("chunk outside block")
+
+// readChunk copies bytes [off, off+len(p)) of block n into p.
+func (im *Image) readChunk(n uint32, off uint64, p []byte) error {
+	if int64(n) >= int64(len(im.blocks)) {
+		return fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
+	}
+	s := im.blocks[n]
+	if s.Compression == block.CompNone {
+		if err := im.badBlocks[int(n)]; err != nil {
+			return named(im.name, err)
+		}
+		if off+uint64(len(p)) > uint64(s.Length) {
+			return fmt.Errorf("%s: block %d: %w", im.name, n, errBounds)
+		}
+		// Uncompressed blocks bypass the cache: one pread is cheaper.
+		// Section offsets are relative to the image start (after any prefix).
+		_, err := im.r.ReadAt(p, im.blk.Offset()+s.DataOffset+int64(off))
+		if err != nil {
+			return fmt.Errorf("%s: block %d: %w", im.name, n, err)
+		}
+		return nil
+	}
+	data, err := im.cache.Get(context.Background(), int(n))
+	if err != nil {
+		return err
+	}
+	if off+uint64(len(p)) > uint64(len(data)) {
+		return fmt.Errorf("%s: block %d: %w", im.name, n, errBounds)
+	}
+	copy(p, data[off:])
+	return nil
+}
+
+// named prefixes err with the image name unless it already starts with it
+// (errors from the block package carry the name themselves).
+func named(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}

@@ -1,0 +1,367 @@
+// Package extract implements dwarfsextract: restoring an image's tree to
+// disk or writing it as a tar stream.
+package extract
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/glob"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+const (
+	sIFMT   = 0o170000
+	sIFSOCK = 0o140000
+	sIFLNK  = 0o120000
+	sIFREG  = 0o100000
+	sIFBLK  = 0o060000
+	sIFDIR  = 0o040000
+	sIFCHR  = 0o020000
+	sIFIFO  = 0o010000
+)
+
+// Config controls one extraction.
+type Config struct {
+	Output          string // directory, or the tar file ("-" = Stdout) when Format is set
+	Format          string // "" (to disk), tar, gnutar, pax, ustar
+	Patterns        []string
+	ContinueOnError bool
+	Workers         int
+	Stdout          io.Writer // tar stream target for "-"
+	Stderr          io.Writer // warnings with ContinueOnError
+	Progress        *Progress // nil: none
+	// Owners restores uid/gid; the default (set by Main) is "when root".
+	Owners bool
+}
+
+// entry is one path to extract.
+type entry struct {
+	path string
+	ino  uint32
+	in   metadata.Inode
+}
+
+// Stats summarises an extraction.
+type Stats struct {
+	Entries int
+	Files   int
+	Bytes   int64
+	Errors  int
+}
+
+// collect walks the image and applies the patterns: an entry is taken when
+// it or one of its ancestors matches; ancestors of taken entries are
+// always taken so the tree can be built.
+func collect(im *godwarfs.Image, patterns []string) ([]entry, error) {
+	set, err := glob.CompileAll(patterns)
+	if err != nil {
+		return nil, err
+	}
+	var all []entry
+	err = im.FS().Walk(func(p string, ino uint32, in metadata.Inode) error {
+		if p != "" {
+			all = append(all, entry{path: p, ino: ino, in: in})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", im.Name(), err)
+	}
+	for _, e := range all {
+		if err := checkPath(e.path); err != nil {
+			return nil, fmt.Errorf("%s: %w", im.Name(), err)
+		}
+	}
+	if len(set) == 0 {
+		return all, nil
+	}
+	// matched[p]: p or an ancestor matches; pre-order visits parents first.
+	matched := map[string]bool{}
+	taken := map[string]bool{}
+	var out []entry
+	for _, e := range all {
+		if matched[path.Dir(e.path)] || set.Match(e.path) {
+			matched[e.path] = true
+			taken[e.path] = true
+		}
+	}
+	// Mark ancestors, then keep pre-order.
+	for p := range taken {
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if taken[d] {
+				break
+			}
+			taken[d] = true
+		}
+	}
+	for _, e := range all {
+		if taken[e.path] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// checkPath rejects names a corrupt image could use to escape the output
+// directory.
+func checkPath(p string) error {
+	if strings.HasPrefix(p, "/") || path.Clean(p) != p {
+		return fmt.Errorf("unsafe path %q", p)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." || c == "." || c == "" {
+			return fmt.Errorf("unsafe path %q", p)
+		}
+	}
+	return nil
+}
+
+// Extract extracts im according to cfg.
+func Extract(im *godwarfs.Image, cfg Config) (Stats, error) {
+	ents, err := collect(im, cfg.Patterns)
+	if err != nil {
+		return Stats{}, err
+	}
+	if cfg.Progress != nil {
+		seen := map[uint32]bool{}
+		var files int
+		var bytes int64
+		for _, e := range ents {
+			if e.in.Mode&sIFMT == sIFREG && !seen[e.ino] {
+				seen[e.ino] = true
+				files++
+				bytes += e.in.Size
+			}
+		}
+		cfg.Progress.Start(files, bytes)
+		defer cfg.Progress.Finish()
+	}
+	if cfg.Format != "" {
+		return writeTar(im, ents, cfg)
+	}
+	return toDisk(im, ents, cfg)
+}
+
+// reporter collects per-entry errors, failing fast unless ContinueOnError.
+type reporter struct {
+	mu    sync.Mutex
+	cfg   *Config
+	name  string
+	count int
+}
+
+func (r *reporter) fail(p string, err error) error {
+	err = fmt.Errorf("%s: %s: %w", r.name, p, err)
+	if !r.cfg.ContinueOnError {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.count++
+	if r.cfg.Stderr != nil {
+		fmt.Fprintf(r.cfg.Stderr, "dwarfsextract: warning: %v\n", err)
+	}
+	return nil
+}
+
+func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
+	var st Stats
+	rep := &reporter{cfg: &cfg, name: im.Name()}
+	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
+		return st, err
+	}
+	workers := max(cfg.Workers, 1)
+	var g errgroup.Group
+	g.SetLimit(workers)
+	first := map[uint32]string{} // inode -> first path, for hard links
+	type link struct{ target, path string }
+	var links []link
+	var dirs []entry
+	failed := map[string]bool{} // directories that could not be created
+	var mu sync.Mutex
+
+	for _, e := range ents {
+		if failed[path.Dir(e.path)] {
+			failed[e.path] = true
+			continue
+		}
+		dst := filepath.Join(cfg.Output, filepath.FromSlash(e.path))
+		st.Entries++
+		var err error
+		switch e.in.Mode & sIFMT {
+		case sIFDIR:
+			err = os.Mkdir(dst, 0o700)
+			if errors.Is(err, os.ErrExist) {
+				if fi, serr := os.Lstat(dst); serr == nil && fi.IsDir() {
+					err = os.Chmod(dst, 0o700)
+				}
+			}
+			if err == nil {
+				dirs = append(dirs, e)
+			} else {
+				failed[e.path] = true
+			}
+		case sIFREG:
+			if t, ok := first[e.ino]; ok {
+				links = append(links, link{t, dst})
+				continue
+			}
+			first[e.ino] = dst
+			st.Files++
+			st.Bytes += e.in.Size
+			e, dst := e, dst
+			g.Go(func() error {
+				if err := writeFile(im, e, dst); err != nil {
+					mu.Lock()
+					defer mu.Unlock()
+					return rep.fail(e.path, err)
+				}
+				if err := setMeta(dst, e.in, false, cfg.Owners); err != nil {
+					mu.Lock()
+					defer mu.Unlock()
+					return rep.fail(e.path, err)
+				}
+				if cfg.Progress != nil {
+					cfg.Progress.Add(1, e.in.Size)
+				}
+				return nil
+			})
+			continue
+		case sIFLNK:
+			var target string
+			if target, err = im.FS().Readlink(e.ino); err == nil {
+				if err = os.Symlink(target, dst); err == nil {
+					err = setMeta(dst, e.in, true, cfg.Owners)
+				}
+			}
+		case sIFCHR, sIFBLK:
+			if err = unix.Mknod(dst, e.in.Mode, int(e.in.Rdev)); err == nil {
+				err = setMeta(dst, e.in, false, cfg.Owners)
+			}
+		case sIFIFO:
+			if err = unix.Mkfifo(dst, e.in.Mode&0o7777); err == nil {
+				err = setMeta(dst, e.in, false, cfg.Owners)
+			}
+		case sIFSOCK:
+			// A socket cannot be restored without a listener; like the
+			// reference we leave an empty regular file.
+			var f *os.File
+			if f, err = os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+				f.Close()
+				err = setMeta(dst, e.in, false, cfg.Owners)
+			}
+		default:
+			err = fmt.Errorf("unknown file type %#o", e.in.Mode&sIFMT)
+		}
+		if err != nil {
+			mu.Lock()
+			ferr := rep.fail(e.path, err)
+			mu.Unlock()
+			if ferr != nil {
+				g.Wait()
+				return st, ferr
+			}
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return st, err
+	}
+	for _, l := range links {
+		if err := os.Link(l.target, l.path); err != nil {
+			if ferr := rep.fail(l.path, err); ferr != nil {
+				return st, ferr
+			}
+		}
+	}
+	// Directory times last, deepest first, so children do not touch them.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		e := dirs[i]
+		dst := filepath.Join(cfg.Output, filepath.FromSlash(e.path))
+		if err := setMeta(dst, e.in, false, cfg.Owners); err != nil {
+			if ferr := rep.fail(e.path, err); ferr != nil {
+				return st, ferr
+			}
+		}
+	}
+	st.Errors = rep.count
+	return st, nil
+}
+
+// writeFile writes one regular file, leaving holes unwritten so the result
+// is sparse, then sets the final size.
+func writeFile(im *godwarfs.Image, e entry, dst string) error {
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	r, err := im.NewReader(e.ino)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	var off int64
+	for _, c := range r.Chunks() {
+		size := int64(c.Size)
+		if c.Hole {
+			off += size
+			continue
+		}
+		for done := int64(0); done < size; {
+			n := min(int64(len(buf)), size-done)
+			got, err := r.ReadAt(buf[:n], off+done)
+			if int64(got) < n {
+				if err == nil || err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				f.Close()
+				return err
+			}
+			if _, err := f.WriteAt(buf[:n], off+done); err != nil {
+				f.Close()
+				return err
+			}
+			done += n
+		}
+		off += size
+	}
+	if err := f.Truncate(r.Size()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// setMeta restores owner, permissions and times; owner first because
+// chown clears set-id bits.
+func setMeta(dst string, in metadata.Inode, isLink, owners bool) error {
+	if owners {
+		if err := os.Lchown(dst, int(in.Uid), int(in.Gid)); err != nil {
+			return err
+		}
+	}
+	if !isLink {
+		if err := unix.Fchmodat(unix.AT_FDCWD, dst, in.Mode&0o7777, 0); err != nil {
+			return fmt.Errorf("chmod: %w", err)
+		}
+	}
+	ts := []unix.Timespec{
+		{Sec: in.Atime.Sec, Nsec: int64(in.Atime.Nsec)},
+		{Sec: in.Mtime.Sec, Nsec: int64(in.Mtime.Nsec)},
+	}
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, dst, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("utimes: %w", err)
+	}
+	return nil
+}
