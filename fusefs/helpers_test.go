@@ -1,0 +1,76 @@
+package fusefs_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/mountopts"
+)
+
+// skipOrFail skips the test when FUSE is unusable here, unless
+// GODWARFS_REQUIRE_FUSE=1 demands that it works.
+func skipOrFail(t testing.TB, reason string) {
+	t.Helper()
+	if os.Getenv("GODWARFS_REQUIRE_FUSE") == "1" {
+		t.Fatalf("FUSE required but unusable: %s", reason)
+	}
+	t.Skipf("FUSE unusable: %s", reason)
+}
+
+func requireFuse(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		skipOrFail(t, err.Error())
+	}
+}
+
+// mountSrc mounts src in a fresh temp dir and unmounts it at cleanup.
+func mountSrc(t testing.TB, src fusefs.Source, opts string) *fusefs.Server {
+	t.Helper()
+	requireFuse(t)
+	o := mountopts.Defaults()
+	o.EnableNlink = true
+	if err := o.ParseString(opts); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	srv, err := fusefs.Mount(dir, src, fusefs.Config{Options: o})
+	if err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) ||
+			strings.Contains(err.Error(), "fusermount") || strings.Contains(err.Error(), "permission") {
+			skipOrFail(t, err.Error())
+		}
+		t.Fatalf("mount: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	return srv
+}
+
+// mountSrcNoCleanup is mountSrc for tests that unmount themselves.
+func mountSrcNoCleanup(t testing.TB, src fusefs.Source, opts string) *fusefs.Server {
+	t.Helper()
+	requireFuse(t)
+	o := mountopts.Defaults()
+	if err := o.ParseString(opts); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fusefs.Mount(t.TempDir(), src, fusefs.Config{Options: o})
+	if err != nil {
+		if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "fusermount") {
+			skipOrFail(t, err.Error())
+		}
+		t.Fatalf("mount: %v", err)
+	}
+	return srv
+}
+
+func fusefsImageSource(im *godwarfs.Image) *fusefs.ImageSource { return fusefs.NewImageSource(im) }

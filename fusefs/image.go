@@ -1,0 +1,326 @@
+package fusefs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/mountopts"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// ImageSource adapts a *godwarfs.Image to Source.
+type ImageSource struct {
+	im         *godwarfs.Image
+	fsys       *metadata.FS
+	compressed []bool // per block: goes through the cache
+	cancel     context.CancelFunc
+	ctx        context.Context
+}
+
+var _ Source = (*ImageSource)(nil)
+
+// NewImageSource wraps an open image. Close stops background preloading
+// but does not close the image.
+func NewImageSource(im *godwarfs.Image) *ImageSource {
+	s := &ImageSource{im: im, fsys: im.FS()}
+	for _, b := range im.Blocks().Blocks() {
+		s.compressed = append(s.compressed, b.Compression != block.CompNone)
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+// Close stops background work started by the source.
+func (s *ImageSource) Close() error {
+	s.cancel()
+	return nil
+}
+
+// Image returns the wrapped image.
+func (s *ImageSource) Image() *godwarfs.Image { return s.im }
+
+// Root implements Source.
+func (s *ImageSource) Root() uint32 { return s.im.Root() }
+
+func toTimespec(t metadata.Time) Timespec { return Timespec{Sec: t.Sec, Nsec: t.Nsec} }
+
+// Stat implements Source.
+func (s *ImageSource) Stat(ino uint32) (Attr, error) {
+	in, err := s.im.InodeInfo(ino)
+	if err != nil {
+		return Attr{}, err
+	}
+	return Attr{
+		Mode: in.Mode, UID: in.Uid, GID: in.Gid, Nlink: in.Nlink,
+		Size: in.Size, AllocatedSize: in.AllocatedSize,
+		Atime: toTimespec(in.Atime), Mtime: toTimespec(in.Mtime), Ctime: toTimespec(in.Ctime),
+		Btime: toTimespec(in.Btime), HasBtime: in.HasBtime,
+		Rdev: in.Rdev,
+	}, nil
+}
+
+// ReadDir implements Source.
+func (s *ImageSource) ReadDir(dir uint32) ([]DirEntry, error) {
+	ents, err := s.fsys.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("readdir inode %d: %w", dir, err)
+	}
+	out := make([]DirEntry, len(ents))
+	for i, e := range ents {
+		out[i] = DirEntry{Name: e.Name, Ino: e.Ino}
+	}
+	return out, nil
+}
+
+// Lookup implements Source.
+func (s *ImageSource) Lookup(dir uint32, name string) (uint32, bool) {
+	return s.fsys.Lookup(dir, name)
+}
+
+// Readlink implements Source.
+func (s *ImageSource) Readlink(ino uint32) (string, error) {
+	t, err := s.fsys.Readlink(ino)
+	if err != nil {
+		return "", fmt.Errorf("readlink inode %d: %w", ino, err)
+	}
+	return t, nil
+}
+
+// ReadAt implements Source.
+func (s *ImageSource) ReadAt(ino uint32, p []byte, off int64) (int, error) {
+	return s.im.ReadAt(ino, p, off)
+}
+
+// SeekData implements Source.
+func (s *ImageSource) SeekData(ino uint32, off int64) (int64, error) {
+	r, err := s.im.NewReader(ino)
+	if err != nil {
+		return 0, err
+	}
+	return r.SeekData(off)
+}
+
+// SeekHole implements Source.
+func (s *ImageSource) SeekHole(ino uint32, off int64) (int64, error) {
+	r, err := s.im.NewReader(ino)
+	if err != nil {
+		return 0, err
+	}
+	return r.SeekHole(off)
+}
+
+// Prefetch implements Source: it starts decoding the compressed blocks
+// behind [off, off+n) of ino.
+func (s *ImageSource) Prefetch(ino uint32, off, n int64) {
+	chunks, err := s.fsys.FileChunks(ino)
+	if err != nil {
+		return
+	}
+	end := off + n
+	var pos int64
+	last := -1
+	for _, c := range chunks {
+		cEnd := pos + int64(c.Size)
+		if cEnd > off && !c.Hole && int(c.Block) < len(s.compressed) && s.compressed[c.Block] && int(c.Block) != last {
+			s.im.Cache().Prefetch(int(c.Block))
+			last = int(c.Block)
+		}
+		pos = cEnd
+		if pos >= end {
+			break
+		}
+	}
+}
+
+// Tidy implements Source.
+func (s *ImageSource) Tidy(maxAge time.Duration) { s.im.Cache().Tidy(maxAge) }
+
+// Info implements Source.
+func (s *ImageSource) Info() FsInfo {
+	return FsInfo{
+		BlockSize:  s.fsys.BlockSize(),
+		TotalSize:  s.fsys.Metadata().TotalFsSize,
+		InodeCount: uint64(s.fsys.InodeCount()),
+	}
+}
+
+// CacheStats implements Source.
+func (s *ImageSource) CacheStats() CacheStats {
+	st := s.im.Cache().Stats()
+	return CacheStats{
+		Hits: st.Hits, Misses: st.Misses, Decoded: st.Decoded, DecodedBytes: st.DecodedBytes,
+		Evictions: st.Evictions, CurrentBytes: st.CurrentBytes, PeakBytes: st.PeakBytes, Capacity: st.Capacity,
+	}
+}
+
+type chunkInfo struct {
+	Block  *uint32 `json:"block,omitempty"`
+	Offset *uint32 `json:"offset,omitempty"`
+	Size   uint64  `json:"size"`
+	Hole   bool    `json:"hole,omitempty"`
+}
+
+type inodeInfo struct {
+	Inode      uint32      `json:"inode"`
+	Mode       uint32      `json:"mode"`
+	ModeString string      `json:"modestring"`
+	UID        uint32      `json:"uid"`
+	GID        uint32      `json:"gid"`
+	Nlink      uint32      `json:"nlink"`
+	Size       int64       `json:"size"`
+	Allocated  int64       `json:"allocated_size"`
+	Chunks     []chunkInfo `json:"chunks,omitempty"`
+}
+
+// InodeInfo implements Source.
+func (s *ImageSource) InodeInfo(ino uint32) (any, error) {
+	in, err := s.im.InodeInfo(ino)
+	if err != nil {
+		return nil, err
+	}
+	info := inodeInfo{
+		Inode: ino, Mode: in.Mode, ModeString: godwarfs.FileMode(in.Mode).String(),
+		UID: in.Uid, GID: in.Gid, Nlink: in.Nlink, Size: in.Size, Allocated: in.AllocatedSize,
+	}
+	if in.Mode&0o170000 == 0o100000 {
+		chunks, err := s.fsys.FileChunks(ino)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range chunks {
+			ci := chunkInfo{Size: c.Size, Hole: c.Hole}
+			if !c.Hole {
+				b, o := c.Block, c.Offset
+				ci.Block, ci.Offset = &b, &o
+			}
+			info.Chunks = append(info.Chunks, ci)
+		}
+	}
+	return info, nil
+}
+
+// preload decodes the selected blocks in the background, stopping once
+// they would no longer fit in the cache (loading more would only evict
+// what was preloaded).
+func (s *ImageSource) preload(blocks []int) {
+	capacity := s.im.Cache().Stats().Capacity
+	bs := int64(s.fsys.BlockSize())
+	go func() {
+		var used int64
+		for _, b := range blocks {
+			if s.ctx.Err() != nil || used+bs > capacity {
+				return
+			}
+			if _, err := s.im.Cache().Get(s.ctx, b); err != nil {
+				return
+			}
+			used += bs
+		}
+	}()
+}
+
+// Preload starts background decoding of all blocks (all=true) or of the
+// blocks in the named categories.
+func (s *ImageSource) Preload(all bool, categories []string) {
+	md := s.fsys.Metadata()
+	var sel []int
+	for i, comp := range s.compressed {
+		if !comp {
+			continue
+		}
+		if all {
+			sel = append(sel, i)
+			continue
+		}
+		if i < len(md.BlockCategories) {
+			c := md.BlockCategories[i]
+			if int(c) < len(md.CategoryNames) && slices.Contains(categories, md.CategoryNames[c]) {
+				sel = append(sel, i)
+			}
+		}
+	}
+	if len(sel) > 0 {
+		s.preload(sel)
+	}
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var first error
+	for _, c := range m {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// OpenImage is the Opener used by the dwarfs command: it opens the image
+// according to the mount options (offset, imagesize, cache_image, cache
+// size, workers, preloading).
+func OpenImage(path string, o mountopts.Options) (Source, io.Closer, error) {
+	gopts := godwarfs.DefaultOptions()
+	gopts.ImageOffset = o.ImageOffset
+	gopts.CacheSize = o.CacheSize
+	gopts.Workers = o.Workers
+	gopts.NoCheck = o.NoCheck
+
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open image: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("open image: %w", err)
+	}
+	size := st.Size()
+	if o.ImageSize > 0 {
+		size = min(size, max(o.ImageOffset, 0)+o.ImageSize)
+	}
+	var r io.ReaderAt = f
+	if o.CacheImage {
+		// Keep the whole image in memory so reads never touch the file.
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), buf); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("cache_image: reading %s: %w", path, err)
+		}
+		r = bytes.NewReader(buf)
+	}
+	im, err := godwarfs.OpenReaderAt(r, size, path, &gopts)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("open image: %w", err)
+	}
+	src := NewImageSource(im)
+	if o.PreloadAll || len(o.PreloadCategory) > 0 {
+		src.Preload(o.PreloadAll, o.PreloadCategory)
+	}
+	// Order matters: stop preloading, then the cache, then the file.
+	return src, multiCloser{src, im, f}, nil
+}
+
+// MountImage mounts an already open image at dir. The image stays open
+// after unmounting; closing it is the caller's job.
+func MountImage(dir string, im *godwarfs.Image, cfg Config) (*Server, error) {
+	src := NewImageSource(im)
+	srv, err := Mount(dir, src, cfg)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	go func() {
+		<-srv.Done()
+		src.Close()
+	}()
+	return srv, nil
+}

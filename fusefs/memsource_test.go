@@ -1,0 +1,171 @@
+package fusefs_test
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/godwarfs/godwarfs/fusefs"
+)
+
+// memSource is an in-memory fusefs.Source, so the driver can be tested
+// without depending on the image reader.
+type memSource struct {
+	attrs    []fusefs.Attr
+	children map[uint32][]fusefs.DirEntry
+	data     map[uint32][]byte
+	holes    map[uint32][][2]int64 // sorted [start,end) hole ranges
+	links    map[uint32]string
+
+	mu         sync.Mutex
+	prefetches int
+	tidies     int
+}
+
+func newMemSource() *memSource {
+	m := &memSource{
+		children: map[uint32][]fusefs.DirEntry{},
+		data:     map[uint32][]byte{},
+		holes:    map[uint32][][2]int64{},
+		links:    map[uint32]string{},
+	}
+	m.attrs = append(m.attrs, fusefs.Attr{Mode: syscall.S_IFDIR | 0o755, Nlink: 2, Mtime: fusefs.Timespec{Sec: 1000, Nsec: 5}})
+	return m
+}
+
+func (m *memSource) add(dir uint32, name string, a fusefs.Attr) uint32 {
+	ino := uint32(len(m.attrs))
+	m.attrs = append(m.attrs, a)
+	m.link(dir, name, ino)
+	return ino
+}
+
+func (m *memSource) link(dir uint32, name string, ino uint32) {
+	c := append(m.children[dir], fusefs.DirEntry{Name: name, Ino: ino})
+	sort.Slice(c, func(i, j int) bool { return c[i].Name < c[j].Name })
+	m.children[dir] = c
+}
+
+func (m *memSource) mkdir(dir uint32, name string) uint32 {
+	return m.add(dir, name, fusefs.Attr{Mode: syscall.S_IFDIR | 0o755, Nlink: 2})
+}
+
+func (m *memSource) file(dir uint32, name string, data []byte) uint32 {
+	ino := m.add(dir, name, fusefs.Attr{Mode: syscall.S_IFREG | 0o644, Nlink: 1, Size: int64(len(data)), UID: 1234, GID: 5678, Mtime: fusefs.Timespec{Sec: 1796203486, Nsec: 123456789}})
+	m.data[ino] = data
+	return ino
+}
+
+func (m *memSource) Root() uint32 { return 0 }
+
+func (m *memSource) Stat(ino uint32) (fusefs.Attr, error) {
+	if int(ino) >= len(m.attrs) {
+		return fusefs.Attr{}, fmt.Errorf("inode %d: %w", ino, syscall.ENOENT)
+	}
+	return m.attrs[ino], nil
+}
+
+func (m *memSource) ReadDir(dir uint32) ([]fusefs.DirEntry, error) {
+	return m.children[dir], nil
+}
+
+func (m *memSource) Lookup(dir uint32, name string) (uint32, bool) {
+	for _, e := range m.children[dir] {
+		if e.Name == name {
+			return e.Ino, true
+		}
+	}
+	return 0, false
+}
+
+func (m *memSource) Readlink(ino uint32) (string, error) {
+	s, ok := m.links[ino]
+	if !ok {
+		return "", syscall.EINVAL
+	}
+	return s, nil
+}
+
+func (m *memSource) ReadAt(ino uint32, p []byte, off int64) (int, error) {
+	d := m.data[ino]
+	if off >= int64(len(d)) {
+		return 0, io.EOF
+	}
+	n := copy(p, d[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *memSource) SeekData(ino uint32, off int64) (int64, error) {
+	size := int64(len(m.data[ino]))
+	for _, h := range m.holes[ino] {
+		if off < h[0] {
+			return off, nil
+		}
+		if off < h[1] {
+			off = h[1]
+		}
+	}
+	if off >= size {
+		return 0, syscall.ENXIO
+	}
+	return off, nil
+}
+
+func (m *memSource) SeekHole(ino uint32, off int64) (int64, error) {
+	for _, h := range m.holes[ino] {
+		if off < h[1] {
+			return max(off, h[0]), nil
+		}
+	}
+	return int64(len(m.data[ino])), nil
+}
+
+func (m *memSource) Prefetch(ino uint32, off, n int64) {
+	m.mu.Lock()
+	m.prefetches++
+	m.mu.Unlock()
+}
+
+func (m *memSource) Tidy(time.Duration) {
+	m.mu.Lock()
+	m.tidies++
+	m.mu.Unlock()
+}
+
+func (m *memSource) Info() fusefs.FsInfo {
+	return fusefs.FsInfo{BlockSize: 1 << 16, TotalSize: 12345, InodeCount: uint64(len(m.attrs))}
+}
+
+func (m *memSource) CacheStats() fusefs.CacheStats { return fusefs.CacheStats{Capacity: 1 << 20} }
+
+func (m *memSource) InodeInfo(ino uint32) (any, error) {
+	a, err := m.Stat(ino)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"mode": a.Mode, "uid": a.UID}, nil
+}
+
+// paths lists all paths below the root, for walking tests.
+func (m *memSource) paths() map[string]uint32 {
+	out := map[string]uint32{}
+	var walk func(dir uint32, prefix string)
+	walk = func(dir uint32, prefix string) {
+		for _, e := range m.children[dir] {
+			p := path.Join(prefix, e.Name)
+			out[p] = e.Ino
+			if m.attrs[e.Ino].Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				walk(e.Ino, p)
+			}
+		}
+	}
+	walk(0, "")
+	return out
+}

@@ -1,0 +1,329 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/godwarfs/godwarfs/internal/mountopts"
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// kernelTimeout is how long the kernel may cache entries and attributes.
+// The image never changes, so this only bounds memory held by the kernel.
+const kernelTimeout = 24 * time.Hour
+
+// Config controls a mount.
+type Config struct {
+	Options mountopts.Options
+	// Debug logs every FUSE request (like -d) and implies perfmon output.
+	Debug bool
+	// Stderr receives the perfmon report at unmount (default os.Stderr).
+	Stderr io.Writer
+	// FsName is the "source" shown in /proc/mounts (default "dwarfs").
+	FsName string
+	// DirectMount uses mount(2) instead of fusermount3; only works as root.
+	// Nil means: direct when running as root.
+	DirectMount *bool
+}
+
+// driver is the per-mount state shared by all nodes.
+type driver struct {
+	src     Source
+	opts    mountopts.Options
+	blksize uint32
+	ahead   int64 // bytes to prefetch once a sequential reader is detected
+	pid     int
+	perf    perfCounters
+
+	rootOnly bool   // allow_root: only root and owner may access
+	owner    uint32 // uid that mounted
+}
+
+// denied implements allow_root for requests from other users.
+func (d *driver) denied(ctx context.Context) bool {
+	if !d.rootOnly {
+		return false
+	}
+	c, ok := fuse.FromContext(ctx)
+	return ok && c.Uid != 0 && c.Uid != d.owner
+}
+
+func (d *driver) perfReport() string { return d.perf.report(d.src.CacheStats()) }
+
+// Server is a mounted image.
+type Server struct {
+	fuse    *fuse.Server
+	d       *driver
+	dir     string
+	stderr  io.Writer
+	perfOut bool
+	direct  bool
+
+	stop     chan struct{} // closes background goroutines
+	bg       sync.WaitGroup
+	done     chan struct{} // closed once serving has ended and cleanup ran
+	stopOnce sync.Once
+}
+
+// Mount mounts src at dir and returns once the kernel sees the mount.
+func Mount(dir string, src Source, cfg Config) (*Server, error) {
+	o := cfg.Options
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("mount point: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("mount point %s: %w", dir, syscall.ENOTDIR)
+	}
+	info := src.Info()
+	d := &driver{src: src, opts: o, pid: os.Getpid()}
+	d.blksize = uint32(min(max(o.BlockSize, 512), 1<<30))
+	d.ahead = o.Readahead
+	if d.ahead <= 0 {
+		// Without an explicit readahead, prefetch one image block ahead.
+		d.ahead = int64(max(info.BlockSize, 64<<10))
+	}
+
+	direct := os.Geteuid() == 0
+	if cfg.DirectMount != nil {
+		direct = *cfg.DirectMount
+	}
+	fsname := cfg.FsName
+	if o.FsName != "" {
+		fsname = o.FsName
+	}
+	if fsname == "" {
+		fsname = "dwarfs"
+	}
+	name := "dwarfs"
+	if o.Subtype != "" {
+		name = o.Subtype
+	}
+	kopts := []string{"ro"}
+	for _, f := range o.KernelFlags {
+		if f != "ro" {
+			kopts = append(kopts, f)
+		}
+	}
+	if o.DefaultPermissions {
+		kopts = append(kopts, "default_permissions")
+	}
+	// The kernel only knows allow_other; allow_root is allow_other plus a
+	// caller check in the driver, as in libfuse.
+	d.rootOnly = o.AllowRoot && !o.AllowOther
+	d.owner = uint32(os.Geteuid())
+	timeout := kernelTimeout
+	fo := &fs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther:  o.AllowOther || o.AllowRoot,
+			Options:     kopts,
+			FsName:      fsname,
+			Name:        name,
+			Debug:       cfg.Debug,
+			DirectMount: direct,
+			// Reads can block on decompression; let the kernel keep
+			// several of them in flight.
+			MaxBackground: 64,
+			MaxWrite:      1 << 20,
+			MaxReadAhead:  1 << 20,
+		},
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		NullPermissions: true,
+		RootStableAttr:  &fs.StableAttr{Ino: uint64(src.Root()) + 1},
+	}
+	if !cfg.Debug {
+		// go-fuse logs expected races (e.g. replies to interrupted
+		// requests) that would only confuse users.
+		fo.Logger = log.New(io.Discard, "", 0)
+		fo.MountOptions.Logger = fo.Logger
+	}
+	root := &node{d: d, ino: src.Root()}
+	fsrv, err := fs.Mount(dir, root, fo)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	}
+	s := &Server{
+		fuse: fsrv, d: d, dir: dir, direct: direct,
+		stderr:  cfg.Stderr,
+		perfOut: o.Perfmon || cfg.Debug,
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	if s.stderr == nil {
+		s.stderr = os.Stderr
+	}
+	if o.TidyStrategy != mountopts.TidyNone && o.TidyStrategy != "" && o.TidyInterval > 0 {
+		s.bg.Add(1)
+		go s.tidyLoop(o.TidyStrategy, o.TidyInterval, o.TidyMaxAge)
+	}
+	go func() {
+		// Serving ends on Unmount or on an external fusermount -u.
+		fsrv.Wait()
+		s.finish()
+	}()
+	return s, nil
+}
+
+// tidyLoop trims the block cache every interval. "time" drops blocks idle
+// for longer than maxAge; "swap" drops all idle blocks, but only while the
+// system is short of memory (the reference checks whether cache pages
+// were swapped out, which Go cannot observe; memory pressure is the cause
+// it reacts to).
+func (s *Server) tidyLoop(strategy mountopts.TidyStrategy, interval, maxAge time.Duration) {
+	defer s.bg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			switch strategy {
+			case mountopts.TidyTime:
+				s.d.src.Tidy(maxAge)
+			case mountopts.TidySwap:
+				if memoryPressure() {
+					s.d.src.Tidy(0)
+				}
+			}
+		}
+	}
+}
+
+// memoryPressure reports whether less than 1/16 of RAM is available or
+// swap is more than half used, per /proc/meminfo.
+func memoryPressure() bool {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return false
+	}
+	v := map[string]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var n int64
+		if _, err := fmt.Sscan(rest, &n); err == nil {
+			v[k] = n
+		}
+	}
+	if total := v["MemTotal"]; total > 0 && v["MemAvailable"] < total/16 {
+		return true
+	}
+	if st := v["SwapTotal"]; st > 0 && st-v["SwapFree"] > st/2 {
+		return true
+	}
+	return false
+}
+
+func (s *Server) finish() {
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.bg.Wait()
+		if s.perfOut {
+			fmt.Fprint(s.stderr, s.d.perfReport())
+		}
+		close(s.done)
+	})
+}
+
+// Dir returns the mount point.
+func (s *Server) Dir() string { return s.dir }
+
+// Done is closed when the file system has been unmounted (by Unmount or
+// externally) and background work has stopped.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Wait blocks until the file system is unmounted.
+func (s *Server) Wait() { <-s.done }
+
+// Perfmon returns the current performance report.
+func (s *Server) Perfmon() string { return s.d.perfReport() }
+
+// Unmount unmounts the file system and waits for serving to stop. If the
+// mount is busy it is detached lazily and the FUSE connection aborted, so
+// open files fail instead of keeping the server alive.
+func (s *Server) Unmount() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	err := s.fuse.Unmount()
+	if err != nil {
+		if ferr := s.forceUnmount(); ferr != nil {
+			return fmt.Errorf("unmount %s: %w (forced: %v)", s.dir, err, ferr)
+		}
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("unmount %s: server did not stop", s.dir)
+	}
+}
+
+// forceUnmount detaches a busy mount and aborts its FUSE connection.
+func (s *Server) forceUnmount() error {
+	var st unix.Stat_t
+	conn := ""
+	if err := unix.Stat(s.dir, &st); err == nil {
+		// FUSE superblocks use anonymous devices (major 0); fusectl
+		// names connections by the kernel dev_t, i.e. the minor.
+		conn = fmt.Sprint(unix.Minor(st.Dev))
+	}
+	var derr error
+	if os.Geteuid() == 0 {
+		derr = unix.Unmount(s.dir, unix.MNT_DETACH)
+	} else {
+		derr = fusermount("-u", "-z", s.dir)
+	}
+	if derr != nil && !errors.Is(derr, syscall.EINVAL) {
+		return fmt.Errorf("lazy unmount: %w", derr)
+	}
+	if conn != "" {
+		abortConnection(conn)
+	}
+	return nil
+}
+
+// abortConnection writes to fusectl's abort file so pending and future
+// requests on the (already detached) mount fail with ENOTCONN.
+func abortConnection(conn string) {
+	const ctl = "/sys/fs/fuse/connections"
+	p := filepath.Join(ctl, conn, "abort")
+	if _, err := os.Stat(p); err != nil && os.Geteuid() == 0 {
+		// fusectl is often not mounted in containers; mounting it is
+		// harmless and needs root only.
+		_ = unix.Mount("fusectl", ctl, "fusectl", 0, "")
+	}
+	_ = os.WriteFile(p, []byte("1\n"), 0o200)
+}
+
+func fusermount(args ...string) error {
+	for _, bin := range []string{"fusermount3", "fusermount"} {
+		path, err := exec.LookPath(bin)
+		if err != nil {
+			continue
+		}
+		out, err := exec.Command(path, args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s: %w: %s", bin, err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	return errors.New("fusermount3 not found")
+}

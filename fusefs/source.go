@@ -1,0 +1,79 @@
+// Package fusefs is the FUSE driver for DwarFS images, built on the
+// go-fuse/v2 node API. The image is immutable, so the kernel is allowed to
+// cache entries, attributes and page contents for a long time.
+//
+// Inode numbers: the image numbers inodes from 0 (the root is usually 0);
+// the driver reports st_ino = image inode + 1 so the root gets FUSE's
+// root id 1 and no file has the (often special-cased) st_ino 0. Hard links
+// share an image inode and therefore share st_ino.
+package fusefs
+
+import (
+	"time"
+)
+
+// Timespec is a timestamp as stored in the image.
+type Timespec struct {
+	Sec  int64
+	Nsec uint32
+}
+
+// Attr is the subset of inode attributes the driver reports.
+type Attr struct {
+	Mode          uint32 // full st_mode
+	UID, GID      uint32
+	Nlink         uint32
+	Size          int64
+	AllocatedSize int64
+	Atime         Timespec
+	Mtime         Timespec
+	Ctime         Timespec
+	Btime         Timespec // valid if HasBtime
+	HasBtime      bool
+	Rdev          uint64
+}
+
+// DirEntry is one directory entry (without "." and "..").
+type DirEntry struct {
+	Name string
+	Ino  uint32
+}
+
+// FsInfo describes the image as a whole, for statfs.
+type FsInfo struct {
+	BlockSize  uint32
+	TotalSize  uint64
+	InodeCount uint64
+}
+
+// CacheStats is a snapshot of block cache counters.
+type CacheStats struct {
+	Hits, Misses, Decoded, DecodedBytes, Evictions int64
+	CurrentBytes, PeakBytes, Capacity              int64
+}
+
+// Source is what the driver needs from an opened image. NewImageSource
+// adapts a *godwarfs.Image; tests may supply their own.
+type Source interface {
+	Root() uint32
+	Stat(ino uint32) (Attr, error)
+	ReadDir(dir uint32) ([]DirEntry, error)
+	Lookup(dir uint32, name string) (uint32, bool)
+	Readlink(ino uint32) (string, error)
+	// ReadAt reads file content; holes read as zeros.
+	ReadAt(ino uint32, p []byte, off int64) (int, error)
+	// SeekData / SeekHole follow lseek(2) semantics for off < size;
+	// an error wrapping io.EOF or syscall.ENXIO means "none".
+	SeekData(ino uint32, off int64) (int64, error)
+	SeekHole(ino uint32, off int64) (int64, error)
+	// Prefetch hints that [off, off+n) of ino will be read soon. It must
+	// not block on decompression.
+	Prefetch(ino uint32, off, n int64)
+	// Tidy drops cached blocks not used for maxAge.
+	Tidy(maxAge time.Duration)
+	Info() FsInfo
+	CacheStats() CacheStats
+	// InodeInfo returns a JSON-marshalable description of the inode
+	// (for the user.dwarfs.inodeinfo xattr).
+	InodeInfo(ino uint32) (any, error)
+}

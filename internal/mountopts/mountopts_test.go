@@ -1,0 +1,98 @@
+package mountopts
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaults(t *testing.T) {
+	o := Defaults()
+	if o.CacheSize != 512<<20 || o.Workers != 2 || o.Mlock != MlockNone || o.ImageOffset != -1 ||
+		!o.CacheFiles || o.CacheImage || o.TidyStrategy != TidyNone || o.SeqDetector != 4 || o.DecRatio != 0.8 {
+		t.Errorf("defaults: %+v", o)
+	}
+}
+
+func TestParse(t *testing.T) {
+	o := Defaults()
+	err := o.ParseString("cachesize=64m,workers=4,mlock=try,decratio=0.5,offset=1024,imagesize=2g," +
+		"enable_nlink,readonly,cache_image,no_cache_files,tidy_strategy=time,tidy_interval=2s," +
+		"tidy_max_age=90,seq_detector=0,uid=7,gid=8,preload_category=pcmaudio/waveform,preload_all," +
+		"allow_other,default_permissions,perfmon,readahead=128k,blocksize=1m,nosuid,rw,noauto,_netdev,x-systemd.requires=foo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{
+		CacheSize: 64 << 20, BlockSize: 1 << 20, Readahead: 128 << 10, Workers: 4, Mlock: MlockTry,
+		DecRatio: 0.5, ImageOffset: 1024, ImageSize: 2 << 30, EnableNlink: true, ReadOnly: true,
+		CacheImage: true, CacheFiles: false, TidyStrategy: TidyTime, TidyInterval: 2 * time.Second,
+		TidyMaxAge: 90 * time.Second, SeqDetector: 0, PreloadAll: true, Perfmon: true,
+		AllowOther: true, DefaultPermissions: true,
+	}
+	if o.UID == nil || *o.UID != 7 || o.GID == nil || *o.GID != 8 {
+		t.Errorf("uid/gid: %v %v", o.UID, o.GID)
+	}
+	if len(o.PreloadCategory) != 1 || o.PreloadCategory[0] != "pcmaudio/waveform" {
+		t.Errorf("preload_category: %v", o.PreloadCategory)
+	}
+	if len(o.KernelFlags) != 1 || o.KernelFlags[0] != "nosuid" {
+		t.Errorf("kernel flags: %v", o.KernelFlags)
+	}
+	o.UID, o.GID, o.PreloadCategory, o.KernelFlags = nil, nil, nil, nil
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("got  %+v\nwant %+v", o, want)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ in, name string }{
+		{"bogus", "bogus"},
+		{"bogus=1", "bogus"},
+		{"cachesize=", "cachesize"},
+		{"cachesize=12x", "cachesize"},
+		{"cachesize", "cachesize"},
+		{"workers=0", "workers"},
+		{"mlock=maybe", "mlock"},
+		{"tidy_strategy=never", "tidy_strategy"},
+		{"tidy_interval=soon", "tidy_interval"},
+		{"decratio=2", "decratio"},
+		{"offset=-5", "offset"},
+		{"enable_nlink=1", "enable_nlink"},
+		{"uid=-1", "uid"},
+		{"seq_detector=x", "seq_detector"},
+	} {
+		o := Defaults()
+		err := o.ParseString(c.in)
+		var oe *Error
+		if !errors.As(err, &oe) || oe.Option != c.name || !strings.Contains(err.Error(), c.name) {
+			t.Errorf("%q: %v, want error naming %q", c.in, err, c.name)
+		}
+	}
+	o := Defaults()
+	if err := o.ParseString("bogus"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("unknown option error does not wrap ErrUnknown: %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "512": 512, "4k": 4096, "4K": 4096, "64m": 64 << 20, "2g": 2 << 30, "1t": 1 << 40, "8KiB": 8192, "3MB": 3 << 20} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "k", "-1", "1x", "99999999999t"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q): no error", in)
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	got := Split(`a,b=1,,c=x\,y`)
+	if strings.Join(got, "|") != "a|b=1|c=x,y" {
+		t.Errorf("Split: %q", got)
+	}
+}
