@@ -1,0 +1,235 @@
+package recompress
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// largeHoleOffset marks a hole chunk whose size is large_hole_size[size].
+const largeHoleOffset = 0xFFFFFFFF
+
+// rechunker lays the contents of every chunk_table entry out into new
+// blocks of a different size (--change-block-size). It is simple
+// concatenation: no segmenter, so data that the input shared between files
+// through overlapping chunks is stored once per chunk_table entry.
+// Per-category (and per category-metadata) streams are kept apart, so
+// block_categories and block_category_metadata stay valid.
+type rechunker struct {
+	r     *rewriter
+	bs    uint32
+	cache blockLRU
+
+	// open output block per (category, category metadata) stream
+	open     map[streamKey]*openBlock
+	nextProv uint32
+	final    []uint32 // provisional id -> final block number
+	nFlushed uint32
+	cats     []uint32 // final block number -> category
+	catMeta  []metadata.KV32
+
+	chunks []metadata.Chunk
+	prov   []bool // chunks[i].Block is a provisional id (false: hole)
+	table  []uint32
+}
+
+// streamKey identifies an output stream: category (-1: none) and
+// category metadata index (-1: none).
+type streamKey struct{ cat, meta int64 }
+
+type openBlock struct {
+	prov uint32
+	key  streamKey
+	data []byte
+}
+
+// blockLRU holds a few decompressed input blocks.
+type blockLRU struct {
+	im    *block.Image
+	limit int64
+	max   int
+	keys  []uint32
+	data  map[uint32][]byte
+}
+
+func (c *blockLRU) get(n uint32) ([]byte, error) {
+	if d, ok := c.data[n]; ok {
+		if i := slices.Index(c.keys, n); i >= 0 {
+			c.keys = append(append(c.keys[:i:i], c.keys[i+1:]...), n)
+		}
+		return d, nil
+	}
+	s, ok := c.im.Block(int(n))
+	if !ok {
+		return nil, fmt.Errorf("chunk refers to block %d, image has %d: %w", n, c.im.NumBlocks(), block.ErrCorrupt)
+	}
+	d, err := c.im.ReadDecompressedLimit(s, c.limit)
+	if err != nil {
+		return nil, err
+	}
+	if c.data == nil {
+		c.data = map[uint32][]byte{}
+	}
+	if len(c.keys) >= c.max {
+		delete(c.data, c.keys[0])
+		c.keys = c.keys[1:]
+	}
+	c.keys = append(c.keys, n)
+	c.data[n] = d
+	return d, nil
+}
+
+// produceRechunked emits the new blocks (uncompressed) in order through
+// emit and records the new chunk list.
+func (rc *rechunker) produce(ctx context.Context, emit func(data []byte) error) error {
+	fsys, err := metadata.NewFS(rc.r.md)
+	if err != nil {
+		return err
+	}
+	norm := fsys.Metadata()
+	md := rc.r.md
+	rc.open = map[streamKey]*openBlock{}
+	var order []streamKey // streams in order of first use, for the final flush
+	blockMeta := map[uint32]int64{}
+	if md.HasBlockCategoryMetadata {
+		for _, kv := range md.BlockCategoryMetadata {
+			blockMeta[kv.Key] = int64(kv.Value)
+		}
+	}
+	flush := func(ob *openBlock) error {
+		if len(ob.data) == 0 {
+			return nil
+		}
+		for uint32(len(rc.final)) <= ob.prov {
+			rc.final = append(rc.final, 0)
+		}
+		rc.final[ob.prov] = rc.nFlushed
+		rc.nFlushed++
+		if ob.key.meta >= 0 {
+			rc.catMeta = append(rc.catMeta, metadata.KV32{Key: rc.nFlushed - 1, Value: uint32(ob.key.meta)})
+		}
+		rc.cats = append(rc.cats, uint32(max(ob.key.cat, 0)))
+		d := ob.data
+		ob.data = nil
+		return emit(d)
+	}
+	holeBlk := uint32(0)
+	holes := md.HoleBlockIndex != nil
+	if holes {
+		holeBlk = *md.HoleBlockIndex
+	}
+	ct := norm.ChunkTable
+	rc.table = make([]uint32, 0, len(ct))
+	for i := 0; i+1 < len(ct); i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rc.table = append(rc.table, uint32(len(rc.chunks)))
+		for _, c := range md.Chunks[ct[i]:ct[i+1]] {
+			if holes && c.Block == holeBlk {
+				if c.Offset != largeHoleOffset {
+					total := uint64(c.Size)*uint64(md.BlockSize) + uint64(c.Offset)
+					q := total / uint64(rc.bs)
+					if q > 1<<32-1 {
+						return fmt.Errorf("hole of %d bytes not representable with block size %d: %w", total, rc.bs, ErrNotSupported)
+					}
+					c = metadata.Chunk{Size: uint32(q), Offset: uint32(total % uint64(rc.bs))}
+				}
+				rc.chunks = append(rc.chunks, c)
+				rc.prov = append(rc.prov, false)
+				continue
+			}
+			src, err := rc.cache.get(c.Block)
+			if err != nil {
+				return err
+			}
+			if uint64(c.Offset)+uint64(c.Size) > uint64(len(src)) {
+				return fmt.Errorf("chunk %d+%d outside block %d of %d bytes: %w", c.Offset, c.Size, c.Block, len(src), block.ErrCorrupt)
+			}
+			data := src[c.Offset : c.Offset+c.Size]
+			key := streamKey{-1, -1}
+			if md.HasBlockCategories && int(c.Block) < len(md.BlockCategories) {
+				key.cat = int64(md.BlockCategories[c.Block])
+			}
+			if m, ok := blockMeta[c.Block]; ok {
+				key.meta = m
+			}
+			ob := rc.open[key]
+			if ob == nil {
+				ob = &openBlock{prov: rc.nextProv, key: key}
+				rc.nextProv++
+				rc.open[key] = ob
+				order = append(order, key)
+			}
+			for len(data) > 0 {
+				if ob.data == nil {
+					ob.data = make([]byte, 0, rc.bs)
+				}
+				n := min(len(data), int(rc.bs)-len(ob.data))
+				off := uint32(len(ob.data))
+				ob.data = append(ob.data, data[:n]...)
+				data = data[n:]
+				if k := len(rc.chunks) - 1; k >= int(rc.table[i]) && rc.prov[k] && rc.chunks[k].Block == ob.prov &&
+					rc.chunks[k].Offset+rc.chunks[k].Size == off {
+					rc.chunks[k].Size += uint32(n) // contiguous with the previous chunk
+				} else {
+					rc.chunks = append(rc.chunks, metadata.Chunk{Block: ob.prov, Offset: off, Size: uint32(n)})
+					rc.prov = append(rc.prov, true)
+				}
+				if len(ob.data) == int(rc.bs) {
+					if err := flush(ob); err != nil {
+						return err
+					}
+					ob.prov = rc.nextProv
+					rc.nextProv++
+				}
+			}
+		}
+	}
+	rc.table = append(rc.table, uint32(len(rc.chunks)))
+	for _, k := range order {
+		if err := flush(rc.open[k]); err != nil {
+			return err
+		}
+	}
+	for i := range rc.chunks {
+		if rc.prov[i] {
+			rc.chunks[i].Block = rc.final[rc.chunks[i].Block]
+		} else if holes {
+			rc.chunks[i].Block = rc.nFlushed
+		}
+	}
+	return nil
+}
+
+// apply returns a copy of the input metadata with the new chunks.
+func (rc *rechunker) apply(orig *metadata.Metadata) *metadata.Metadata {
+	md := *orig
+	md.Chunks = rc.chunks
+	md.ChunkTable = rc.table
+	if orig.Options != nil {
+		o := *orig.Options
+		md.Options = &o
+		if o.PackedChunkTable {
+			md.ChunkTable = metadata.PackChunkTable(rc.table)
+		}
+	}
+	md.BlockSize = rc.bs
+	if md.HoleBlockIndex != nil {
+		h := rc.nFlushed
+		md.HoleBlockIndex = &h
+	}
+	if md.HasBlockCategories {
+		md.BlockCategories = rc.cats
+	}
+	if md.HasBlockCategoryMetadata {
+		md.BlockCategoryMetadata = rc.catMeta
+	}
+	// Cached sizes stay correct, but the cache selects files by chunk
+	// count, which changed; readers compute sizes without it.
+	md.RegFileSizeCache = nil
+	return &md
+}

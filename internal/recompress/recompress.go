@@ -1,0 +1,680 @@
+// Package recompress rewrites an existing DwarFS image: mkdwarfs
+// --recompress (re-encode BLOCK and/or metadata sections with other
+// compression) and --rebuild-metadata (decode, transform and re-encode the
+// metadata). The output is always a v2.5 image with 64-byte section
+// headers, consecutive section numbers and a fresh SECTION_INDEX.
+//
+// Blocks are processed on a bounded worker pool and written strictly in
+// order; at most about 2×Workers blocks are held in memory at any time.
+// The output is written to a temporary file in the output directory,
+// fsynced and renamed into place; on error or cancellation nothing is left
+// behind and the input is never modified.
+package recompress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// Errors returned (wrapped) by Recompress.
+var (
+	// ErrSameFile is returned when the output path names the input file.
+	ErrSameFile = errors.New("output file is the same as the input file")
+	// ErrNotSupported is returned for options that are not implemented.
+	ErrNotSupported = errors.New("not supported yet")
+	// ErrUsage reports invalid option values.
+	ErrUsage = errors.New("invalid option")
+)
+
+// RebuildOptions are the metadata transformations applied with
+// Options.RebuildMetadata.
+type RebuildOptions struct {
+	// Pack is a -P/--pack-metadata list (auto, all, none, chunk_table,
+	// directories, shared_files, names, names_index, symlinks,
+	// symlinks_index, force, plain). "" keeps the input's packing.
+	Pack string
+	// SetOwner / SetGroup replace every uid / gid.
+	SetOwner, SetGroup *uint32
+	// SetTime sets every timestamp to this value (seconds since epoch).
+	SetTime *uint64
+	// Chmod applies chmod(1)-style clauses (octal or [DF]?[ugoa]*[+-=][rwxXst]*).
+	Chmod string
+	// TimeResolution coarsens the stored time resolution ("ns", "us", "ms",
+	// "s", "sec", "min", "hour", "day", or a number with one of the suffixes
+	// ns/us/ms/s/m/h/d; a bare number means seconds). It can only be
+	// made coarser than the input's and must be a multiple of it.
+	TimeResolution string
+	// KeepAllTimes keeps atime/ctime. Like mkdwarfs, a rebuild without it
+	// stores mtime only (options.mtime_only). Images already mtime-only
+	// stay so.
+	KeepAllTimes bool
+}
+
+// Options control Recompress.
+type Options struct {
+	// Mode is "all" (default when ""), "block", "metadata" or "none".
+	// "block" recompresses BLOCK sections only, "metadata" the schema,
+	// metadata and history sections only, "none" recompresses nothing
+	// (useful with RebuildMetadata or to rewrite old framing as 2.5).
+	Mode string
+	// -C specs ("zstd:level=19", "lzma:level=9", "lz4", "lz4hc:level=9",
+	// "brotli:quality=11", "null"). "" keeps the section's stored bytes
+	// (or, when the section has to be re-encoded anyway, its compression
+	// algorithm with default parameters).
+	BlockCompression, MetadataCompression, SchemaCompression, HistoryCompression string
+	// Workers is the size of the block worker pool (0: GOMAXPROCS).
+	Workers int
+	// RemoveHeader drops any prefix before the first section.
+	RemoveHeader bool
+	// NoSectionIndex omits the SECTION_INDEX (--no-section-index).
+	NoSectionIndex bool
+	// NoMetadataVersionHistory: do not record the previous metadata
+	// incarnation in metadata_version_history on rebuild.
+	NoMetadataVersionHistory bool
+	// NoCheck skips the fast (XXH3) integrity check of all input sections
+	// and the consistency check of rebuilt metadata.
+	NoCheck bool
+	// RebuildMetadata decodes, transforms (Rebuild) and re-encodes the
+	// metadata. Legacy (format <= 2.2, no dir_entries) metadata is always
+	// rebuilt into the 2.3+ model.
+	RebuildMetadata bool
+	Rebuild         RebuildOptions
+	// NoHistory: do not append a HISTORY section (existing ones are kept).
+	NoHistory bool
+	// HistoryArgs are the command line arguments recorded in the new
+	// history entry (nil: no arguments field, i.e. --no-history-command-line).
+	HistoryArgs []string
+	// NoHistoryTimestamps omits the timestamp of the new history entry.
+	NoHistoryTimestamps bool
+	// Categories restricts block recompression to blocks of these
+	// categories (--recompress-categories). An element prefixed with "!"
+	// excludes that category; if only exclusions are given, all other
+	// categories are included. Blocks not selected are copied raw. It is an
+	// error to name a category the image does not have, and to set
+	// Categories at all for an image without category information.
+	Categories []string
+	// ChangeBlockSizeBits (--change-block-size with -S n, 10 <= n <= 30)
+	// re-chunks all file data into blocks of 2^n bytes: every file's
+	// contents are read through its chunks and concatenated into new
+	// blocks (no segmenter / deduplication; per-category streams are kept
+	// apart). Implies a metadata rebuild and re-encoding of every block
+	// (with BlockCompression, or the first input block's algorithm).
+	ChangeBlockSizeBits int
+	// Progress receives one line per written section (optional).
+	Progress io.Writer
+	// Now is the clock for the history timestamp (nil: time.Now).
+	Now func() time.Time
+}
+
+// Recompress reads the image inPath and writes the rewritten image to
+// outPath.
+func Recompress(ctx context.Context, inPath, outPath string, opts Options) (err error) {
+	if opts.Mode == "" {
+		opts.Mode = "all"
+	}
+	switch opts.Mode {
+	case "all", "block", "metadata", "none":
+	default:
+		return fmt.Errorf("recompress: mode %q (want all, block, metadata or none): %w", opts.Mode, ErrUsage)
+	}
+	if b := opts.ChangeBlockSizeBits; b != 0 && (b < 10 || b > 30) {
+		return fmt.Errorf("recompress: --change-block-size: block size bits %d not in [10, 30]: %w", b, ErrUsage)
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	in, err := os.Open(inPath)
+	if err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+	defer in.Close()
+	ist, err := in.Stat()
+	if err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+	if ost, err := os.Stat(outPath); err == nil && os.SameFile(ist, ost) {
+		return fmt.Errorf("recompress: %s and %s: %w", inPath, outPath, ErrSameFile)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+
+	r := &rewriter{ctx: ctx, opts: opts}
+	r.im, err = block.OpenImage(in, ist.Size(), block.Options{ImageOffset: -1, Name: inPath})
+	if err != nil {
+		return fmt.Errorf("recompress: open %s: %w", inPath, err)
+	}
+	if err := r.prepare(in); err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+
+	dir, base := filepath.Split(outPath)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if err := r.write(bw); err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("recompress: write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("recompress: sync %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("recompress: close %s: %w", tmp.Name(), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), outPath); err != nil {
+		return fmt.Errorf("recompress: %w", err)
+	}
+	return nil
+}
+
+type rewriter struct {
+	ctx  context.Context
+	opts Options
+	im   *block.Image
+
+	header     []byte
+	schemaSec  block.Section
+	metaSec    block.Section
+	md         *metadata.Metadata
+	schemaRaw  []byte // decompressed schema
+	metaRaw    []byte // decompressed metadata
+	rebuild    bool
+	blockLimit int64
+	selected   []bool // per block: recompress?
+	rechunk    *rechunker
+	blockComp  block.Compressor
+	comps      map[string]block.Compressor // non-block compressors by spec
+}
+
+// newCompressor returns a cached compressor for spec (encoder set-up is
+// expensive for high zstd levels).
+func (r *rewriter) newCompressor(spec string) (block.Compressor, error) {
+	if c, ok := r.comps[spec]; ok {
+		return c, nil
+	}
+	c, err := block.NewCompressor(spec)
+	if err != nil {
+		return nil, err
+	}
+	if r.comps == nil {
+		r.comps = map[string]block.Compressor{}
+	}
+	r.comps[spec] = c
+	return c, nil
+}
+
+func (r *rewriter) progress(format string, args ...any) {
+	if r.opts.Progress != nil {
+		fmt.Fprintf(r.opts.Progress, format+"\n", args...)
+	}
+}
+
+func (r *rewriter) recompBlocks() bool {
+	return r.opts.Mode == "all" || r.opts.Mode == "block"
+}
+
+func (r *rewriter) recompMeta() bool {
+	return r.opts.Mode == "all" || r.opts.Mode == "metadata"
+}
+
+// prepare checks the input, loads the metadata and decides what to do.
+func (r *rewriter) prepare(in io.ReaderAt) error {
+	im := r.im
+	if !r.opts.NoCheck {
+		for _, s := range im.Sections() {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+			if err := im.VerifyFast(s); err != nil {
+				return fmt.Errorf("integrity check: %w", err)
+			}
+		}
+	}
+	if !r.opts.RemoveHeader && im.Offset() > 0 {
+		r.header = make([]byte, im.Offset())
+		if _, err := in.ReadAt(r.header, 0); err != nil {
+			return fmt.Errorf("read header: %w", err)
+		}
+	}
+	schemas := im.Find(block.SectionMetadataSchema)
+	metas := im.Find(block.SectionMetadata)
+	if len(schemas) != 1 || len(metas) != 1 {
+		return fmt.Errorf("image has %d schema and %d metadata sections, want one each: %w", len(schemas), len(metas), block.ErrCorrupt)
+	}
+	r.schemaSec, r.metaSec = schemas[0], metas[0]
+	var err error
+	if r.schemaRaw, err = im.ReadDecompressed(r.schemaSec); err != nil {
+		return err
+	}
+	if r.metaRaw, err = im.ReadDecompressed(r.metaSec); err != nil {
+		return err
+	}
+	if r.md, err = metadata.Decode(r.schemaRaw, r.metaRaw); err != nil {
+		return err
+	}
+	r.blockLimit = int64(r.md.BlockSize)
+	if r.blockLimit <= 0 {
+		r.blockLimit = block.DefaultMaxBlockSize
+	}
+	r.rebuild = r.opts.RebuildMetadata || !r.md.HasDirEntries
+	if r.recompBlocks() && r.opts.BlockCompression != "" {
+		if r.blockComp, err = block.NewCompressor(r.opts.BlockCompression); err != nil {
+			return fmt.Errorf("block compression: %w", err)
+		}
+	}
+	if b := r.opts.ChangeBlockSizeBits; b != 0 {
+		if len(r.opts.Categories) > 0 {
+			return fmt.Errorf("--change-block-size with --recompress-categories: %w", ErrUsage)
+		}
+		r.rebuild = true
+		if r.blockComp == nil {
+			spec := "null"
+			if bl := im.Blocks(); len(bl) > 0 {
+				if spec, err = keepSpec(bl[0].Compression); err != nil {
+					return err
+				}
+			}
+			if r.blockComp, err = block.NewCompressor(spec); err != nil {
+				return err
+			}
+		}
+		r.rechunk = &rechunker{r: r, bs: 1 << b, cache: blockLRU{im: im, limit: r.blockLimit, max: 8}}
+		return nil
+	}
+	return r.selectBlocks()
+}
+
+// selectBlocks applies the category filter.
+func (r *rewriter) selectBlocks() error {
+	n := r.im.NumBlocks()
+	r.selected = make([]bool, n)
+	if r.blockComp == nil {
+		return nil
+	}
+	if len(r.opts.Categories) == 0 {
+		for i := range r.selected {
+			r.selected[i] = true
+		}
+		return nil
+	}
+	md := r.md
+	if !md.HasCategoryNames || !md.HasBlockCategories {
+		return fmt.Errorf("--recompress-categories: image has no category information: %w", ErrUsage)
+	}
+	known := map[string]uint32{}
+	for i, c := range md.CategoryNames {
+		known[c] = uint32(i)
+	}
+	incl, excl := map[uint32]bool{}, map[uint32]bool{}
+	for _, c := range r.opts.Categories {
+		neg := strings.HasPrefix(c, "!")
+		name := strings.TrimPrefix(c, "!")
+		id, ok := known[name]
+		if !ok {
+			return fmt.Errorf("--recompress-categories: no category %q in image (have %s): %w", name, strings.Join(md.CategoryNames, ", "), ErrUsage)
+		}
+		if neg {
+			excl[id] = true
+		} else {
+			incl[id] = true
+		}
+	}
+	for i := range r.selected {
+		if i >= len(md.BlockCategories) {
+			continue
+		}
+		c := md.BlockCategories[i]
+		r.selected[i] = (len(incl) == 0 || incl[c]) && !excl[c]
+	}
+	return nil
+}
+
+// keepSpec returns the -C spec of algorithm c with default parameters.
+func keepSpec(c block.Compression) (string, error) {
+	spec := "null"
+	switch c {
+	case block.CompNone:
+	case block.CompZSTD:
+		spec = "zstd"
+	case block.CompLZMA:
+		spec = "lzma"
+	case block.CompLZ4:
+		spec = "lz4"
+	case block.CompLZ4HC:
+		spec = "lz4hc"
+	case block.CompBrotli:
+		spec = "brotli"
+	default:
+		return "", fmt.Errorf("re-encode with %s: %w", c, block.ErrUnsupported)
+	}
+	return spec, nil
+}
+
+// compressor returns the compressor for a non-block section: spec when set
+// and recompression of metadata is enabled, else the input's algorithm.
+func (r *rewriter) compressor(spec string, orig block.Compression) (block.Compressor, error) {
+	if spec == "" || !r.recompMeta() {
+		var err error
+		if spec, err = keepSpec(orig); err != nil {
+			return nil, err
+		}
+	}
+	return r.newCompressor(spec)
+}
+
+type blockResult struct {
+	comp    block.Compression
+	payload []byte
+	err     error
+}
+
+type blockJob struct {
+	idx  int
+	sec  block.Section
+	data []byte // rechunked block to compress (sec unused)
+	out  chan blockResult
+}
+
+func (r *rewriter) write(out io.Writer) error {
+	w := block.NewWriter(out, block.WriterOptions{Header: r.header, NoSectionIndex: r.opts.NoSectionIndex})
+	if err := r.writeBlocks(w); err != nil {
+		return err
+	}
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.writeMetadata(w); err != nil {
+		return err
+	}
+	if err := r.writeHistory(w); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	r.progress("wrote %d sections", len(w.Sections()))
+	return nil
+}
+
+// writeBlocks streams all BLOCK sections through the worker pool and
+// writes them in order.
+func (r *rewriter) writeBlocks(w *block.Writer) error {
+	blocks := r.im.Blocks()
+	window := 2 * r.opts.Workers
+	g, ctx := errgroup.WithContext(r.ctx)
+	order := make(chan chan blockResult, window)
+	jobs := make(chan blockJob)
+	total := fmt.Sprint(len(blocks))
+	if r.rechunk != nil {
+		total = "?"
+	}
+	emit := func(j blockJob) error {
+		j.out = make(chan blockResult, 1)
+		select {
+		case order <- j.out:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	g.Go(func() error {
+		defer close(order)
+		defer close(jobs)
+		if r.rechunk != nil {
+			i := 0
+			return r.rechunk.produce(ctx, func(d []byte) error {
+				i++
+				return emit(blockJob{idx: i - 1, data: d})
+			})
+		}
+		for i, s := range blocks {
+			if err := emit(blockJob{idx: i, sec: s}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for range r.opts.Workers {
+		g.Go(func() error {
+			for j := range jobs {
+				j.out <- r.processBlock(j)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		n := 0
+		for rc := range order {
+			var res blockResult
+			select {
+			case res = <-rc:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if res.err != nil {
+				return res.err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := w.WriteSection(block.SectionBlock, res.comp, res.payload); err != nil {
+				return err
+			}
+			n++
+			r.progress("block %d/%s: %s, %d bytes", n, total, res.comp, len(res.payload))
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+func (r *rewriter) processBlock(j blockJob) blockResult {
+	if err := r.ctx.Err(); err != nil {
+		return blockResult{err: err}
+	}
+	i, s := j.idx, j.sec
+	if j.data != nil {
+		c, p, err := block.CompressSection(r.blockComp, j.data)
+		if err != nil {
+			return blockResult{err: fmt.Errorf("new block %d: %w", i, err)}
+		}
+		return blockResult{comp: c, payload: p}
+	}
+	if !r.selected[i] {
+		raw, err := r.im.ReadRaw(s)
+		if err != nil {
+			return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
+		}
+		return blockResult{comp: s.Compression, payload: raw}
+	}
+	data, err := r.im.ReadDecompressedLimit(s, r.blockLimit)
+	if err != nil {
+		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
+	}
+	c, p, err := block.CompressSection(r.blockComp, data)
+	if err != nil {
+		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
+	}
+	return blockResult{comp: c, payload: p}
+}
+
+// writeSection writes a non-block section: raw copy unless it must be
+// re-encoded (data != nil) or a compression spec applies.
+func (r *rewriter) writeSection(w *block.Writer, s block.Section, spec string, data []byte) error {
+	if data == nil && (spec == "" || !r.recompMeta()) {
+		raw, err := r.im.ReadRaw(s)
+		if err != nil {
+			return err
+		}
+		return w.WriteSection(s.Type, s.Compression, raw)
+	}
+	if data == nil {
+		var err error
+		if data, err = r.im.ReadDecompressed(s); err != nil {
+			return err
+		}
+	}
+	c, err := r.compressor(spec, s.Compression)
+	if err != nil {
+		return fmt.Errorf("%s compression: %w", s.Type, err)
+	}
+	ct, p, err := block.CompressSection(c, data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Type, err)
+	}
+	return w.WriteSection(s.Type, ct, p)
+}
+
+func (r *rewriter) writeMetadata(w *block.Writer) error {
+	var schema, data []byte
+	if r.rebuild {
+		o := r.opts
+		if !o.RebuildMetadata {
+			// Forced conversion of the legacy model: no transformations.
+			o.Rebuild = RebuildOptions{KeepAllTimes: true}
+		}
+		src := r.md
+		if r.rechunk != nil {
+			src = r.rechunk.apply(r.md)
+		}
+		md, err := rebuildMetadata(src, r.md, r.im.Major(), r.im.Minor(), o)
+		if err != nil {
+			return fmt.Errorf("rebuild metadata: %w", err)
+		}
+		if schema, data, err = metadata.Encode(md); err != nil {
+			return fmt.Errorf("rebuild metadata: %w", err)
+		}
+		if !r.opts.NoCheck {
+			chk, err := metadata.Decode(schema, data)
+			if err != nil {
+				return fmt.Errorf("rebuilt metadata does not decode: %w", err)
+			}
+			fsys, err := metadata.NewFS(chk)
+			if err != nil {
+				return fmt.Errorf("rebuilt metadata invalid: %w", err)
+			}
+			if err := fsys.Check(); err != nil {
+				return fmt.Errorf("rebuilt metadata invalid: %w", err)
+			}
+		}
+		r.progress("metadata rebuilt")
+	}
+	if err := r.writeSection(w, r.schemaSec, r.opts.SchemaCompression, schema); err != nil {
+		return err
+	}
+	return r.writeSection(w, r.metaSec, r.opts.MetadataCompression, data)
+}
+
+func (r *rewriter) writeHistory(w *block.Writer) error {
+	last := block.CompNone
+	have := false
+	for _, s := range r.im.Sections() {
+		switch s.Type {
+		case block.SectionBlock, block.SectionMetadata, block.SectionMetadataSchema, block.SectionIndex:
+			continue
+		case block.SectionHistory:
+			last, have = s.Compression, true
+			if err := r.writeSection(w, s, r.opts.HistoryCompression, nil); err != nil {
+				return err
+			}
+		default:
+			// Unknown section types are tolerated by readers >= 0.7.3;
+			// copy them unchanged.
+			raw, err := r.im.ReadRaw(s)
+			if err != nil {
+				return err
+			}
+			if err := w.WriteSection(s.Type, s.Compression, raw); err != nil {
+				return err
+			}
+		}
+	}
+	if r.opts.NoHistory {
+		return nil
+	}
+	rec := metadata.HistoryRecord{
+		Version:    metadata.DwarfsVersion{Major: 0, Minor: 1, Patch: 0, IsRelease: true},
+		SystemID:   "Linux [" + goarchName() + "]",
+		CompilerID: runtime.Version(),
+	}
+	if r.opts.HistoryArgs != nil {
+		rec.Arguments = append([]string(nil), r.opts.HistoryArgs...)
+		rec.HasArguments = true
+	}
+	if !r.opts.NoHistoryTimestamps {
+		now := time.Now
+		if r.opts.Now != nil {
+			now = r.opts.Now
+		}
+		t := uint64(max(now().Unix(), 0))
+		rec.Timestamp = &t
+	}
+	payload := metadata.EncodeHistory(&metadata.History{Entries: []metadata.HistoryRecord{rec}})
+	orig := last
+	if !have {
+		orig = r.metaSec.Compression
+	}
+	c, err := r.compressor(r.opts.HistoryCompression, orig)
+	if err != nil {
+		return fmt.Errorf("history compression: %w", err)
+	}
+	ct, p, err := block.CompressSection(c, payload)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	return w.WriteSection(block.SectionHistory, ct, p)
+}
+
+func goarchName() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	case "386":
+		return "i686"
+	}
+	return runtime.GOARCH
+}
+
+// version is recorded as dwarfs_version of rebuilt metadata.
+const version = dedup.Version

@@ -1,0 +1,613 @@
+package recompress
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/zeebo/xxh3"
+)
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	dir := fixtures.Dir() // ../../../shared/fixtures from this package
+	if dir == "" {
+		t.Skip("shared fixtures directory not found")
+	}
+	p := filepath.Join(dir, name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("fixture %s missing: %v", p, err)
+	}
+	return p
+}
+
+type image struct {
+	im *block.Image
+	md *metadata.Metadata
+	fs *metadata.FS
+	f  *os.File
+}
+
+func openImage(t *testing.T, path string) *image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	st, _ := f.Stat()
+	im, err := block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1, Name: path})
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	s := im.Find(block.SectionMetadataSchema)
+	m := im.Find(block.SectionMetadata)
+	if len(s) != 1 || len(m) != 1 {
+		t.Fatalf("%s: %d schema / %d metadata sections", path, len(s), len(m))
+	}
+	sb, err := im.ReadDecompressed(s[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := im.ReadDecompressed(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := metadata.Decode(sb, mb)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	fsys, err := metadata.NewFS(md)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &image{im: im, md: md, fs: fsys, f: f}
+}
+
+// tree returns path -> "mode size mtime uid gid sha256|target" for every
+// entry.
+func (img *image) tree(t *testing.T) map[string]string {
+	t.Helper()
+	blocks := map[uint32][]byte{}
+	get := func(b uint32) []byte {
+		if d, ok := blocks[b]; ok {
+			return d
+		}
+		s, ok := img.im.Block(int(b))
+		if !ok {
+			t.Fatalf("block %d missing", b)
+		}
+		d, err := img.im.ReadDecompressed(s)
+		if err != nil {
+			t.Fatalf("block %d: %v", b, err)
+		}
+		blocks[b] = d
+		return d
+	}
+	out := map[string]string{}
+	err := img.fs.Walk(func(p string, ino uint32, in metadata.Inode) error {
+		desc := fmt.Sprintf("%o %d %d.%09d %d %d", in.Mode, in.Size, in.Mtime.Sec, in.Mtime.Nsec, in.Uid, in.Gid)
+		switch in.Mode & 0o170000 {
+		case 0o100000:
+			cs, err := img.fs.FileChunks(ino)
+			if err != nil {
+				return err
+			}
+			h := xxh3.New128()
+			for _, c := range cs {
+				if c.Hole {
+					h.Write(make([]byte, c.Size))
+					continue
+				}
+				d := get(c.Block)
+				h.Write(d[c.Offset : uint64(c.Offset)+c.Size])
+			}
+			desc += fmt.Sprintf(" %x", h.Sum128().Bytes())
+		case 0o120000:
+			l, err := img.fs.Readlink(ino)
+			if err != nil {
+				return err
+			}
+			desc += " -> " + l
+		}
+		out[p] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func compareTrees(t *testing.T, a, b map[string]string) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Errorf("tree sizes differ: %d vs %d", len(a), len(b))
+	}
+	n := 0
+	for p, d := range a {
+		if b[p] != d {
+			t.Errorf("%q: %q vs %q", p, d, b[p])
+			if n++; n > 5 {
+				return
+			}
+		}
+	}
+}
+
+func fileHash(t *testing.T, p string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+var subset = []string{
+	"reference/images/default.dwarfs",
+	"reference/images/pack-all.dwarfs",
+	"reference/images/level-0.dwarfs",
+	"reference/images/nanosecond-times.dwarfs",
+	"reference/images/header.dwarfs",
+	"reference/images/categorize.dwarfs",
+	"upstream/compat-v0.2.0.dwarfs",
+	"upstream/compat-v0.4.1.dwarfs",
+	"upstream/compat-v0.9.10.dwarfs",
+	"upstream/catdata.dwarfs",
+	"upstream/gh307.dwarfs",
+}
+
+var codecs = []string{"null", "zstd:level=3", "lzma:level=1", "lz4", "lz4hc:level=9", "brotli:quality=5"}
+
+func TestRecompressCodecs(t *testing.T) {
+	for _, name := range subset {
+		for _, codec := range codecs {
+			t.Run(filepath.Base(name)+"/"+codec, func(t *testing.T) {
+				t.Parallel()
+				in := fixture(t, name)
+				before := fileHash(t, in)
+				out := filepath.Join(t.TempDir(), "out.dwarfs")
+				err := Recompress(context.Background(), in, out, Options{
+					BlockCompression: codec, MetadataCompression: codec, SchemaCompression: codec,
+					HistoryCompression: codec, Workers: 3, HistoryArgs: []string{"mkdwarfs", "--recompress"},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, b := openImage(t, in), openImage(t, out)
+				compareTrees(t, a.tree(t), b.tree(t))
+				if b.im.Minor() != 5 || b.im.V1() {
+					t.Errorf("output format 2.%d (v1=%v), want 2.5", b.im.Minor(), b.im.V1())
+				}
+				if !b.md.HasDirEntries {
+					t.Error("output metadata has no dir_entries")
+				}
+				if !b.im.HasSectionIndex() {
+					t.Error("output has no section index")
+				}
+				if (a.im.Offset() > 0) != (b.im.Offset() > 0) {
+					t.Errorf("header: in offset %d, out offset %d", a.im.Offset(), b.im.Offset())
+				}
+				want, _ := block.ParseCompression(strings.SplitN(codec, ":", 2)[0])
+				for _, s := range b.im.Sections() {
+					if err := b.im.VerifyFull(s); err != nil {
+						t.Errorf("%v: %v", s, err)
+					}
+					if s.Type != block.SectionIndex && s.Compression != want && s.Compression != block.CompNone {
+						t.Errorf("%v compressed with %v, want %v", s, s.Compression, want)
+					}
+				}
+				if len(b.im.Find(block.SectionHistory)) != len(a.im.Find(block.SectionHistory))+1 {
+					t.Errorf("history sections: %d in, %d out", len(a.im.Find(block.SectionHistory)), len(b.im.Find(block.SectionHistory)))
+				}
+				if fileHash(t, in) != before {
+					t.Fatal("input modified")
+				}
+			})
+		}
+	}
+}
+
+func TestMetadataOnlyKeepsBlocks(t *testing.T) {
+	for _, name := range []string{"reference/images/default.dwarfs", "upstream/catdata.dwarfs", "upstream/compat-v0.9.10.dwarfs"} {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			in := fixture(t, name)
+			out := filepath.Join(t.TempDir(), "out.dwarfs")
+			if err := Recompress(context.Background(), in, out, Options{Mode: "metadata", MetadataCompression: "null", BlockCompression: "lzma"}); err != nil {
+				t.Fatal(err)
+			}
+			a, b := openImage(t, in), openImage(t, out)
+			ab, bb := a.im.Blocks(), b.im.Blocks()
+			if len(ab) != len(bb) {
+				t.Fatalf("%d blocks in, %d out", len(ab), len(bb))
+			}
+			for i := range ab {
+				ra, err := a.im.ReadRaw(ab[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				rb, err := b.im.ReadRaw(bb[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ab[i].Compression != bb[i].Compression || !bytes.Equal(ra, rb) {
+					t.Errorf("block %d changed", i)
+				}
+			}
+			if m := b.im.Find(block.SectionMetadata)[0]; m.Compression != block.CompNone {
+				t.Errorf("metadata compression %v, want NONE", m.Compression)
+			}
+			compareTrees(t, a.tree(t), b.tree(t))
+		})
+	}
+}
+
+func TestRebuildPack(t *testing.T) {
+	for _, name := range []string{"reference/images/default.dwarfs", "reference/images/pack-all.dwarfs", "reference/images/pack-none.dwarfs", "upstream/catdata.dwarfs", "upstream/compat-v0.5.6.dwarfs"} {
+		for _, pack := range []string{"all", "none", "plain", "auto"} {
+			t.Run(filepath.Base(name)+"/"+pack, func(t *testing.T) {
+				t.Parallel()
+				in := fixture(t, name)
+				out := filepath.Join(t.TempDir(), "out.dwarfs")
+				err := Recompress(context.Background(), in, out, Options{Mode: "metadata", RebuildMetadata: true,
+					MetadataCompression: "zstd:level=3", SchemaCompression: "null", HistoryCompression: "null",
+					Rebuild: RebuildOptions{Pack: pack, KeepAllTimes: true}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, b := openImage(t, in), openImage(t, out)
+				compareTrees(t, a.tree(t), b.tree(t))
+				o := b.md.Options
+				switch pack {
+				case "all":
+					if o == nil || !o.PackedChunkTable || !o.PackedDirectories || b.md.CompactNames == nil || !b.md.CompactNames.PackedIndex {
+						t.Errorf("not packed: %+v", o)
+					}
+				case "none":
+					if o != nil && (o.PackedChunkTable || o.PackedDirectories || o.PackedSharedFilesTable) {
+						t.Errorf("packed: %+v", o)
+					}
+				case "plain":
+					if b.md.CompactNames != nil {
+						t.Error("plain: compact names present")
+					}
+				}
+				h := b.md.MetadataVersionHistory
+				if len(h) != len(a.md.MetadataVersionHistory)+1 || h[len(h)-1].Minor != uint8(a.im.Minor()) || h[len(h)-1].BlockSize != a.md.BlockSize {
+					t.Errorf("metadata_version_history %+v", h)
+				}
+				// Round trip back to the other packing.
+				out2 := filepath.Join(t.TempDir(), "out2.dwarfs")
+				if err := Recompress(context.Background(), out, out2, Options{Mode: "metadata", MetadataCompression: "null", RebuildMetadata: true,
+					NoMetadataVersionHistory: true, Rebuild: RebuildOptions{Pack: "none", KeepAllTimes: true}}); err != nil {
+					t.Fatal(err)
+				}
+				c := openImage(t, out2)
+				compareTrees(t, a.tree(t), c.tree(t))
+				if len(c.md.MetadataVersionHistory) != len(h) {
+					t.Errorf("NoMetadataVersionHistory added an entry")
+				}
+			})
+		}
+	}
+}
+
+func TestOldVersionsBecome25(t *testing.T) {
+	for _, v := range []string{"0.2.0", "0.2.3", "0.3.0", "0.4.0", "0.4.1", "0.5.6", "0.6.2", "0.7.5", "0.8.0", "0.9.10"} {
+		for _, mode := range []string{"none", "all"} {
+			t.Run(v+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				in := fixture(t, "upstream/compat-v"+v+".dwarfs")
+				out := filepath.Join(t.TempDir(), "out.dwarfs")
+				if err := Recompress(context.Background(), in, out, Options{Mode: mode, BlockCompression: "zstd", MetadataCompression: "zstd"}); err != nil {
+					t.Fatal(err)
+				}
+				a, b := openImage(t, in), openImage(t, out)
+				if b.im.Major() != 2 || b.im.Minor() != 5 || b.im.V1() {
+					t.Errorf("output 2.%d v1=%v", b.im.Minor(), b.im.V1())
+				}
+				if !b.md.HasDirEntries {
+					t.Error("no dir_entries")
+				}
+				if err := b.fs.Check(); err != nil {
+					t.Error(err)
+				}
+				compareTrees(t, a.tree(t), b.tree(t))
+			})
+		}
+	}
+}
+
+func TestRebuildTransforms(t *testing.T) {
+	in := fixture(t, "reference/images/nanosecond-times.dwarfs")
+	owner, group := uint32(1234), uint32(99)
+	tm := uint64(1700000000)
+	out := filepath.Join(t.TempDir(), "out.dwarfs")
+	err := Recompress(context.Background(), in, out, Options{Mode: "none", RebuildMetadata: true, Rebuild: RebuildOptions{
+		SetOwner: &owner, SetGroup: &group, SetTime: &tm, Chmod: "Fa-w,Dg+w"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := openImage(t, out)
+	err = b.fs.Walk(func(p string, ino uint32, in metadata.Inode) error {
+		if in.Uid != owner || in.Gid != group || in.Mtime.Sec != int64(tm) || in.Mtime.Nsec != 0 {
+			t.Errorf("%q: %+v", p, in)
+		}
+		isDir := in.Mode&0o170000 == 0o040000
+		if !isDir && in.Mode&0o222 != 0 {
+			t.Errorf("%q: mode %o still writable", p, in.Mode)
+		}
+		if isDir && in.Mode&0o020 == 0 {
+			t.Errorf("%q: dir mode %o lacks g+w", p, in.Mode)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Coarsen the time resolution to a minute.
+	out2 := filepath.Join(t.TempDir(), "out2.dwarfs")
+	if err := Recompress(context.Background(), in, out2, Options{Mode: "none", RebuildMetadata: true, Rebuild: RebuildOptions{TimeResolution: "min"}}); err != nil {
+		t.Fatal(err)
+	}
+	a, c := openImage(t, in), openImage(t, out2)
+	ta, tc := map[string]metadata.Inode{}, map[string]metadata.Inode{}
+	a.fs.Walk(func(p string, _ uint32, in metadata.Inode) error { ta[p] = in; return nil })
+	c.fs.Walk(func(p string, _ uint32, in metadata.Inode) error { tc[p] = in; return nil })
+	for p, x := range ta {
+		y := tc[p]
+		if y.Mtime.Sec != x.Mtime.Sec/60*60 || y.Mtime.Nsec != 0 {
+			t.Errorf("%q: mtime %+v -> %+v", p, x.Mtime, y.Mtime)
+		}
+	}
+	// Refining is refused.
+	out3 := filepath.Join(t.TempDir(), "out3.dwarfs")
+	if err := Recompress(context.Background(), out2, out3, Options{Mode: "none", RebuildMetadata: true, Rebuild: RebuildOptions{TimeResolution: "1s"}}); !errors.Is(err, ErrUsage) {
+		t.Errorf("refining time resolution: %v", err)
+	}
+	if _, err := os.Stat(out3); !os.IsNotExist(err) {
+		t.Error("output left after error")
+	}
+}
+
+type cancelWriter struct {
+	once   sync.Once
+	cancel context.CancelFunc
+}
+
+func (c *cancelWriter) Write(p []byte) (int, error) {
+	if bytes.HasPrefix(p, []byte("block ")) {
+		c.once.Do(c.cancel)
+	}
+	return len(p), nil
+}
+
+func TestCancel(t *testing.T) {
+	in := fixture(t, "upstream/catdata.dwarfs")
+	before := fileHash(t, in)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.dwarfs")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := Recompress(ctx, in, out, Options{BlockCompression: "zstd:level=1", Workers: 2, Progress: &cancelWriter{cancel: cancel}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+	if fileHash(t, in) != before {
+		t.Fatal("input modified")
+	}
+}
+
+func TestSameFile(t *testing.T) {
+	src := fixture(t, "upstream/compat-v0.9.10.dwarfs")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.dwarfs")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.dwarfs")
+	if err := os.Symlink(in, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{in, link, filepath.Join(dir, ".", "in.dwarfs")} {
+		if err := Recompress(context.Background(), in, out, Options{}); !errors.Is(err, ErrSameFile) {
+			t.Errorf("%s: err = %v, want ErrSameFile", out, err)
+		}
+	}
+	got, _ := os.ReadFile(in)
+	if !bytes.Equal(got, data) {
+		t.Fatal("input modified")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("unexpected files: %v", ents)
+	}
+}
+
+func TestRemoveHeaderAndNoHistory(t *testing.T) {
+	in := fixture(t, "reference/images/header.dwarfs")
+	out := filepath.Join(t.TempDir(), "out.dwarfs")
+	if err := Recompress(context.Background(), in, out, Options{Mode: "none", RemoveHeader: true, NoHistory: true}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := openImage(t, in), openImage(t, out)
+	if a.im.Offset() == 0 {
+		t.Fatal("fixture has no header")
+	}
+	if b.im.Offset() != 0 {
+		t.Errorf("header kept (%d bytes)", b.im.Offset())
+	}
+	if len(b.im.Find(block.SectionHistory)) != len(a.im.Find(block.SectionHistory)) {
+		t.Error("history appended despite NoHistory")
+	}
+	compareTrees(t, a.tree(t), b.tree(t))
+}
+
+func TestCategories(t *testing.T) {
+	in := fixture(t, "upstream/catdata.dwarfs")
+	a := openImage(t, in)
+	if !a.md.HasCategoryNames || len(a.md.CategoryNames) < 2 {
+		t.Skip("catdata has fewer than two categories")
+	}
+	cat := a.md.CategoryNames[a.md.BlockCategories[0]]
+	for _, tc := range []struct {
+		cats []string
+		sel  func(c string) bool
+	}{
+		{[]string{cat}, func(c string) bool { return c == cat }},
+		{[]string{"!" + cat}, func(c string) bool { return c != cat }},
+	} {
+		out := filepath.Join(t.TempDir(), "out.dwarfs")
+		if err := Recompress(context.Background(), in, out, Options{Mode: "block", BlockCompression: "lz4", Categories: tc.cats}); err != nil {
+			t.Fatal(err)
+		}
+		b := openImage(t, out)
+		ab, bb := a.im.Blocks(), b.im.Blocks()
+		for i := range ab {
+			c := a.md.CategoryNames[a.md.BlockCategories[i]]
+			ra, _ := a.im.ReadRaw(ab[i])
+			rb, _ := b.im.ReadRaw(bb[i])
+			same := ab[i].Compression == bb[i].Compression && bytes.Equal(ra, rb)
+			if tc.sel(c) == same && !(ab[i].Compression == block.CompNone && bb[i].Compression == block.CompNone) {
+				t.Errorf("%v: block %d (%s) same=%v", tc.cats, i, c, same)
+			}
+		}
+		compareTrees(t, a.tree(t), b.tree(t))
+	}
+	out := filepath.Join(t.TempDir(), "out.dwarfs")
+	if err := Recompress(context.Background(), in, out, Options{BlockCompression: "lz4", Categories: []string{"no-such-category"}}); !errors.Is(err, ErrUsage) {
+		t.Errorf("unknown category: %v", err)
+	}
+	if err := Recompress(context.Background(), fixture(t, "upstream/compat-v0.9.10.dwarfs"), out, Options{BlockCompression: "lz4", Categories: []string{"foo"}}); !errors.Is(err, ErrUsage) {
+		t.Errorf("image without categories: %v", err)
+	}
+}
+
+func TestCorruptInputRefused(t *testing.T) {
+	src := fixture(t, "upstream/compat-v0.9.10.dwarfs")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[100] ^= 0xff // inside the first block's payload
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bad.dwarfs")
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.dwarfs")
+	if err := Recompress(context.Background(), in, out, Options{Mode: "none"}); !errors.Is(err, block.ErrChecksum) {
+		t.Errorf("err = %v, want checksum error", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("output written for corrupt input")
+	}
+}
+
+func TestChangeBlockSize(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bits int
+	}{
+		{"reference/images/default.dwarfs", 16},
+		{"reference/images/level-0.dwarfs", 22},
+		{"reference/images/no-sparse.dwarfs", 12},
+		{"upstream/catdata.dwarfs", 15},
+		{"upstream/compat-v0.2.0.dwarfs", 10},
+		{"upstream/compat-v0.9.10.dwarfs", 11},
+	} {
+		t.Run(filepath.Base(tc.name), func(t *testing.T) {
+			t.Parallel()
+			in := fixture(t, tc.name)
+			out := filepath.Join(t.TempDir(), "out.dwarfs")
+			if err := Recompress(context.Background(), in, out, Options{ChangeBlockSizeBits: tc.bits, BlockCompression: "zstd:level=1",
+				MetadataCompression: "null", SchemaCompression: "null", HistoryCompression: "null", Workers: 2}); err != nil {
+				t.Fatal(err)
+			}
+			a, b := openImage(t, in), openImage(t, out)
+			if b.md.BlockSize != 1<<tc.bits {
+				t.Errorf("block_size %d", b.md.BlockSize)
+			}
+			if err := b.fs.Check(); err != nil {
+				t.Error(err)
+			}
+			for _, s := range b.im.Blocks() {
+				d, err := b.im.ReadDecompressed(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(d) > 1<<tc.bits {
+					t.Errorf("%v: %d bytes", s, len(d))
+				}
+			}
+			if a.md.HasBlockCategories && len(b.md.BlockCategories) != b.im.NumBlocks() {
+				t.Errorf("%d block categories for %d blocks", len(b.md.BlockCategories), b.im.NumBlocks())
+			}
+			compareTrees(t, a.tree(t), b.tree(t))
+		})
+	}
+}
+
+func TestParseTimeRes(t *testing.T) {
+	for in, want := range map[string]uint64{"sec": 1e9, "min": 60e9, "hour": 3600e9, "day": 86400e9, "ms": 1e6, "us": 1e3, "ns": 1,
+		"10ms": 1e7, "60": 60e9, "2m": 120e9, "1h": 3600e9, "3s": 3e9} {
+		if got, err := parseTimeRes(in); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "x", "-1s", "1y"} {
+		if _, err := parseTimeRes(in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}
+
+func TestParseChmod(t *testing.T) {
+	for _, tc := range []struct {
+		spec     string
+		in, want uint32
+	}{
+		{"a+r", 0o100600, 0o100644},
+		{"u-w", 0o100644, 0o100444},
+		{"Fa-x", 0o100755, 0o100644},
+		{"Fa-x", 0o040755, 0o040755},
+		{"D755", 0o040700, 0o040755},
+		{"go=", 0o100777, 0o100700},
+		{"a+X", 0o100644, 0o100644},
+		{"a+X", 0o040600, 0o040711},
+		{"644", 0o100777, 0o100644},
+	} {
+		mc, err := parseChmod(tc.spec)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.spec, err)
+		}
+		if got := mc.apply(tc.in); got != tc.want {
+			t.Errorf("%q on %o: %o, want %o", tc.spec, tc.in, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "a", "u+q", "99999", "a+r,"} {
+		if _, err := parseChmod(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
