@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary act as mkdwarfs when re-executed.
+func TestMain(m *testing.M) {
+	if os.Getenv("GODWARFS_RUN_MKDWARFS") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "GODWARFS_RUN_MKDWARFS=1")
+	return cmd
+}
+
+func TestExitCodes(t *testing.T) {
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "f"), []byte("data"), 0o644)
+	out := filepath.Join(t.TempDir(), "x.dwarfs")
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-i", src, "-o", out, "-l", "1"}, 0},
+		{[]string{"-i", src, "-o", out, "-l", "1"}, 1}, // exists
+		{[]string{"-i", src, "-o", out, "--no-such-option"}, 2},
+		{[]string{"-h"}, 0},
+	} {
+		err := command(tc.args...).Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.args, code, tc.code)
+		}
+	}
+}
+
+// TestInterrupt sends SIGINT mid-run: the output must not appear and the
+// temporary file must be removed.
+func TestInterrupt(t *testing.T) {
+	src := t.TempDir()
+	f, err := os.Create(filepath.Join(src, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(8 << 30) // sparse; read as zeros with --no-sparse-files
+	f.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "i.dwarfs")
+	cmd := command("-i", src, "-o", out, "-l", "7", "--no-sparse-files")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the temporary output exists, then interrupt.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ents, _ := os.ReadDir(dir)
+		if len(ents) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("want exit 1 after SIGINT, got %v (%s)", err, stderr.String())
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		t.Errorf("left behind after SIGINT: %s", e.Name())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr: %q", stderr.String())
+	}
+}

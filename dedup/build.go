@@ -1,0 +1,654 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"runtime/debug"
+	"sort"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// Version is written as metadata dwarfs_version.
+const Version = "godwarfs v0.1.0"
+
+type builder struct {
+	opt   *Options
+	stats Stats
+	sc    *scanner
+	mode  *modeChanger
+	bufs  sync.Pool // 1 MiB read buffers
+	// segBuf is reused for reading files below the mmap threshold.
+	segBuf []byte
+}
+
+// Build scans opt.Input, writes all blocks to sink (in block-number order)
+// and returns the metadata for the image.
+func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata, Stats, error) {
+	if opt.BlockSizeBits < 10 || opt.BlockSizeBits > 30 {
+		return nil, Stats{}, fmt.Errorf("block size bits %d out of range [10, 30]", opt.BlockSizeBits)
+	}
+	if opt.TimeResNsec <= 0 || (opt.TimeResNsec < 1e9 && 1e9%opt.TimeResNsec != 0) ||
+		(opt.TimeResNsec > 1e9 && opt.TimeResNsec%1e9 != 0) {
+		return nil, Stats{}, fmt.Errorf("invalid time resolution %dns", opt.TimeResNsec)
+	}
+	if opt.Now == nil {
+		return nil, Stats{}, errors.New("Options.Now is nil")
+	}
+	if opt.OpenFile == nil {
+		opt.OpenFile = os.Open
+	}
+	b := &builder{opt: &opt}
+	b.bufs.New = func() any { buf := make([]byte, 1<<20); return &buf }
+	if opt.Chmod != "" {
+		mc, err := parseChmod(opt.Chmod)
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		b.mode = mc
+	}
+	warn := func(format string, args ...any) {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "warning: "+format+"\n", args...)
+		}
+	}
+	b.sc = &scanner{opt: &opt, root: opt.Input, links: map[devIno]*inode{}, stats: &b.stats, warn: warn}
+	var root *entry
+	var err error
+	if opt.InputList != nil {
+		root, err = b.sc.fromList(opt.InputList)
+	} else {
+		root, err = b.sc.walk(ctx)
+	}
+	if err != nil {
+		return nil, b.stats, err
+	}
+	files := b.collect(root)
+	hashOn := opt.FileHash != "none"
+	if files, err = b.scanFiles(ctx, files); err != nil {
+		return nil, b.stats, err
+	}
+	if b.stats.Errors > 0 {
+		// Unreadable files were dropped: remove their entries too.
+		keep := map[*inode]bool{}
+		for _, f := range files {
+			keep[f] = true
+		}
+		pruneFiles(root, keep)
+		if opt.RemoveEmpty {
+			removeEmptyDirs(root)
+		}
+	}
+	order := b.number(root, files, hashOn)
+	contents := orderContents(order.unique, opt.Order)
+	if err := b.segmentAll(ctx, contents, sink); err != nil {
+		return nil, b.stats, err
+	}
+	md, err := b.metadata(order)
+	if err != nil {
+		return nil, b.stats, err
+	}
+	return md, b.stats, nil
+}
+
+func pruneFiles(e *entry, keep map[*inode]bool) {
+	kept := e.children[:0]
+	for _, c := range e.children {
+		if c.ino.kind == kReg && !keep[c.ino] {
+			continue
+		}
+		if c.ino.kind == kDir {
+			pruneFiles(c, keep)
+		}
+		kept = append(kept, c)
+	}
+	e.children = kept
+}
+
+// collect applies --remove-empty-dirs, counts entries and returns the
+// distinct regular inodes in traversal order.
+func (b *builder) collect(root *entry) []*inode {
+	if b.opt.RemoveEmpty {
+		removeEmptyDirs(root)
+	}
+	var files []*inode
+	var visit func(e *entry)
+	visit = func(e *entry) {
+		in := e.ino
+		in.nlinks++
+		if in.firstEntry == nil {
+			in.firstEntry = e
+			if in.kind == kReg {
+				files = append(files, in)
+			}
+		}
+		for _, c := range e.children {
+			visit(c)
+		}
+	}
+	visit(root)
+	return files
+}
+
+// numbering is the inode order of the image.
+type numbering struct {
+	root     *entry
+	dirs     []*entry // by inode number
+	links    []*inode
+	regs     []*inode // unique files, then shared grouped by content
+	nUnique  int
+	shared   []*content // shared contents, in order
+	unique   []*content // every distinct content, first-seen order
+	devs     []*inode
+	specials []*inode
+	all      []*inode
+}
+
+func (b *builder) number(root *entry, files []*inode, hashOn bool) *numbering {
+	// Reset per-inode link counts: pruning may have changed the tree.
+	contents := groupContents(files, hashOn)
+	n := &numbering{root: root, unique: contents}
+	seen := map[*inode]bool{}
+	var visit func(e *entry)
+	visit = func(e *entry) {
+		in := e.ino
+		if !seen[in] {
+			seen[in] = true
+			switch in.kind {
+			case kDir:
+				n.dirs = append(n.dirs, e)
+			case kLink:
+				n.links = append(n.links, in)
+			case kDev:
+				n.devs = append(n.devs, in)
+			case kSpecial:
+				n.specials = append(n.specials, in)
+			}
+		}
+		for _, c := range e.children {
+			visit(c)
+		}
+	}
+	visit(root)
+	for _, c := range contents {
+		if len(c.inodes) == 1 {
+			n.regs = append(n.regs, c.inodes[0])
+		} else {
+			b.stats.DupFiles += len(c.inodes) - 1
+			b.stats.DupBytes += int64(len(c.inodes)-1) * c.size
+		}
+	}
+	n.nUnique = len(n.regs)
+	for _, c := range contents {
+		if len(c.inodes) > 1 {
+			n.shared = append(n.shared, c)
+			n.regs = append(n.regs, c.inodes...)
+		}
+	}
+	for _, e := range n.dirs {
+		n.all = append(n.all, e.ino)
+	}
+	n.all = append(n.all, n.links...)
+	n.all = append(n.all, n.regs...)
+	n.all = append(n.all, n.devs...)
+	n.all = append(n.all, n.specials...)
+	for i, in := range n.all {
+		in.num = uint32(i)
+	}
+	// chunk_table order: unique inodes, then shared contents.
+	idx := 0
+	for _, in := range n.regs[:n.nUnique] {
+		in.content.index = idx
+		idx++
+	}
+	for _, c := range n.shared {
+		c.index = idx
+		idx++
+	}
+	b.stats.Dirs = len(n.dirs)
+	b.stats.Symlinks = len(n.links)
+	b.stats.Files = len(n.regs)
+	b.stats.Devices = len(n.devs)
+	b.stats.Specials = len(n.specials)
+	for _, in := range n.regs {
+		b.stats.Hardlinks += in.nlinks - 1
+	}
+	for _, c := range contents {
+		b.stats.InputBytes += c.size
+	}
+	return n
+}
+
+// segmentAll feeds every distinct content through the segmenter in order.
+func (b *builder) segmentAll(ctx context.Context, contents []*content, sink BlockSink) error {
+	seg := newSegmenter(ctx, b.opt, sink, &b.stats)
+	var progMu sync.Mutex
+	for _, c := range contents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if c.size == 0 {
+			continue
+		}
+		if err := b.segmentFile(seg, c); err != nil {
+			return err
+		}
+		if b.opt.Progress != nil {
+			progMu.Lock()
+			b.opt.Progress(b.stats)
+			progMu.Unlock()
+		}
+	}
+	return seg.finish()
+}
+
+// segmentFile maps the file (falling back to reading it) and segments its
+// data extents; a file that shrinks while mapped is caught as a fault.
+func (b *builder) segmentFile(seg *segmenter, c *content) (err error) {
+	f := c.rep
+	fh, err := b.opt.OpenFile(f.osPath)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", f.osPath, err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return fmt.Errorf("cannot stat %s: %w", f.osPath, err)
+	}
+	if fi.Size() != f.size {
+		return fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+	}
+	var data []byte
+	if f.size >= 1<<20 && f.size == int64(int(f.size)) {
+		m, merr := unix.Mmap(int(fh.Fd()), 0, int(f.size), unix.PROT_READ, unix.MAP_SHARED)
+		if merr == nil {
+			data = m
+			defer unix.Munmap(m)
+			// A truncation while mapped raises SIGBUS; turn it into an error.
+			old := debug.SetPanicOnFault(true)
+			defer func() {
+				debug.SetPanicOnFault(old)
+				if r := recover(); r != nil {
+					err = fmt.Errorf("%s: %w (fault while reading: %v)", f.osPath, errSizeChanged, r)
+				}
+			}()
+		}
+	}
+	if data == nil {
+		// Segmenting is sequential and copies what it keeps, so one
+		// growing buffer serves all small files.
+		if int64(cap(b.segBuf)) < f.size {
+			b.segBuf = make([]byte, f.size)
+		}
+		data = b.segBuf[:f.size]
+		n, rerr := io.ReadFull(fh, data)
+		if rerr != nil {
+			if errors.Is(rerr, io.ErrUnexpectedEOF) || errors.Is(rerr, io.EOF) {
+				return fmt.Errorf("%s: %w (expected %d bytes, read %d)", f.osPath, errSizeChanged, f.size, n)
+			}
+			return fmt.Errorf("cannot read %s: %w", f.osPath, rerr)
+		}
+		var one [1]byte
+		if m, _ := fh.Read(one[:]); m > 0 {
+			return fmt.Errorf("%s: %w (grew beyond %d bytes)", f.osPath, errSizeChanged, f.size)
+		}
+	}
+	var out []pchunk
+	if f.extents == nil {
+		out, err = seg.add(data, out)
+	} else {
+		var pos int64
+		for _, e := range f.extents {
+			if e.off > pos {
+				out = append(out, pchunk{hole: true, holeLen: e.off - pos})
+				b.stats.HoleBytes += e.off - pos
+			}
+			if out, err = seg.add(data[e.off:e.off+e.len], out); err != nil {
+				break
+			}
+			pos = e.off + e.len
+		}
+		if err == nil && pos < f.size {
+			out = append(out, pchunk{hole: true, holeLen: f.size - pos})
+			b.stats.HoleBytes += f.size - pos
+		}
+	}
+	if err != nil {
+		return err
+	}
+	// Catch files that grew (or were replaced) while being read.
+	if fi, err := fh.Stat(); err != nil {
+		return fmt.Errorf("cannot stat %s: %w", f.osPath, err)
+	} else if fi.Size() != f.size {
+		return fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+	}
+	c.chunks = out
+	return nil
+}
+
+// metadata assembles the metadata model (§3, §6).
+func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
+	opt := b.opt
+	md := &metadata.Metadata{
+		BlockSize:           1 << opt.BlockSizeBits,
+		HasDirEntries:       true,
+		HasSharedFilesTable: true,
+		HasDevices:          true,
+		HasFeatures:         true,
+		Features:            []string{},
+		Options:             &metadata.FsOptions{MtimeOnly: !opt.KeepAllTimes, InodesHaveNlink: !opt.NoHardlinks},
+	}
+	ver := Version
+	md.DwarfsVersion = &ver
+	sep := uint32('/')
+	md.PreferredPathSeparator = &sep
+	if !opt.NoCreateTime {
+		t := uint64(max(opt.Now().Unix(), 0))
+		md.CreateTimestamp = &t
+	}
+
+	// Names: deduplicated, sorted; index 0 is used by the root entry.
+	nameSet := map[string]struct{}{}
+	var walkNames func(e *entry)
+	walkNames = func(e *entry) {
+		for _, c := range e.children {
+			nameSet[c.name] = struct{}{}
+			walkNames(c)
+		}
+	}
+	walkNames(n.root)
+	names := make([]string, 0, len(nameSet))
+	for s := range nameSet {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	nameIdx := make(map[string]uint32, len(names))
+	for i, s := range names {
+		nameIdx[s] = uint32(i)
+	}
+
+	// Directory entries in directory-inode order.
+	selfEntry := map[*entry]uint32{n.root: 0}
+	md.DirEntries = append(md.DirEntries, metadata.DirEntry{NameIndex: 0, InodeNum: 0})
+	for _, d := range n.dirs {
+		parent := uint32(0)
+		if d.parent != nil {
+			parent = selfEntry[d.parent]
+		}
+		md.Directories = append(md.Directories, metadata.Directory{
+			ParentEntry: parent,
+			FirstEntry:  uint32(len(md.DirEntries)),
+			SelfEntry:   selfEntry[d],
+		})
+		for _, c := range d.children {
+			if c.ino.kind == kDir {
+				selfEntry[c] = uint32(len(md.DirEntries))
+			}
+			md.DirEntries = append(md.DirEntries, metadata.DirEntry{NameIndex: nameIdx[c.name], InodeNum: c.ino.num})
+		}
+	}
+	md.Directories = append(md.Directories, metadata.Directory{FirstEntry: uint32(len(md.DirEntries))})
+
+	// Symlinks: deduplicated, sorted targets.
+	tset := map[string]struct{}{}
+	for _, l := range n.links {
+		tset[l.target] = struct{}{}
+	}
+	targets := make([]string, 0, len(tset))
+	for t := range tset {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	tIdx := make(map[string]uint32, len(targets))
+	for i, t := range targets {
+		tIdx[t] = uint32(i)
+	}
+	md.SymlinkTable = make([]uint32, 0, len(n.links))
+	for _, l := range n.links {
+		md.SymlinkTable = append(md.SymlinkTable, tIdx[l.target])
+	}
+	if opt.Pack.Plain {
+		md.Names = names
+		md.Symlinks = targets
+	} else {
+		md.CompactNames = metadata.BuildStringTable(names, opt.Pack.Names || opt.Pack.Force, opt.Pack.NamesIndex)
+		md.CompactSymlinks = metadata.BuildStringTable(targets, opt.Pack.Symlinks || opt.Pack.Force, opt.Pack.SymlinksIndex)
+	}
+
+	// Chunks.
+	holeIdx := uint32(b.stats.Blocks)
+	var maxData uint32
+	hasHoles := false
+	contentsInTable := make([]*content, 0, len(n.regs))
+	for _, in := range n.regs[:n.nUnique] {
+		contentsInTable = append(contentsInTable, in.content)
+	}
+	contentsInTable = append(contentsInTable, n.shared...)
+	for _, c := range contentsInTable {
+		for _, ch := range c.chunks {
+			if ch.hole {
+				hasHoles = true
+			} else {
+				maxData = max(maxData, ch.size)
+			}
+		}
+	}
+	k := uint(opt.BlockSizeBits)
+	inlineLimit := uint64(1)<<(uint(bits.Len32(maxData))+k) - 1
+	large := map[int64]uint32{}
+	md.ChunkTable = make([]uint32, 0, len(contentsInTable)+1)
+	for _, c := range contentsInTable {
+		md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
+		for _, ch := range c.chunks {
+			if !ch.hole {
+				md.Chunks = append(md.Chunks, metadata.Chunk{Block: ch.block, Offset: ch.off, Size: ch.size})
+				continue
+			}
+			L := uint64(ch.holeLen)
+			if L <= inlineLimit {
+				md.Chunks = append(md.Chunks, metadata.Chunk{Block: holeIdx, Offset: uint32(L & (1<<k - 1)), Size: uint32(L >> k)})
+				continue
+			}
+			li, ok := large[ch.holeLen]
+			if !ok {
+				li = uint32(len(md.LargeHoleSize))
+				large[ch.holeLen] = li
+				md.LargeHoleSize = append(md.LargeHoleSize, L)
+			}
+			md.Chunks = append(md.Chunks, metadata.Chunk{Block: holeIdx, Offset: 0xFFFFFFFF, Size: li})
+		}
+	}
+	md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
+	md.RegFileSizeCache = sizeCache(md.ChunkTable, contentsInTable)
+	if hasHoles {
+		md.HoleBlockIndex = &holeIdx
+		md.Features = []string{"sparsefiles"}
+		md.HasLargeHoleSize = len(md.LargeHoleSize) > 0
+	}
+	for i, c := range n.shared {
+		for range c.inodes {
+			md.SharedFilesTable = append(md.SharedFilesTable, uint32(i))
+		}
+	}
+	if md.SharedFilesTable == nil {
+		md.SharedFilesTable = []uint32{}
+	}
+
+	// Devices.
+	md.Devices = make([]uint64, 0, len(n.devs))
+	for _, d := range n.devs {
+		md.Devices = append(md.Devices, d.rdev)
+	}
+
+	// Inodes: modes, owners, times.
+	if err := b.inodes(md, n); err != nil {
+		return nil, err
+	}
+
+	// Sizes.
+	var total, hard, alloc uint64
+	for _, l := range n.links {
+		total += uint64(len(l.target))
+		alloc += uint64(len(l.target))
+	}
+	for _, in := range n.regs {
+		total += uint64(in.size)
+		hard += uint64(in.size) * uint64(in.nlinks-1)
+		a := uint64(in.size)
+		for _, ch := range in.content.chunks {
+			if ch.hole {
+				a -= uint64(ch.holeLen)
+			}
+		}
+		alloc += a
+	}
+	md.TotalFsSize = total
+	if hard > 0 {
+		md.TotalHardlinkSize = &hard
+	}
+	if hasHoles {
+		md.TotalAllocatedFsSize = &alloc
+	}
+
+	if opt.Pack.ChunkTable {
+		md.ChunkTable = metadata.PackChunkTable(md.ChunkTable)
+		md.Options.PackedChunkTable = true
+	}
+	if opt.Pack.Directories {
+		md.Directories = metadata.PackDirectories(md.Directories)
+		md.Options.PackedDirectories = true
+	}
+	if opt.Pack.SharedFiles {
+		md.SharedFilesTable = metadata.PackSharedFiles(md.SharedFilesTable)
+		md.Options.PackedSharedFilesTable = true
+	}
+	return md, nil
+}
+
+func (b *builder) inodes(md *metadata.Metadata, n *numbering) error {
+	opt := b.opt
+	modeIdx := map[uint32]uint32{}
+	uidIdx := map[uint32]uint32{}
+	gidIdx := map[uint32]uint32{}
+	idx := func(m map[uint32]uint32, tab *[]uint32, v uint32) uint32 {
+		if i, ok := m[v]; ok {
+			return i
+		}
+		i := uint32(len(*tab))
+		m[v] = i
+		*tab = append(*tab, v)
+		return i
+	}
+	// Time handling (§3.11).
+	var setTime *timespec
+	if opt.SetTime != nil {
+		setTime = &timespec{sec: *opt.SetTime}
+	}
+	times := func(in *inode) (a, m, c timespec) {
+		if setTime != nil {
+			return *setTime, *setTime, *setTime
+		}
+		clamp := func(t timespec) timespec {
+			if t.sec < 0 {
+				return timespec{}
+			}
+			return t
+		}
+		return clamp(in.atime), clamp(in.mtime), clamp(in.ctime)
+	}
+	R := int64(1)
+	var mult int64
+	switch {
+	case opt.TimeResNsec > 1e9:
+		R = opt.TimeResNsec / 1e9
+		r := uint32(R)
+		md.Options.TimeResolutionSec = &r
+	case opt.TimeResNsec < 1e9:
+		mult = opt.TimeResNsec
+		m := uint32(mult)
+		md.Options.SubsecondResolutionNsecMultiplier = &m
+	}
+	base := int64(-1)
+	for _, in := range n.all {
+		a, m, c := times(in)
+		for i, t := range []timespec{m, a, c} {
+			if i > 0 && !opt.KeepAllTimes {
+				break
+			}
+			if base < 0 || t.sec < base {
+				base = t.sec
+			}
+		}
+	}
+	base = max(base, 0) / R
+	md.TimestampBase = uint64(base)
+	off := func(t timespec) (uint64, uint64) {
+		o := uint64((t.sec - base*R) / R)
+		if mult > 0 {
+			return o, uint64(t.nsec / mult)
+		}
+		return o, 0
+	}
+	md.Inodes = make([]metadata.InodeData, len(n.all))
+	for i, in := range n.all {
+		mode := in.mode
+		if b.mode != nil {
+			mode = b.mode.apply(mode)
+		}
+		uid, gid := in.uid, in.gid
+		if opt.SetOwner != nil {
+			uid = *opt.SetOwner
+		}
+		if opt.SetGroup != nil {
+			gid = *opt.SetGroup
+		}
+		d := &md.Inodes[i]
+		d.ModeIndex = idx(modeIdx, &md.Modes, mode)
+		d.OwnerIndex = idx(uidIdx, &md.Uids, uid)
+		d.GroupIndex = idx(gidIdx, &md.Gids, gid)
+		a, m, c := times(in)
+		d.MtimeOffset, d.MtimeSubsec = off(m)
+		if opt.KeepAllTimes {
+			d.AtimeOffset, d.AtimeSubsec = off(a)
+			d.CtimeOffset, d.CtimeSubsec = off(c)
+		}
+		if in.kind == kReg && !opt.NoHardlinks {
+			d.NlinkMinusOne = uint32(in.nlinks - 1)
+		}
+	}
+	return nil
+}
+
+// sizeCacheMinChunks is the reference mkdwarfs threshold for caching a file
+// size: summing fewer chunks is cheap enough for readers.
+const sizeCacheMinChunks = 128
+
+// sizeCache builds reg_file_size_cache, keyed by chunk_table index, for
+// contents with many chunks (allocated sizes only where holes exist).
+func sizeCache(ct []uint32, cs []*content) *metadata.InodeSizeCache {
+	c := &metadata.InodeSizeCache{MinChunkCount: sizeCacheMinChunks}
+	for i, ct0 := range ct[:len(ct)-1] {
+		if ct[i+1]-ct0 < sizeCacheMinChunks {
+			continue
+		}
+		k := uint32(i)
+		c.SizeLookup = append(c.SizeLookup, metadata.KV{Key: k, Value: uint64(cs[i].size)})
+		var holes int64
+		for _, ch := range cs[i].chunks {
+			if ch.hole {
+				holes += ch.holeLen
+			}
+		}
+		if holes > 0 {
+			c.AllocatedSizeLookup = append(c.AllocatedSizeLookup, metadata.KV{Key: k, Value: uint64(cs[i].size - holes)})
+		}
+	}
+	return c
+}

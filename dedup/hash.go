@@ -1,0 +1,413 @@
+package dedup
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha3"
+	"crypto/sha512"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math/bits"
+	"sort"
+	"sync"
+
+	"github.com/zeebo/xxh3"
+	"golang.org/x/sync/errgroup"
+)
+
+// FileHashes lists the supported --file-hash names.
+var FileHashes = []string{"none", "md5", "sha1", "sha224", "sha256", "sha3-224", "sha3-256",
+	"sha3-384", "sha3-512", "sha384", "sha512", "sha512-224", "sha512-256", "xxh3-128", "xxh3-64"}
+
+type xxh128 struct{ *xxh3.Hasher }
+
+func (h xxh128) Sum(b []byte) []byte {
+	v := h.Sum128().Bytes()
+	return append(b, v[:]...)
+}
+func (h xxh128) Size() int { return 16 }
+
+// NewFileHash returns a constructor for the named whole-file hash; nil for
+// "none" (whole-file deduplication disabled).
+func NewFileHash(name string) (func() hash.Hash, error) {
+	switch name {
+	case "none":
+		return nil, nil
+	case "xxh3-128":
+		return func() hash.Hash { return xxh128{xxh3.New()} }, nil
+	case "xxh3-64":
+		return func() hash.Hash { return xxh3.New() }, nil
+	case "md5":
+		return md5.New, nil
+	case "sha1":
+		return sha1.New, nil
+	case "sha224":
+		return sha256.New224, nil
+	case "sha256":
+		return sha256.New, nil
+	case "sha384":
+		return sha512.New384, nil
+	case "sha512":
+		return sha512.New, nil
+	case "sha512-224":
+		return sha512.New512_224, nil
+	case "sha512-256":
+		return sha512.New512_256, nil
+	case "sha3-224":
+		return func() hash.Hash { return sha3.New224() }, nil
+	case "sha3-256":
+		return func() hash.Hash { return sha3.New256() }, nil
+	case "sha3-384":
+		return func() hash.Hash { return sha3.New384() }, nil
+	case "sha3-512":
+		return func() hash.Hash { return sha3.New512() }, nil
+	}
+	return nil, fmt.Errorf("unsupported file hash %q", name)
+}
+
+// simAcc accumulates a nilsimsa-style locality sensitive digest: every byte
+// votes, together with bytes of the preceding 4, into 256 trigram buckets;
+// the digest bit is set where a bucket is above the mean.
+type simAcc struct {
+	acc   [256]uint32
+	prev  [4]byte
+	n     int
+	total uint64
+}
+
+func trigram(a, b, c byte, n uint32) uint8 {
+	x := uint32(a)*0x9E3779B1 ^ uint32(b)*0x85EBCA77 ^ uint32(c)*0xC2B2AE3D ^ n*0x27D4EB2F
+	x ^= x >> 15
+	x *= 0x2C1B3C6D
+	return uint8(x >> 24)
+}
+
+func (s *simAcc) Write(p []byte) (int, error) {
+	c1, c2, c3, c4 := s.prev[0], s.prev[1], s.prev[2], s.prev[3]
+	n := s.n
+	for _, c0 := range p {
+		if n >= 4 {
+			s.acc[trigram(c0, c1, c2, 0)]++
+			s.acc[trigram(c0, c1, c3, 1)]++
+			s.acc[trigram(c0, c2, c3, 2)]++
+			s.acc[trigram(c0, c1, c4, 3)]++
+			s.total += 4
+		} else {
+			n++
+		}
+		c4, c3, c2, c1 = c3, c2, c1, c0
+	}
+	s.prev = [4]byte{c1, c2, c3, c4}
+	s.n = n
+	return len(p), nil
+}
+
+func (s *simAcc) digest() (d [4]uint64, sim uint32) {
+	mean := s.total / 256
+	var fold [32]uint64
+	for i, v := range s.acc {
+		if uint64(v) > mean {
+			d[i/64] |= 1 << (i % 64)
+		}
+		fold[i%32] += uint64(v)
+	}
+	foldMean := s.total / 32
+	for i, v := range fold {
+		if v > foldMean {
+			sim |= 1 << i
+		}
+	}
+	return d, sim
+}
+
+func hamming(a, b *[4]uint64) int {
+	return bits.OnesCount64(a[0]^b[0]) + bits.OnesCount64(a[1]^b[1]) +
+		bits.OnesCount64(a[2]^b[2]) + bits.OnesCount64(a[3]^b[3])
+}
+
+// errSizeChanged reports a file whose size differs from what lstat said.
+var errSizeChanged = errors.New("file size changed while reading")
+
+// scanFiles reads every regular inode once: it checks readability and size,
+// finds sparse extents, and computes the whole-file hash (only where another
+// inode of the same size exists) and the similarity digest when needed.
+func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, error) {
+	newHash, err := NewFileHash(b.opt.FileHash)
+	if err != nil {
+		return nil, err
+	}
+	sizeCount := map[int64]int{}
+	for _, f := range files {
+		sizeCount[f.size]++
+	}
+	needDigest := b.opt.Order == OrderNilsimsa || b.opt.Order == OrderSimilarity
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, b.opt.ScannerWorkers))
+	var mu sync.Mutex
+	bad := map[*inode]bool{}
+	for _, f := range files {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			var h hash.Hash
+			if newHash != nil && sizeCount[f.size] > 1 && f.size > 0 {
+				h = newHash()
+			}
+			var sa *simAcc
+			if needDigest && f.size > 0 && (b.opt.MaxSimilaritySize <= 0 || f.size <= b.opt.MaxSimilaritySize) {
+				sa = &simAcc{}
+			}
+			n, err := b.readForScan(gctx, f, h, sa)
+			mu.Lock()
+			b.stats.ScannedBytes += n
+			mu.Unlock()
+			if err != nil {
+				if gctx.Err() != nil {
+					return gctx.Err()
+				}
+				if err := b.sc.fail(err); err != nil {
+					return err
+				}
+				mu.Lock()
+				bad[f] = true
+				mu.Unlock()
+				return nil
+			}
+			if h != nil {
+				f.hash = h.Sum(nil)
+			}
+			if sa != nil {
+				f.simDigest, f.simHash = sa.digest()
+				f.hasDigest = true
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if len(bad) == 0 {
+		return files, nil
+	}
+	out := files[:0]
+	for _, f := range files {
+		if !bad[f] {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *simAcc) (int64, error) {
+	fh, err := b.opt.OpenFile(f.osPath)
+	if err != nil {
+		return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+	}
+	defer fh.Close()
+	if !b.opt.NoSparse {
+		ext, err := dataExtents(fh, f.size)
+		if err != nil {
+			return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		}
+		f.extents = ext
+	}
+	if h == nil && sa == nil {
+		// Reading is deferred to the segmenter; still probe one byte so
+		// that unreadable files are reported before any output is made.
+		var one [1]byte
+		if f.size > 0 {
+			if _, err := fh.ReadAt(one[:], 0); err != nil && err != io.EOF {
+				return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+			}
+		}
+		return 0, nil
+	}
+	var w io.Writer
+	switch {
+	case h != nil && sa != nil:
+		w = io.MultiWriter(h, sa)
+	case h != nil:
+		w = h
+	default:
+		w = sa
+	}
+	var buf []byte
+	if f.size < 1<<20 {
+		buf = make([]byte, max(f.size, 512))
+	} else {
+		bp := b.bufs.Get().(*[]byte)
+		defer b.bufs.Put(bp)
+		buf = *bp
+	}
+	if f.extents != nil {
+		// Sparse: hash the extent layout and the data only, so holes
+		// cost nothing; equal hashes then also mean equal chunk layouts.
+		if h != nil {
+			fmt.Fprintf(h, "sparse:%d", len(f.extents))
+		}
+		var total int64
+		for _, e := range f.extents {
+			if h != nil {
+				fmt.Fprintf(h, ":%d+%d", e.off, e.len)
+			}
+			n, err := io.CopyBuffer(w, io.NewSectionReader(fh, e.off, e.len), buf)
+			total += n
+			if err != nil {
+				return total, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+			}
+			if n != e.len {
+				return total, fmt.Errorf("%s: %w (data extent shorter than expected)", f.osPath, errSizeChanged)
+			}
+		}
+		return total, nil
+	}
+	var total int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		n, err := fh.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			total += int64(n)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return total, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		}
+	}
+	if total != f.size {
+		return total, fmt.Errorf("%s: %w (expected %d bytes, read %d)", f.osPath, errSizeChanged, f.size, total)
+	}
+	return total, nil
+}
+
+// content is one distinct file content (one chunk list).
+type content struct {
+	rep    *inode
+	inodes []*inode
+	size   int64
+	chunks []pchunk
+	index  int // chunk_table index
+}
+
+// groupContents merges inodes with equal size and hash into contents, in
+// first-seen order of files.
+func groupContents(files []*inode, hashOn bool) []*content {
+	type key struct {
+		size int64
+		hash string
+	}
+	var out []*content
+	m := map[key]*content{}
+	for _, f := range files {
+		k := key{f.size, string(f.hash)}
+		dedupable := hashOn && (f.hash != nil || f.size == 0)
+		if c, ok := m[k]; ok && dedupable {
+			c.inodes = append(c.inodes, f)
+			f.content = c
+			continue
+		}
+		c := &content{rep: f, inodes: []*inode{f}, size: f.size}
+		f.content = c
+		if dedupable {
+			m[k] = c
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// orderContents sorts unique contents for the block stream.
+func orderContents(cs []*content, o Order) []*content {
+	out := append([]*content(nil), cs...)
+	path := func(c *content) string { return c.rep.firstEntry.rel }
+	switch o {
+	case OrderNone:
+	case OrderPath:
+		sort.SliceStable(out, func(i, j int) bool { return path(out[i]) < path(out[j]) })
+	case OrderRevPath:
+		rev := func(s string) string {
+			b := []byte(s)
+			for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+				b[i], b[j] = b[j], b[i]
+			}
+			return string(b)
+		}
+		keys := make(map[*content]string, len(out))
+		for _, c := range out {
+			keys[c] = rev(path(c))
+		}
+		sort.SliceStable(out, func(i, j int) bool { return keys[out[i]] < keys[out[j]] })
+	case OrderSimilarity:
+		sort.SliceStable(out, func(i, j int) bool {
+			a, b := out[i], out[j]
+			if a.rep.simHash != b.rep.simHash {
+				return a.rep.simHash < b.rep.simHash
+			}
+			if a.size != b.size {
+				return a.size > b.size
+			}
+			return path(a) < path(b)
+		})
+	case OrderNilsimsa:
+		out = nilsimsaOrder(out)
+	}
+	return out
+}
+
+// nilsimsaCandidates bounds the greedy search: each step compares against
+// this many of the remaining contents, so ordering is O(n·k).
+const nilsimsaCandidates = 256
+
+// nilsimsaOrder chains contents greedily: starting from the largest, it
+// repeatedly appends the most similar of the next candidates (by size order,
+// since near-identical versions tend to have near-identical sizes).
+func nilsimsaOrder(cs []*content) []*content {
+	var sim, rest []*content
+	for _, c := range cs {
+		if c.rep.hasDigest {
+			sim = append(sim, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	sort.SliceStable(sim, func(i, j int) bool {
+		if sim[i].size != sim[j].size {
+			return sim[i].size > sim[j].size
+		}
+		return sim[i].rep.firstEntry.rel < sim[j].rep.firstEntry.rel
+	})
+	out := make([]*content, 0, len(cs))
+	for len(sim) > 0 {
+		cur := sim[0]
+		out = append(out, cur)
+		sim = sim[1:]
+		if len(sim) == 0 {
+			break
+		}
+		best, bestD := 0, 257
+		for i := 0; i < len(sim) && i < nilsimsaCandidates; i++ {
+			if d := hamming(&cur.rep.simDigest, &sim[i].rep.simDigest); d < bestD {
+				best, bestD = i, d
+			}
+		}
+		if best != 0 {
+			// Move the chosen one to the front, keeping the rest in order.
+			c := sim[best]
+			copy(sim[1:best+1], sim[:best])
+			sim[0] = c
+		}
+	}
+	// Files without a digest (empty or above --max-similarity-size) go
+	// last, in path order.
+	sort.SliceStable(rest, func(i, j int) bool { return rest[i].rep.firstEntry.rel < rest[j].rep.firstEntry.rel })
+	return append(out, rest...)
+}

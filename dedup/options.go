@@ -1,0 +1,137 @@
+// Package dedup is the image builder of godwarfs: it scans an input tree,
+// deduplicates whole files, orders file contents by similarity, segments the
+// data into blocks (sharing repeated byte ranges) and assembles the metadata
+// model for the image.
+package dedup
+
+import (
+	"io"
+	"os"
+	"time"
+)
+
+// Order selects how file contents are arranged in the block stream.
+type Order int
+
+// The supported inode orders (--order).
+const (
+	OrderNone Order = iota
+	OrderPath
+	OrderRevPath
+	OrderSimilarity
+	OrderNilsimsa
+)
+
+// ParseOrder maps an --order argument to an Order.
+func ParseOrder(s string) (Order, bool) {
+	switch s {
+	case "none":
+		return OrderNone, true
+	case "path":
+		return OrderPath, true
+	case "revpath":
+		return OrderRevPath, true
+	case "similarity":
+		return OrderSimilarity, true
+	case "nilsimsa":
+		return OrderNilsimsa, true
+	}
+	return 0, false
+}
+
+// Pack is a set of -P/--pack-metadata flags.
+type Pack struct {
+	ChunkTable    bool
+	Directories   bool
+	SharedFiles   bool
+	Names         bool // compact names table (FSST when available)
+	NamesIndex    bool // packed (length) index for names
+	Symlinks      bool
+	SymlinksIndex bool
+	Force         bool // use FSST even if it does not save space
+	Plain         bool // plain string lists instead of compact tables
+}
+
+// Options configure one build. The zero value is not useful; start from
+// DefaultOptions.
+type Options struct {
+	Input     string   // root directory
+	InputList []string // optional: paths relative to Input (nil: walk everything)
+
+	// Exclude lists OS paths never to include (the output image and its
+	// temporary file when they are written inside the input tree).
+	Exclude []string
+
+	ScannerWorkers int
+	Filters        []FilterRule
+	RemoveEmpty    bool
+	WithDevices    bool
+	WithSpecials   bool
+	NoSparse       bool
+	ContinueOnErr  bool
+
+	FileHash string // xxh3-128 (default), xxh3-64, sha256, sha512, ..., none
+
+	Order             Order
+	MaxSimilaritySize int64 // 0: unlimited
+
+	BlockSizeBits  int
+	WindowBits     int // 0 disables the segmenter
+	WindowStep     int // step = window >> WindowStep
+	Lookback       int // blocks
+	BloomSizeShift int
+
+	SetOwner     *uint32
+	SetGroup     *uint32
+	SetTime      *int64
+	Chmod        string
+	KeepAllTimes bool
+	TimeResNsec  int64 // resolution in ns; 1e9 = one second
+	NoHardlinks  bool  // --no-hardlink-table
+	NoCreateTime bool
+	Now          func() time.Time // for create_timestamp and --set-time now
+
+	Pack Pack
+
+	// OpenFile opens regular files for reading (nil: os.Open). Tests use
+	// it to simulate unreadable or changing files.
+	OpenFile func(name string) (*os.File, error)
+
+	// Log receives warnings (unreadable files with ContinueOnErr, ...).
+	Log io.Writer
+	// Progress, if set, is called now and then with running totals.
+	Progress func(Stats)
+}
+
+// DefaultOptions returns the level-7 defaults of the reference mkdwarfs.
+func DefaultOptions() Options {
+	return Options{
+		ScannerWorkers: 2,
+		FileHash:       "xxh3-128",
+		Order:          OrderNilsimsa,
+		BlockSizeBits:  24,
+		WindowBits:     12,
+		WindowStep:     3,
+		Lookback:       1,
+		BloomSizeShift: 4,
+		TimeResNsec:    1e9,
+		Pack:           Pack{Names: true, Symlinks: true},
+		Now:            time.Now,
+	}
+}
+
+// Stats summarise a build.
+type Stats struct {
+	Dirs, Symlinks, Files, Devices, Specials int
+	Hardlinks                                int   // extra dir entries for already seen inodes
+	DupFiles                                 int   // inodes whose content equals an earlier one
+	DupBytes                                 int64 // bytes saved by whole-file dedup
+	ScannedBytes                             int64 // bytes read while scanning
+	InputBytes                               int64 // total size of unique regular inodes
+	SegMatches                               int   // segmenter matches
+	SegMatchBytes                            int64 // bytes saved by segment matches
+	BlockBytes                               int64 // uncompressed block data
+	Blocks                                   int
+	HoleBytes                                int64
+	Errors                                   int // skipped entries (ContinueOnErr)
+}

@@ -1,0 +1,391 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
+)
+
+type kind uint8
+
+const (
+	kDir kind = iota
+	kLink
+	kReg
+	kDev
+	kSpecial
+)
+
+type timespec struct{ sec, nsec int64 }
+
+// extent is a data range of a sparse file; bytes between extents are holes.
+type extent struct{ off, len int64 }
+
+type inode struct {
+	kind       kind
+	mode       uint32
+	uid, gid   uint32
+	atime      timespec
+	mtime      timespec
+	ctime      timespec
+	size       int64
+	rdev       uint64
+	target     string
+	osPath     string
+	nlinks     int      // dir entries referring to this inode
+	extents    []extent // nil: not sparse
+	hash       []byte
+	simDigest  [4]uint64 // nilsimsa digest
+	simHash    uint32    // similarity order key
+	hasDigest  bool
+	content    *content
+	num        uint32
+	firstEntry *entry
+}
+
+type entry struct {
+	name     string
+	rel      string // slash separated path relative to the root ("" for root)
+	parent   *entry
+	children []*entry
+	ino      *inode
+}
+
+type devIno struct{ dev, ino uint64 }
+
+type scanner struct {
+	opt   *Options
+	root  string
+	mu    sync.Mutex
+	links map[devIno]*inode
+	stats *Stats
+	warn  func(format string, args ...any)
+}
+
+func statToInode(osPath string, st *syscall.Stat_t) *inode {
+	in := &inode{
+		mode:   st.Mode,
+		uid:    st.Uid,
+		gid:    st.Gid,
+		atime:  timespec{st.Atim.Sec, st.Atim.Nsec},
+		mtime:  timespec{st.Mtim.Sec, st.Mtim.Nsec},
+		ctime:  timespec{st.Ctim.Sec, st.Ctim.Nsec},
+		size:   st.Size,
+		rdev:   st.Rdev,
+		osPath: osPath,
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		in.kind = kDir
+	case syscall.S_IFLNK:
+		in.kind = kLink
+	case syscall.S_IFREG:
+		in.kind = kReg
+	case syscall.S_IFCHR, syscall.S_IFBLK:
+		in.kind = kDev
+	default:
+		in.kind = kSpecial
+	}
+	return in
+}
+
+// lstat returns an inode for osPath, merging hard links of regular files.
+// It returns nil (and no error) for entries excluded by type.
+func (s *scanner) lstat(osPath string) (*inode, error) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(osPath, &st); err != nil {
+		return nil, &os.PathError{Op: "lstat", Path: osPath, Err: err}
+	}
+	in := statToInode(osPath, &st)
+	switch in.kind {
+	case kDev:
+		if !s.opt.WithDevices {
+			return nil, nil
+		}
+	case kSpecial:
+		if !s.opt.WithSpecials {
+			return nil, nil
+		}
+	case kLink:
+		t, err := os.Readlink(osPath)
+		if err != nil {
+			return nil, fmt.Errorf("readlink: %w", err)
+		}
+		in.target = t
+		in.size = int64(len(t))
+	case kReg:
+		if st.Nlink > 1 {
+			key := devIno{uint64(st.Dev), st.Ino}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if prev, ok := s.links[key]; ok {
+				return prev, nil
+			}
+			s.links[key] = in
+		}
+	case kDir:
+		in.size = 0
+	}
+	return in, nil
+}
+
+func (s *scanner) excluded(osPath string) bool {
+	for _, x := range s.opt.Exclude {
+		if x == osPath {
+			return true
+		}
+	}
+	return false
+}
+
+// rootInode stats the input root, following a symlink to it.
+func (s *scanner) rootInode() (*inode, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(s.root, &st); err != nil {
+		return nil, fmt.Errorf("scanning input: %w", &os.PathError{Op: "stat", Path: s.root, Err: err})
+	}
+	in := statToInode(s.root, &st)
+	if in.kind != kDir {
+		return nil, fmt.Errorf("input %s is not a directory", s.root)
+	}
+	in.size = 0
+	return in, nil
+}
+
+func (s *scanner) fail(err error) error {
+	if s.opt.ContinueOnErr {
+		s.warn("skipping: %v", err)
+		s.mu.Lock()
+		s.stats.Errors++
+		s.mu.Unlock()
+		return nil
+	}
+	return err
+}
+
+// walk scans the input tree in parallel (one goroutine per directory, bounded
+// by the scanner worker count; directories are read inline when no worker is
+// free so the recursion never blocks).
+func (s *scanner) walk(ctx context.Context) (*entry, error) {
+	rootIn, err := s.rootInode()
+	if err != nil {
+		return nil, err
+	}
+	root := &entry{ino: rootIn}
+	g, gctx := errgroup.WithContext(ctx)
+	n := s.opt.ScannerWorkers
+	if n < 1 {
+		n = 1
+	}
+	g.SetLimit(n)
+	var readDir func(e *entry) error
+	readDir = func(d *entry) error {
+		if err := gctx.Err(); err != nil {
+			return err
+		}
+		names, err := readDirNames(s.opt.OpenFile, d.ino.osPath)
+		if err != nil {
+			return s.fail(fmt.Errorf("reading directory %s: %w", d.ino.osPath, err))
+		}
+		for _, name := range names {
+			rel := name
+			if d.rel != "" {
+				rel = d.rel + "/" + name
+			}
+			osPath := filepath.Join(d.ino.osPath, name)
+			if s.excluded(osPath) {
+				continue
+			}
+			in, err := s.lstat(osPath)
+			if err != nil {
+				// Includes entries that vanished after readdir: the image
+				// would silently miss them, so this is an error too.
+				if err := s.fail(err); err != nil {
+					return err
+				}
+				continue
+			}
+			if in == nil || !filterKeep(s.opt.Filters, rel, in.kind == kDir) {
+				continue
+			}
+			c := &entry{name: name, rel: rel, parent: d, ino: in}
+			d.children = append(d.children, c)
+			if in.kind == kDir {
+				f := func() error { return readDir(c) }
+				if !g.TryGo(f) {
+					if err := f(); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	g.Go(func() error { return readDir(root) })
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+func readDirNames(open func(string) (*os.File, error), p string) ([]string, error) {
+	f, err := open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// fromList builds the tree from an explicit list of relative paths; parent
+// directories are added implicitly, listed directories are not recursed.
+func (s *scanner) fromList(list []string) (*entry, error) {
+	rootIn, err := s.rootInode()
+	if err != nil {
+		return nil, err
+	}
+	root := &entry{ino: rootIn}
+	byRel := map[string]*entry{"": root}
+	var add func(rel string) (*entry, error)
+	add = func(rel string) (*entry, error) {
+		if e, ok := byRel[rel]; ok {
+			return e, nil
+		}
+		parentRel, name := path.Split(rel)
+		parent, err := add(strings.TrimSuffix(parentRel, "/"))
+		if err != nil || parent == nil {
+			return nil, err
+		}
+		if parent.ino.kind != kDir {
+			return nil, fmt.Errorf("input list: %s: parent is not a directory", rel)
+		}
+		in, err := s.lstat(filepath.Join(s.root, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, err
+		}
+		if in == nil {
+			byRel[rel] = nil
+			return nil, nil
+		}
+		e := &entry{name: name, rel: rel, parent: parent, ino: in}
+		parent.children = append(parent.children, e)
+		byRel[rel] = e
+		return e, nil
+	}
+	for _, l := range list {
+		rel := path.Clean(strings.TrimPrefix(filepath.ToSlash(l), "./"))
+		rel = strings.TrimPrefix(rel, "/")
+		if rel == "." || rel == "" {
+			continue
+		}
+		if strings.HasPrefix(rel, "../") || rel == ".." {
+			return nil, fmt.Errorf("input list: %q is outside the input directory", l)
+		}
+		if _, err := add(rel); err != nil {
+			if err := s.fail(err); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var sortRec func(e *entry)
+	sortRec = func(e *entry) {
+		sort.Slice(e.children, func(i, j int) bool { return e.children[i].name < e.children[j].name })
+		for _, c := range e.children {
+			sortRec(c)
+		}
+	}
+	sortRec(root)
+	return root, nil
+}
+
+// ReadInputList reads newline separated paths (empty lines ignored).
+func ReadInputList(r io.Reader) ([]string, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading input list: %w", err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSuffix(l, "\r")
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// removeEmptyDirs drops directories without (remaining) children, bottom up.
+func removeEmptyDirs(e *entry) {
+	kept := e.children[:0]
+	for _, c := range e.children {
+		if c.ino.kind == kDir {
+			removeEmptyDirs(c)
+			if len(c.children) == 0 {
+				continue
+			}
+		}
+		kept = append(kept, c)
+	}
+	e.children = kept
+}
+
+// dataExtents returns the data ranges of a file via SEEK_DATA/SEEK_HOLE, or
+// nil if the file has no holes (or the filesystem cannot tell).
+func dataExtents(f *os.File, size int64) ([]extent, error) {
+	if size == 0 {
+		return nil, nil
+	}
+	fd := int(f.Fd())
+	var ext []extent
+	var off int64
+	for off < size {
+		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if err != nil {
+			if errors.Is(err, unix.ENXIO) {
+				break // only a hole remains
+			}
+			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if d >= size {
+			break
+		}
+		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
+		if err != nil {
+			return nil, err
+		}
+		if h > size {
+			h = size
+		}
+		ext = append(ext, extent{d, h - d})
+		off = h
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if len(ext) == 1 && ext[0].off == 0 && ext[0].len == size {
+		return nil, nil
+	}
+	if ext == nil {
+		ext = []extent{} // entirely a hole
+	}
+	return ext, nil
+}

@@ -1,0 +1,345 @@
+package dedup
+
+import (
+	"bytes"
+	"context"
+	"math/bits"
+)
+
+// pchunk is a chunk before hole encoding; holes carry their length.
+type pchunk struct {
+	block, off, size uint32
+	hole             bool
+	holeLen          int64
+}
+
+// buzTable is the byte substitution table of the cyclic polynomial (buzhash)
+// rolling hash, derived from a fixed seed so images are reproducible.
+var buzTable = func() (t [256]uint32) {
+	x := uint64(0x9E3779B97F4A7C15)
+	for i := range t {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		t[i] = uint32(x >> 32)
+	}
+	return t
+}()
+
+func buzhash(p []byte) uint32 {
+	var h uint32
+	for _, c := range p {
+		h = bits.RotateLeft32(h, 1) ^ buzTable[c]
+	}
+	return h
+}
+
+// rotl1 rolls the window hash by one byte: out leaves, in enters.
+func rotl1(h uint32, s *segmenter, out, in byte) uint32 {
+	return bits.RotateLeft32(h, 1) ^ bits.RotateLeft32(buzTable[out], int(s.rollOut)) ^ buzTable[in]
+}
+
+// BlockSink receives finished blocks in block-number order. The data must be
+// treated as read-only: the segmenter keeps referencing it for lookback.
+type BlockSink func(ctx context.Context, data []byte) error
+
+type segBlock struct {
+	num    uint32
+	data   []byte
+	hashes []uint32 // table keys inserted for this block (for eviction)
+}
+
+// segmenter assembles blocks and finds repeated data: windows of `window`
+// bytes sampled every `step` bytes of the retained blocks are kept in a hash
+// table (guarded by a bloom filter); the input is scanned with a rolling hash
+// and every verified match is extended and stored as a reference.
+type segmenter struct {
+	ctx       context.Context
+	blockSize int
+	window    int
+	step      int
+	lookback  int
+	sink      BlockSink
+	stats     *Stats
+
+	blocks []*segBlock // retained finished blocks, oldest first
+	cur    *segBlock
+	next   uint32
+
+	table     map[uint32]uint64 // hash -> block<<32 | offset
+	bloom     []uint64
+	bloomBits uint
+	rollOut   uint32 // rotation applied to the byte leaving the window
+
+	// openLit is true while the tail of cur is a literal run of the file
+	// being added that no chunk references yet (so it may be trimmed).
+	openLit   bool
+	openStart int // offset in cur.data where that run starts
+}
+
+func newSegmenter(ctx context.Context, opt *Options, sink BlockSink, st *Stats) *segmenter {
+	s := &segmenter{
+		ctx:       ctx,
+		blockSize: 1 << opt.BlockSizeBits,
+		lookback:  max(opt.Lookback, 0),
+		sink:      sink,
+		stats:     st,
+	}
+	if opt.WindowBits > 0 {
+		s.window = 1 << opt.WindowBits
+		s.step = max(1, s.window>>opt.WindowStep)
+		if s.window > s.blockSize {
+			s.window = 0
+		}
+	}
+	if s.window > 0 {
+		entries := (s.lookback + 1) * (s.blockSize / s.step)
+		b := uint(bits.Len(uint(max(entries-1, 1)))) + uint(max(opt.BloomSizeShift, 0))
+		b = max(b, 6)
+		s.bloomBits = b
+		s.bloom = make([]uint64, (1<<b)/64)
+		s.table = make(map[uint32]uint64, min(entries, 1<<16))
+		s.rollOut = uint32(s.window % 32)
+	}
+	s.newBlock()
+	return s
+}
+
+func (s *segmenter) newBlock() {
+	s.cur = &segBlock{num: s.next, data: make([]byte, 0, s.blockSize)}
+	s.next++
+	s.openLit = false
+}
+
+// bloomIdx derives the filter's two bit positions from one multiply; two
+// probes keep false positives (and so map lookups) around 1%.
+func (s *segmenter) bloomIdx(h uint32) (uint32, uint32) {
+	x := uint64(h) * 0x9E3779B97F4A7C15
+	return uint32(x >> (64 - s.bloomBits)), uint32(x>>(32-s.bloomBits)) & (1<<s.bloomBits - 1)
+}
+
+func (s *segmenter) bloomHas(h uint32) bool {
+	i, j := s.bloomIdx(h)
+	return s.bloom[i/64]&(1<<(i%64)) != 0 && s.bloom[j/64]&(1<<(j%64)) != 0
+}
+
+func (s *segmenter) bloomAdd(h uint32) {
+	i, j := s.bloomIdx(h)
+	s.bloom[i/64] |= 1 << (i % 64)
+	s.bloom[j/64] |= 1 << (j % 64)
+}
+
+// flushBlock hands the current block to the sink and retires old ones.
+func (s *segmenter) flushBlock() error {
+	if len(s.cur.data) == 0 {
+		return nil
+	}
+	b := s.cur
+	s.stats.Blocks++
+	s.stats.BlockBytes += int64(len(b.data))
+	if err := s.sink(s.ctx, b.data); err != nil {
+		return err
+	}
+	if s.window > 0 {
+		s.blocks = append(s.blocks, b)
+		if len(s.blocks) > s.lookback {
+			old := s.blocks[0]
+			s.blocks = s.blocks[1:]
+			for _, h := range old.hashes {
+				if v, ok := s.table[h]; ok && uint32(v>>32) == old.num {
+					delete(s.table, h)
+				}
+			}
+			old.hashes = nil
+			clear(s.bloom)
+			for h := range s.table {
+				s.bloomAdd(h)
+			}
+		}
+	}
+	s.newBlock()
+	return nil
+}
+
+func (s *segmenter) finish() error { return s.flushBlock() }
+
+// appendLiteral stores p in the block stream and returns the chunks used.
+func (s *segmenter) appendLiteral(p []byte, out []pchunk) ([]pchunk, error) {
+	for len(p) > 0 {
+		room := s.blockSize - len(s.cur.data)
+		if room == 0 {
+			if err := s.flushBlock(); err != nil {
+				return out, err
+			}
+			continue
+		}
+		n := min(room, len(p))
+		start := len(s.cur.data)
+		if start+n > cap(s.cur.data) {
+			// Grow by doubling but never beyond the block size.
+			nc := min(max(2*cap(s.cur.data), start+n), s.blockSize)
+			s.cur.data = append(make([]byte, 0, nc), s.cur.data...)
+		}
+		s.cur.data = append(s.cur.data, p[:n]...)
+		if s.window > 0 {
+			s.index(start)
+			if !s.openLit {
+				s.openLit, s.openStart = true, start
+			}
+		}
+		out = addChunk(out, pchunk{block: s.cur.num, off: uint32(start), size: uint32(n)})
+		p = p[n:]
+	}
+	return out, nil
+}
+
+// index adds table entries for all sampled windows that end in
+// cur.data[from:].
+func (s *segmenter) index(from int) {
+	d := s.cur.data
+	o := from - s.window + 1
+	if o < 0 {
+		o = 0
+	}
+	o = (o + s.step - 1) / s.step * s.step
+	var h uint32
+	for first := true; o+s.window <= len(d); o += s.step {
+		if first || s.step >= s.window {
+			h = buzhash(d[o : o+s.window])
+			first = false
+		} else {
+			// Roll from the previous sample: one step per byte instead
+			// of rehashing the whole window.
+			for q := o - s.step; q < o; q++ {
+				h = rotl1(h, s, d[q], d[q+s.window])
+			}
+		}
+		s.table[h] = uint64(s.cur.num)<<32 | uint64(o)
+		s.cur.hashes = append(s.cur.hashes, h)
+		s.bloomAdd(h)
+	}
+}
+
+// addChunk appends c, merging it with the previous chunk if contiguous.
+func addChunk(out []pchunk, c pchunk) []pchunk {
+	if n := len(out); n > 0 && !c.hole && !out[n-1].hole && out[n-1].block == c.block &&
+		out[n-1].off+out[n-1].size == c.off && uint64(out[n-1].size)+uint64(c.size) <= 1<<32-1 {
+		out[n-1].size += c.size
+		return out
+	}
+	return append(out, c)
+}
+
+func (s *segmenter) blockData(num uint32) []byte {
+	if num == s.cur.num {
+		return s.cur.data
+	}
+	for _, b := range s.blocks {
+		if b.num == num {
+			return b.data
+		}
+	}
+	return nil
+}
+
+// add segments one contiguous data range of a file.
+func (s *segmenter) add(d []byte, out []pchunk) ([]pchunk, error) {
+	s.openLit = false // a new file: earlier tail bytes may be referenced
+	if s.window == 0 || len(d) < s.window {
+		return s.appendLiteral(d, out)
+	}
+	w := s.window
+	var err error
+	lit := 0 // start of the pending (not yet stored) literal
+	p := 0
+	h := buzhash(d[:w])
+	for {
+		if p&0xFFFF == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return out, err
+			}
+		}
+		if s.bloomHas(h) {
+			if v, ok := s.table[h]; ok {
+				bn, off := uint32(v>>32), int(uint32(v))
+				bd := s.blockData(bn)
+				if off+w <= len(bd) && bytes.Equal(bd[off:off+w], d[p:p+w]) {
+					out, p, err = s.match(d, out, lit, p, bn, off)
+					if err != nil {
+						return out, err
+					}
+					lit = p
+					if p+w > len(d) {
+						break
+					}
+					h = buzhash(d[p : p+w])
+					continue
+				}
+			}
+		}
+		// Store literal data in pieces so that repeats inside one large
+		// file can be found too.
+		if p-lit >= 4*w {
+			if out, err = s.appendLiteral(d[lit:p], out); err != nil {
+				return out, err
+			}
+			lit = p
+		}
+		if p+w >= len(d) {
+			break
+		}
+		h = rotl1(h, s, d[p], d[p+w])
+		p++
+	}
+	return s.appendLiteral(d[lit:], out)
+}
+
+// match handles a verified window match of d[p:] against block bn at off:
+// it extends the match backwards (into pending literal data and into the
+// still unreferenced literal tail of the current block) and forwards, and
+// emits the reference. It returns the new input position.
+func (s *segmenter) match(d []byte, out []pchunk, lit, p int, bn uint32, off int) ([]pchunk, int, error) {
+	bd := s.blockData(bn)
+	// Backwards into pending literal bytes.
+	k := 0
+	for p-k > lit && off-k > 0 && d[p-k-1] == bd[off-k-1] {
+		k++
+	}
+	// Further back into the open literal tail of the current block, which
+	// is trimmed again. Not for matches into the current block itself,
+	// whose referenced bytes could be the ones trimmed.
+	trim := 0
+	if p-k == lit && bn != s.cur.num && s.openLit && len(out) > 0 {
+		last := &out[len(out)-1]
+		cd := s.cur.data
+		for len(cd)-trim > s.openStart && int(last.size) > trim && off-k-trim > 0 &&
+			p-k-trim > 0 && d[p-k-trim-1] == bd[off-k-trim-1] {
+			trim++
+		}
+		if trim > 0 {
+			s.cur.data = cd[:len(cd)-trim]
+			last.size -= uint32(trim)
+			if last.size == 0 {
+				out = out[:len(out)-1]
+			}
+		}
+	}
+	var err error
+	if out, err = s.appendLiteral(d[lit:p-k], out); err != nil {
+		return out, p, err
+	}
+	if bn == s.cur.num {
+		bd = s.cur.data
+	}
+	n := s.window
+	for p+n < len(d) && off+n < len(bd) && d[p+n] == bd[off+n] {
+		n++
+	}
+	start := off - k - trim
+	size := k + trim + n
+	out = addChunk(out, pchunk{block: bn, off: uint32(start), size: uint32(size)})
+	s.openLit = false
+	s.stats.SegMatches++
+	s.stats.SegMatchBytes += int64(size)
+	return out, p + n, nil
+}

@@ -1,0 +1,586 @@
+// Package mkimage is the mkdwarfs front end: option handling, the block
+// compression pipeline and writing the image file.
+package mkimage
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// Config is a fully parsed mkdwarfs invocation.
+type Config struct {
+	Build       dedup.Options
+	Output      string // "-" for stdout
+	Force       bool
+	Compression string
+	SchemaComp  string
+	MetaComp    string
+	HistoryComp string
+	Workers     int
+	MemLimit    int64
+	Header      []byte
+	NoIndex     bool
+	NoHistory   bool
+	NoHistTime  bool
+	NoHistArgs  bool
+	Args        []string // command line for the history
+	LogLevel    int
+	Progress    string
+	DebugFilter string // --debug-filter mode: print filter effects only
+
+	// comps caches compressors by spec: zstd encoders are costly to warm up.
+	comps map[string]block.Compressor
+}
+
+func (c *Config) compressor(spec string) (block.Compressor, error) {
+	if comp, ok := c.comps[spec]; ok {
+		return comp, nil
+	}
+	comp, err := block.NewCompressor(spec)
+	if err != nil {
+		return nil, err
+	}
+	if c.comps == nil {
+		c.comps = map[string]block.Compressor{}
+	}
+	c.comps[spec] = comp
+	return comp, nil
+}
+
+// Log levels.
+const (
+	logError = iota
+	logWarn
+	logInfo
+	logVerbose
+	logDebug
+)
+
+// Main runs mkdwarfs with args (without the program name) and returns the
+// exit status: 0 ok, 1 runtime failure, 2 usage error.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := ParseConfig(args, stdin, stdout)
+	if err == nil && cfg.DebugFilter != "" {
+		if err := dedup.DebugFilter(cfg.Build, cfg.DebugFilter, stdout); err != nil {
+			fmt.Fprintf(stderr, "mkdwarfs: error: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if err != nil {
+		if errors.Is(err, errHelpDone) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "mkdwarfs: %v\n", err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(stderr, "Try 'mkdwarfs --help' for more information.")
+			return 2
+		}
+		return 1
+	}
+	if cfg.Build.Log == nil && cfg.LogLevel >= logWarn {
+		cfg.Build.Log = stderr
+	}
+	start := time.Now()
+	prog := startProgress(cfg.Progress, stderr)
+	cfg.Build.Progress = prog.update
+	res, err := Run(ctx, cfg, stdout)
+	prog.stop()
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mkdwarfs: error: %v\n", err)
+		return 1
+	}
+	if cfg.LogLevel >= logInfo {
+		printSummary(stderr, res, time.Since(start))
+	}
+	return 0
+}
+
+var errHelpDone = errors.New("help printed")
+
+func usage(w io.Writer, long bool) {
+	fmt.Fprint(w, "mkdwarfs (godwarfs) - create a DwarFS image\n\nUsage: mkdwarfs -i DIR -o IMAGE [OPTIONS...]\n\nOptions:\n")
+	for _, s := range optSpecs {
+		if s.unsupported {
+			continue
+		}
+		name := "    --" + s.long
+		if s.short != 0 {
+			name = fmt.Sprintf("-%c, --%s", s.short, s.long)
+		}
+		if s.arg {
+			an := s.argName
+			if an == "" {
+				an = "ARG"
+			}
+			name += " " + an
+		}
+		help := s.help
+		if s.def != "" {
+			help += " (default: " + s.def + ")"
+		}
+		fmt.Fprintf(w, "  %-34s %s\n", name, help)
+	}
+	fmt.Fprint(w, "\nSizes accept k, m, g, t suffixes (powers of 1024). Exit status: 0 ok, 1 error, 2 usage error.\n")
+	if long {
+		fmt.Fprintln(w)
+		printLevels(w)
+	}
+}
+
+// ParseConfig turns command line arguments into a Config. Help output goes
+// to stdout (and returns errHelpDone).
+func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, error) {
+	p, err := parseArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if p.has("help") || p.has("long-help") || p.has("man") {
+		usage(stdout, p.has("long-help"))
+		return nil, errHelpDone
+	}
+	cfg := &Config{Build: dedup.DefaultOptions(), Args: append([]string{"mkdwarfs"}, args...)}
+	o := &cfg.Build
+	atoi := func(name string, lo, hi int) (int, bool, error) {
+		v, ok := p.get(name)
+		if !ok {
+			return 0, false, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return 0, false, usagef("invalid value %q for --%s (expected %d..%d)", v, name, lo, hi)
+		}
+		return n, true, nil
+	}
+	lvl := 7
+	if n, ok, err := atoi("compress-level", 0, 9); err != nil {
+		return nil, err
+	} else if ok {
+		lvl = n
+	}
+	L := levels[lvl]
+	o.BlockSizeBits, o.WindowBits, o.WindowStep, o.Order = L.blockBits, L.window, L.step, L.order
+	cfg.Compression, cfg.SchemaComp, cfg.HistoryComp, cfg.MetaComp = L.block, L.schema, L.schema, L.meta
+
+	in, ok := p.get("input")
+	if !ok {
+		return nil, usagef("no input directory given (-i)")
+	}
+	o.Input = in
+	if v, ok := p.get("debug-filter"); ok {
+		switch v {
+		case "all", "excluded", "excluded-files", "files", "included", "included-files":
+			cfg.DebugFilter = v
+		default:
+			return nil, usagef("invalid --debug-filter mode %q", v)
+		}
+	}
+	if cfg.Output, ok = p.get("output"); !ok && cfg.DebugFilter == "" {
+		return nil, usagef("no output given (-o)")
+	}
+	cfg.Force = p.has("force")
+	if v, ok := p.get("input-list"); ok {
+		var r io.Reader = stdin
+		if v != "-" {
+			f, err := os.Open(v)
+			if err != nil {
+				return nil, fmt.Errorf("opening input list: %w", err)
+			}
+			defer f.Close()
+			r = f
+		}
+		list, err := dedup.ReadInputList(r)
+		if err != nil {
+			return nil, err
+		}
+		if list == nil {
+			list = []string{}
+		}
+		o.InputList = list
+	}
+	cfg.LogLevel = logInfo
+	if v, ok := p.get("log-level"); ok {
+		m := map[string]int{"error": logError, "warn": logWarn, "info": logInfo, "verbose": logVerbose, "debug": logDebug, "trace": logDebug}
+		l, ok := m[v]
+		if !ok {
+			return nil, usagef("invalid log level %q", v)
+		}
+		cfg.LogLevel = l
+	}
+	if n, ok, err := atoi("block-size-bits", 10, 30); err != nil {
+		return nil, err
+	} else if ok {
+		o.BlockSizeBits = n
+	}
+	cfg.Workers = 2
+	if n, ok, err := atoi("num-workers", 1, 1024); err != nil {
+		return nil, err
+	} else if ok {
+		cfg.Workers = n
+	}
+	o.ScannerWorkers = cfg.Workers
+	if n, ok, err := atoi("num-scanner-workers", 1, 1024); err != nil {
+		return nil, err
+	} else if ok {
+		o.ScannerWorkers = n
+	}
+	if _, _, err := atoi("num-segmenter-workers", 1, 1024); err != nil {
+		return nil, err
+	}
+	if v, ok := p.get("memory-limit"); ok && v != "auto" {
+		n, err := parseSize(v)
+		if err != nil || n <= 0 {
+			return nil, usagef("invalid --memory-limit %q", v)
+		}
+		cfg.MemLimit = n
+	}
+	if v, ok := p.get("order"); ok {
+		ord, ok := dedup.ParseOrder(v)
+		if !ok {
+			return nil, usagef("invalid --order %q (none, path, revpath, similarity, nilsimsa)", v)
+		}
+		o.Order = ord
+	}
+	if v, ok := p.get("max-similarity-size"); ok {
+		n, err := parseSize(v)
+		if err != nil {
+			return nil, usagef("invalid --max-similarity-size: %v", err)
+		}
+		o.MaxSimilaritySize = n
+	}
+	if v, ok := p.get("file-hash"); ok {
+		if _, err := dedup.NewFileHash(v); err != nil {
+			return nil, usagef("%v", err)
+		}
+		o.FileHash = v
+	}
+	cfg.Progress = "none"
+	if v, ok := p.get("progress"); ok {
+		switch v {
+		case "ascii", "unicode", "simple", "none":
+			cfg.Progress = v
+		default:
+			return nil, usagef("invalid --progress %q", v)
+		}
+	}
+	if p.has("no-progress") {
+		cfg.Progress = "none"
+	}
+	for _, f := range p.vals["filter"] {
+		r, err := dedup.ParseFilterRule(f)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		o.Filters = append(o.Filters, r)
+	}
+	o.RemoveEmpty = p.has("remove-empty-dirs")
+	o.ContinueOnErr = p.has("continue-on-error")
+	if n, ok, err := atoi("max-lookback-blocks", 0, 1<<16); err != nil {
+		return nil, err
+	} else if ok {
+		o.Lookback = n
+	}
+	if n, ok, err := atoi("window-size", 0, 24); err != nil {
+		return nil, err
+	} else if ok {
+		o.WindowBits = n
+		if n > 0 && n < 5 {
+			return nil, usagef("--window-size must be 0 or at least 5")
+		}
+	}
+	if n, ok, err := atoi("window-step", 0, 8); err != nil {
+		return nil, err
+	} else if ok {
+		o.WindowStep = n
+	}
+	if n, ok, err := atoi("bloom-filter-size", 0, 10); err != nil {
+		return nil, err
+	} else if ok {
+		o.BloomSizeShift = n
+	}
+	for _, c := range []struct {
+		name string
+		dst  *string
+	}{{"compression", &cfg.Compression}, {"schema-compression", &cfg.SchemaComp},
+		{"metadata-compression", &cfg.MetaComp}, {"history-compression", &cfg.HistoryComp}} {
+		if v, ok := p.get(c.name); ok {
+			if strings.Contains(v, "::") {
+				return nil, usagef("--%s: categories are not supported", c.name)
+			}
+			*c.dst = v
+		}
+		if _, err := cfg.compressor(*c.dst); err != nil {
+			return nil, usagef("invalid --%s %q: %v", c.name, *c.dst, err)
+		}
+	}
+	o.WithDevices = p.has("with-devices")
+	o.WithSpecials = p.has("with-specials")
+	o.NoSparse = p.has("no-sparse-files")
+	if v, ok := p.get("header"); ok {
+		h, err := os.ReadFile(v)
+		if err != nil {
+			return nil, fmt.Errorf("reading header: %w", err)
+		}
+		cfg.Header = h
+	}
+	cfg.NoIndex = p.has("no-section-index")
+	cfg.NoHistory = p.has("no-history")
+	cfg.NoHistTime = p.has("no-history-timestamps")
+	cfg.NoHistArgs = p.has("no-history-command-line")
+	for _, c := range []struct {
+		name string
+		dst  **uint32
+	}{{"set-owner", &o.SetOwner}, {"set-group", &o.SetGroup}} {
+		if v, ok := p.get(c.name); ok {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return nil, usagef("invalid --%s %q: must be a numeric id", c.name, v)
+			}
+			u := uint32(n)
+			*c.dst = &u
+		}
+	}
+	if v, ok := p.get("chmod"); ok {
+		o.Chmod = v
+		if err := dedup.CheckChmod(v); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	o.NoCreateTime = p.has("no-create-timestamp")
+	if v, ok := p.get("set-time"); ok {
+		var t int64
+		if v == "now" {
+			t = o.Now().Unix()
+		} else {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return nil, usagef("invalid --set-time %q (unix time or 'now')", v)
+			}
+			t = n
+		}
+		o.SetTime = &t
+	}
+	o.KeepAllTimes = p.has("keep-all-times")
+	if v, ok := p.get("time-resolution"); ok {
+		r, err := parseTimeRes(v)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		o.TimeResNsec = r
+	}
+	o.NoHardlinks = p.has("no-hardlink-table")
+	if v, ok := p.get("pack-metadata"); ok {
+		pk, err := parsePack(v)
+		if err != nil {
+			return nil, err
+		}
+		o.Pack = pk
+	}
+	return cfg, nil
+}
+
+func parsePack(v string) (dedup.Pack, error) {
+	var pk dedup.Pack
+	for _, w := range strings.Split(v, ",") {
+		switch w {
+		case "auto":
+			pk.Names, pk.Symlinks = true, true
+		case "all":
+			pk = dedup.Pack{ChunkTable: true, Directories: true, SharedFiles: true, Names: true,
+				NamesIndex: true, Symlinks: true, SymlinksIndex: true, Force: pk.Force, Plain: pk.Plain}
+		case "none":
+			pk = dedup.Pack{Force: pk.Force, Plain: pk.Plain}
+		case "chunk_table":
+			pk.ChunkTable = true
+		case "directories":
+			pk.Directories = true
+		case "shared_files":
+			pk.SharedFiles = true
+		case "names":
+			pk.Names = true
+		case "names_index":
+			pk.NamesIndex = true
+		case "symlinks":
+			pk.Symlinks = true
+		case "symlinks_index":
+			pk.SymlinksIndex = true
+		case "force":
+			pk.Force = true
+		case "plain":
+			pk.Plain = true
+		default:
+			return pk, usagef("invalid --pack-metadata element %q", w)
+		}
+	}
+	return pk, nil
+}
+
+// Result summarises a successful run.
+type Result struct {
+	Stats      dedup.Stats
+	ImageBytes int64
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Run builds the image. The output is written to a temporary file next to
+// cfg.Output and renamed at the end, so a failed or interrupted run never
+// leaves a partial image under the output name.
+func Run(ctx context.Context, cfg *Config, stdout io.Writer) (*Result, error) {
+	if cfg.Output == "-" {
+		bw := bufio.NewWriterSize(stdout, 1<<20)
+		res, err := write(ctx, cfg, bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		return res, err
+	}
+	if _, err := os.Lstat(cfg.Output); err == nil && !cfg.Force {
+		return nil, fmt.Errorf("output file %s already exists (use -f to overwrite)", cfg.Output)
+	}
+	dir := filepath.Dir(cfg.Output)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(cfg.Output)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("creating output: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	// An output inside the input tree must not be scanned.
+	for _, p := range []string{tmp.Name(), cfg.Output} {
+		if abs, err := filepath.Abs(p); err == nil {
+			if in, err := filepath.Abs(cfg.Build.Input); err == nil && strings.HasPrefix(abs, in+string(filepath.Separator)) {
+				cfg.Build.Exclude = append(cfg.Build.Exclude, filepath.Join(cfg.Build.Input, abs[len(in)+1:]))
+			}
+		}
+	}
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	res, err := write(ctx, cfg, bw)
+	if err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", cfg.Output, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", cfg.Output, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", cfg.Output, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), cfg.Output); err != nil {
+		return nil, fmt.Errorf("renaming output: %w", err)
+	}
+	ok = true
+	return res, nil
+}
+
+// write produces the whole image on w.
+func write(ctx context.Context, cfg *Config, w io.Writer) (*Result, error) {
+	cw := &countingWriter{w: w}
+	bw := block.NewWriter(cw, block.WriterOptions{NoSectionIndex: cfg.NoIndex, Header: cfg.Header})
+	comp, err := cfg.compressor(cfg.Compression)
+	if err != nil {
+		return nil, fmt.Errorf("block compression: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	limit := cfg.MemLimit
+	if limit == 0 {
+		// "auto": one block per worker plus one waiting to be written.
+		limit = int64(max(cfg.Workers, 1)+1) << cfg.Build.BlockSizeBits
+	}
+	pipe := newPipeline(ctx, comp, bw, cfg.Workers, limit)
+	md, stats, err := dedup.Build(ctx, cfg.Build, pipe.submit)
+	if perr := pipe.wait(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return nil, err
+	}
+	schema, data, err := metadata.Encode(md)
+	if err != nil {
+		return nil, fmt.Errorf("encoding metadata: %w", err)
+	}
+	if err := writeSection(cfg, bw, block.SectionMetadataSchema, cfg.SchemaComp, schema); err != nil {
+		return nil, err
+	}
+	if err := writeSection(cfg, bw, block.SectionMetadata, cfg.MetaComp, data); err != nil {
+		return nil, err
+	}
+	if !cfg.NoHistory {
+		if err := writeSection(cfg, bw, block.SectionHistory, cfg.HistoryComp, history(cfg)); err != nil {
+			return nil, err
+		}
+	}
+	if err := bw.Close(); err != nil {
+		return nil, fmt.Errorf("writing image: %w", err)
+	}
+	return &Result{Stats: stats, ImageBytes: cw.n}, nil
+}
+
+func writeSection(cfg *Config, bw *block.Writer, t block.SectionType, spec string, payload []byte) error {
+	c, err := cfg.compressor(spec)
+	if err != nil {
+		return fmt.Errorf("%s compression: %w", t, err)
+	}
+	ct, out, err := block.CompressSection(c, payload)
+	if err != nil {
+		return fmt.Errorf("compressing %s: %w", t, err)
+	}
+	if err := bw.WriteSection(t, ct, out); err != nil {
+		return fmt.Errorf("writing image: %w", err)
+	}
+	return nil
+}
+
+func history(cfg *Config) []byte {
+	rec := metadata.HistoryRecord{
+		Version:    metadata.DwarfsVersion{Major: 0, Minor: 1, Patch: 0, IsRelease: true},
+		SystemID:   runtime.GOOS + " " + runtime.GOARCH,
+		CompilerID: runtime.Version(),
+	}
+	if !cfg.NoHistArgs {
+		rec.Arguments = cfg.Args
+		rec.HasArguments = true
+	}
+	if !cfg.NoHistTime {
+		t := uint64(max(cfg.Build.Now().Unix(), 0))
+		rec.Timestamp = &t
+	}
+	return metadata.EncodeHistory(&metadata.History{Entries: []metadata.HistoryRecord{rec}})
+}
