@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/godwarfs/godwarfs/internal/chmod"
 	"io"
 	"math/bits"
 	"os"
@@ -23,7 +24,7 @@ type builder struct {
 	opt   *Options
 	stats Stats
 	sc    *scanner
-	mode  *modeChanger
+	mode  *chmod.Changer
 	bufs  sync.Pool // 1 MiB read buffers
 	// segBuf is reused for reading files below the mmap threshold.
 	segBuf []byte
@@ -600,7 +601,7 @@ func (b *builder) inodes(md *metadata.Metadata, n *numbering) error {
 	for i, in := range n.all {
 		mode := in.mode
 		if b.mode != nil {
-			mode = b.mode.apply(mode)
+			mode = b.mode.Apply(mode)
 		}
 		uid, gid := in.uid, in.gid
 		if opt.SetOwner != nil {

@@ -149,7 +149,7 @@ func TestChmod(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.spec, err)
 		}
-		if got := mc.apply(tc.in); got != tc.want {
+		if got := mc.Apply(tc.in); got != tc.want {
 			t.Errorf("%s on %o: got %o, want %o", tc.spec, tc.in, got, tc.want)
 		}
 	}

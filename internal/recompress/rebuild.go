@@ -2,6 +2,7 @@ package recompress
 
 import (
 	"fmt"
+	"github.com/godwarfs/godwarfs/internal/chmod"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,7 +132,7 @@ func rebuildMetadata(orig, prev *metadata.Metadata, major, minor int, opts Optio
 		var modes []uint32
 		idx := map[uint32]uint32{}
 		for i := range md.Inodes {
-			m := mc.apply(norm.Modes[md.Inodes[i].ModeIndex])
+			m := mc.Apply(norm.Modes[md.Inodes[i].ModeIndex])
 			k, ok := idx[m]
 			if !ok {
 				k = uint32(len(modes))
@@ -372,111 +373,11 @@ func applyTimes(md *metadata.Metadata, fsys *metadata.FS, ro RebuildOptions) err
 	return nil
 }
 
-type chmodClause struct {
-	dirs, files bool
-	who         uint32
-	op          byte
-	perms       string
-	octal       *uint32
-}
-
-type modeChanger struct{ clauses []chmodClause }
-
-// parseChmod parses comma-separated clauses: [D|F]octal or
-// [D|F][ugoa]*[+-=][rwxXst]*.
-func parseChmod(spec string) (*modeChanger, error) {
-	mc := &modeChanger{}
-	for _, cl := range strings.Split(spec, ",") {
-		c := chmodClause{dirs: true, files: true}
-		switch {
-		case strings.HasPrefix(cl, "D"):
-			c.files, cl = false, cl[1:]
-		case strings.HasPrefix(cl, "F"):
-			c.dirs, cl = false, cl[1:]
-		}
-		if cl == "" {
-			return nil, fmt.Errorf("--chmod %q: empty clause: %w", spec, ErrUsage)
-		}
-		if v, err := strconv.ParseUint(cl, 8, 32); err == nil {
-			if v > 0o7777 {
-				return nil, fmt.Errorf("--chmod %q: mode out of range: %w", spec, ErrUsage)
-			}
-			m := uint32(v)
-			c.octal = &m
-			mc.clauses = append(mc.clauses, c)
-			continue
-		}
-		i := 0
-		for ; i < len(cl) && strings.IndexByte("ugoa", cl[i]) >= 0; i++ {
-			switch cl[i] {
-			case 'u':
-				c.who |= 0o4700
-			case 'g':
-				c.who |= 0o2070
-			case 'o':
-				c.who |= 0o1007
-			case 'a':
-				c.who |= 0o7777
-			}
-		}
-		if c.who == 0 {
-			c.who = 0o7777
-		}
-		if i >= len(cl) || strings.IndexByte("+-=", cl[i]) < 0 {
-			return nil, fmt.Errorf("--chmod %q: missing operator: %w", spec, ErrUsage)
-		}
-		c.op = cl[i]
-		c.perms = cl[i+1:]
-		for _, p := range c.perms {
-			if !strings.ContainsRune("rwxXst", p) {
-				return nil, fmt.Errorf("--chmod %q: invalid permission %q: %w", spec, p, ErrUsage)
-			}
-		}
-		mc.clauses = append(mc.clauses, c)
+// parseChmod reports a bad --chmod as a usage error.
+func parseChmod(spec string) (*chmod.Changer, error) {
+	mc, err := chmod.Parse(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrUsage)
 	}
 	return mc, nil
-}
-
-func (mc *modeChanger) apply(mode uint32) uint32 {
-	isDir := mode&0o170000 == 0o040000
-	typ := mode &^ 0o7777
-	perm := mode & 0o7777
-	for _, c := range mc.clauses {
-		if (isDir && !c.dirs) || (!isDir && !c.files) {
-			continue
-		}
-		if c.octal != nil {
-			perm = *c.octal
-			continue
-		}
-		var bits uint32
-		for _, p := range []byte(c.perms) {
-			switch p {
-			case 'r':
-				bits |= 0o444
-			case 'w':
-				bits |= 0o222
-			case 'x':
-				bits |= 0o111
-			case 'X':
-				if isDir || perm&0o111 != 0 {
-					bits |= 0o111
-				}
-			case 's':
-				bits |= 0o6000
-			case 't':
-				bits |= 0o1000
-			}
-		}
-		bits &= c.who
-		switch c.op {
-		case '+':
-			perm |= bits
-		case '-':
-			perm &^= bits
-		case '=':
-			perm = perm&^(c.who&0o6777) | bits
-		}
-	}
-	return typ | perm
 }

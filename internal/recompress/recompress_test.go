@@ -601,7 +601,7 @@ func TestParseChmod(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.spec, err)
 		}
-		if got := mc.apply(tc.in); got != tc.want {
+		if got := mc.Apply(tc.in); got != tc.want {
 			t.Errorf("%q on %o: %o, want %o", tc.spec, tc.in, got, tc.want)
 		}
 	}
