@@ -1,6 +1,7 @@
 GO      ?= go
 BIN     ?= bin
 FUZZTIME ?= 3s
+QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/
 
@@ -34,6 +35,14 @@ demo: build
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchtime=3x ./...
+
+# Side-by-side comparisons with squashfs tools (root, Debian packages);
+# QUICK=1 uses a small corpus. See bench/README.md.
+bench-build: build
+	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/build.sh
+
+bench-read: build
+	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/read.sh
 
 clean:
 	rm -rf $(BIN)
