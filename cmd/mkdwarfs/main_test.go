@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,5 +93,65 @@ func TestInterrupt(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr: %q", stderr.String())
+	}
+}
+
+// TestInterruptRecompress sends SIGINT while an image is being
+// recompressed: no output (or temporary file) may remain and the input
+// must be unchanged.
+func TestInterruptRecompress(t *testing.T) {
+	src := t.TempDir()
+	data := make([]byte, 32<<20)
+	rand.NewChaCha8([32]byte{1}).Read(data) // incompressible
+	if err := os.WriteFile(filepath.Join(src, "random"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "in.dwarfs")
+	if out, err := command("-i", src, "-o", in, "-l", "0", "-S", "20", "--log-level", "warn").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v: %s", err, out)
+	}
+	hash := func() [32]byte {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha256.Sum256(b)
+	}
+	before := hash()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.dwarfs")
+	cmd := command("-i", in, "-o", out, "--recompress", "-C", "lzma:level=9", "-N", "1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ents, _ := os.ReadDir(dir)
+		if len(ents) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if err == nil {
+		t.Skip("recompression finished before the interrupt")
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("want exit 1 after SIGINT, got %v (%s)", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr: %q", stderr.String())
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		t.Errorf("left behind after SIGINT: %s", e.Name())
+	}
+	if hash() != before {
+		t.Error("input image modified")
 	}
 }

@@ -39,6 +39,7 @@ var options = []cli.Option{
 	{Long: "no-check", Help: "skip the xxh3 check of all sections"},
 	{Long: "print-header", Short: "H", Help: "write the image's prefix to stdout"},
 	{Long: "checksum", HasValue: true, Arg: "ALGO", Help: "print file digests (" + strings.Join(algoNames(), ", ") + ")"},
+	{Long: "export-metadata", HasValue: true, Arg: "FILE", Help: "write the metadata as decoded (not normalised) as JSON to FILE (- for stdout) and exit"},
 	{Long: "image-offset", Short: "O", HasValue: true, Arg: "auto|N", Help: "image offset"},
 	{Long: "help", Short: "h", Help: "show this help"},
 }
@@ -125,6 +126,9 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	if err := verifySections(im, !res.Has("no-check"), res.Has("check-integrity")); err != nil {
 		return err
 	}
+	if res.Has("export-metadata") {
+		return exportMetadata(im, res.Get("export-metadata", ""), stdout)
+	}
 	if err := im.FS().Check(); err != nil {
 		return fmt.Errorf("%s: metadata check: %w", img, err)
 	}
@@ -163,6 +167,31 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	}
 	if detail >= 4 {
 		return printInodes(im, stdout, detail >= 5)
+	}
+	return nil
+}
+
+// exportMetadata writes the stored metadata model as JSON (see
+// metadata.ExportJSON) to path, or to stdout for "-". A partially written
+// file is removed on error.
+func exportMetadata(im *godwarfs.Image, path string, stdout io.Writer) error {
+	if path == "" {
+		return usageError{errors.New("--export-metadata needs a file name")}
+	}
+	if path == "-" {
+		return metadata.ExportJSON(im.Metadata(), stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("export metadata: %w", err)
+	}
+	err = metadata.ExportJSON(im.Metadata(), f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("export metadata: %w", err)
 	}
 	return nil
 }

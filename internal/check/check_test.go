@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -272,5 +273,76 @@ func TestSizeWithUnit(t *testing.T) {
 		if got := SizeWithUnit(n); got != want {
 			t.Errorf("SizeWithUnit(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestExportMetadata exports every good fixture's metadata and compares
+// the inode table with the reference dwarfsck's inode count.
+func TestExportMetadata(t *testing.T) {
+	n := 0
+	for _, img := range good(t) {
+		if img.Text == "" {
+			continue
+		}
+		ref, err := os.ReadFile(img.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int
+		for _, l := range strings.Split(string(ref), "\n") {
+			if v, ok := strings.CutPrefix(l, "inode count: "); ok {
+				want, err = strconv.Atoi(strings.TrimSpace(v))
+				if err != nil {
+					t.Fatalf("%s: %q", img.Text, l)
+				}
+			}
+		}
+		if want == 0 {
+			continue
+		}
+		n++
+		t.Run(img.Name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "md.json")
+			if rc, _, stderr := runck("--export-metadata", out, img.Path); rc != 0 {
+				t.Fatalf("exit %d: %s", rc, stderr)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var md struct {
+				Inodes      []json.RawMessage `json:"inodes"`
+				EntryTable  []uint32          `json:"entry_table_v2_2"`
+				DirEntries  []json.RawMessage `json:"dir_entries"`
+				BlockSize   uint32            `json:"block_size"`
+				Directories []json.RawMessage `json:"directories"`
+			}
+			if err := json.Unmarshal(b, &md); err != nil {
+				t.Fatalf("invalid JSON: %v", err)
+			}
+			got := len(md.Inodes)
+			if md.DirEntries == nil {
+				// Legacy (<= 2.2) metadata has one inodes row per entry;
+				// entry_table_v2_2 maps inode numbers to them.
+				got = len(md.EntryTable)
+			}
+			if got != want || md.BlockSize == 0 || len(md.Directories) == 0 {
+				t.Errorf("%d inodes (want %d), block size %d, %d directories", got, want, md.BlockSize, len(md.Directories))
+			}
+		})
+	}
+	if n == 0 {
+		t.Skip("no fixture with a reference inode count")
+	}
+	// Stdout and usage errors.
+	img := fixtures.Path("reference", "images", "default.dwarfs")
+	if rc, stdout, stderr := runck("--export-metadata", "-", img); rc != 0 || !json.Valid([]byte(stdout)) {
+		t.Errorf("to stdout: exit %d %s", rc, stderr)
+	}
+	if rc, _, _ := runck("--export-metadata", filepath.Join(t.TempDir(), "no", "dir", "x.json"), img); rc != 1 {
+		t.Errorf("unwritable file: exit %d, want 1", rc)
+	}
+	if rc, stdout, _ := runck("--help"); rc != 0 || !strings.Contains(stdout, "--export-metadata") {
+		t.Error("--help lacks --export-metadata")
 	}
 }

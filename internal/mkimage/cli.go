@@ -31,7 +31,7 @@ type optSpec struct {
 }
 
 var optSpecs = []optSpec{
-	{long: "input", short: 'i', arg: true, argName: "DIR", help: "path to root directory"},
+	{long: "input", short: 'i', arg: true, argName: "DIR", help: "path to root directory (an image with --recompress, --rebuild-metadata or --change-block-size)"},
 	{long: "input-list", arg: true, argName: "FILE", help: "file with paths relative to the root directory, or - for stdin"},
 	{long: "output", short: 'o', arg: true, argName: "FILE", help: "image output name, or - for stdout"},
 	{long: "force", short: 'f', help: "overwrite an existing output image"},
@@ -84,15 +84,16 @@ var optSpecs = []optSpec{
 	{long: "compress-niceness", arg: true, help: "accepted, no effect"},
 	{long: "no-category-names", help: "accepted, no effect (no categorizers)"},
 	{long: "no-category-metadata", help: "accepted, no effect (no categorizers)"},
+	// Rewriting an existing image (-i IMAGE): see recompress.go.
+	{long: "recompress", arg: true, optional: true, implicit: "all", argName: "MODE", help: "rewrite the image given with -i, recompressing all (default), block, metadata or none of its sections (compression from -C/--*-compression, else the -l level)"},
+	{long: "rebuild-metadata", help: "with -i IMAGE: rebuild the metadata (applies -P, --set-owner, --set-group, --set-time, --chmod, --time-resolution (coarser only), --keep-all-times)"},
+	{long: "change-block-size", help: "with -i IMAGE: re-chunk all file data into blocks of 2^S bytes (-S) and rebuild the metadata"},
+	{long: "recompress-categories", arg: true, argName: "[!]CAT,...", help: "with --recompress: only recompress blocks of these categories (a leading ! excludes them)"},
+	{long: "remove-header", help: "with -i IMAGE: drop any header before the image"},
+	{long: "no-metadata-version-history", help: "with --rebuild-metadata: don't record the previous metadata version"},
+	{long: "no-check", help: "with -i IMAGE: skip the integrity check of the input and of rebuilt metadata"},
 	// Reference features godwarfs does not implement: refused clearly.
-	{long: "recompress", arg: true, optional: true, implicit: "all", unsupported: true},
-	{long: "rebuild-metadata", unsupported: true},
-	{long: "change-block-size", unsupported: true},
-	{long: "no-metadata-version-history", unsupported: true},
-	{long: "recompress-categories", arg: true, unsupported: true},
 	{long: "categorize", arg: true, optional: true, implicit: "fits,pcmaudio,binary,incompressible", unsupported: true},
-	{long: "no-check", unsupported: true},
-	{long: "remove-header", unsupported: true},
 	{long: "hollow", unsupported: true},
 	{long: "hotness-list", arg: true, unsupported: true},
 	{long: "incompressible-min-input-size", arg: true, unsupported: true},

@@ -366,7 +366,7 @@ func TestDebugFilterAndUnsupported(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "- /a.o") {
 		t.Errorf("implicit all: %d %q", code, stdout)
 	}
-	for _, opt := range []string{"--recompress", "--categorize", "--hollow", "--rebuild-metadata"} {
+	for _, opt := range []string{"--categorize", "--hollow", "--hotness-list=x"} {
 		if code, _, stderr := run("-i", src, "-o", "x", opt); code != 2 || !strings.Contains(stderr, "not supported") {
 			t.Errorf("%s: exit %d %q", opt, code, stderr)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/internal/recompress"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	LogLevel    int
 	Progress    string
 	DebugFilter string // --debug-filter mode: print filter effects only
+	// Recompress is set when an existing image (Build.Input) is rewritten
+	// (--recompress, --rebuild-metadata, --change-block-size).
+	Recompress *recompress.Options
 
 	// comps caches compressors by spec: zstd encoders are costly to warm up.
 	comps map[string]block.Compressor
@@ -92,6 +96,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		return 1
 	}
+	if cfg.Recompress != nil {
+		return mainRecompress(ctx, cfg, stderr)
+	}
 	if cfg.Build.Log == nil && cfg.LogLevel >= logWarn {
 		cfg.Build.Log = stderr
 	}
@@ -117,7 +124,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 var errHelpDone = errors.New("help printed")
 
 func usage(w io.Writer, long bool) {
-	fmt.Fprint(w, "mkdwarfs (godwarfs) - create a DwarFS image\n\nUsage: mkdwarfs -i DIR -o IMAGE [OPTIONS...]\n\nOptions:\n")
+	fmt.Fprint(w, "mkdwarfs (godwarfs) - create a DwarFS image\n\nUsage: mkdwarfs -i DIR -o IMAGE [OPTIONS...]\n"+
+		"       mkdwarfs -i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]\n\nOptions:\n")
 	for _, s := range optSpecs {
 		if s.unsupported {
 			continue
@@ -131,7 +139,11 @@ func usage(w io.Writer, long bool) {
 			if an == "" {
 				an = "ARG"
 			}
-			name += " " + an
+			if s.optional {
+				name += "[=" + an + "]"
+			} else {
+				name += " " + an
+			}
 		}
 		help := s.help
 		if s.def != "" {
@@ -139,6 +151,7 @@ func usage(w io.Writer, long bool) {
 		}
 		fmt.Fprintf(w, "  %-34s %s\n", name, help)
 	}
+	fmt.Fprint(w, recompressHelp)
 	fmt.Fprint(w, "\nSizes accept k, m, g, t suffixes (powers of 1024). Exit status: 0 ok, 1 error, 2 usage error.\n")
 	if long {
 		fmt.Fprintln(w)
@@ -158,6 +171,7 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 		return nil, errHelpDone
 	}
 	cfg := &Config{Build: dedup.DefaultOptions(), Args: append([]string{"mkdwarfs"}, args...)}
+	recomp := isRecompress(p)
 	o := &cfg.Build
 	atoi := func(name string, lo, hi int) (int, bool, error) {
 		v, ok := p.get(name)
@@ -380,11 +394,12 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 	}
 	o.KeepAllTimes = p.has("keep-all-times")
 	if v, ok := p.get("time-resolution"); ok {
-		r, err := parseTimeRes(v)
-		if err != nil {
+		// A rewrite validates the value itself (it accepts more forms).
+		if r, err := parseTimeRes(v); err == nil {
+			o.TimeResNsec = r
+		} else if !recomp {
 			return nil, usagef("%v", err)
 		}
-		o.TimeResNsec = r
 	}
 	o.NoHardlinks = p.has("no-hardlink-table")
 	if v, ok := p.get("pack-metadata"); ok {
@@ -393,6 +408,11 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 			return nil, err
 		}
 		o.Pack = pk
+	}
+	if recomp {
+		if err := recompressOptions(cfg, p); err != nil {
+			return nil, err
+		}
 	}
 	return cfg, nil
 }

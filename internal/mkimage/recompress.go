@@ -1,0 +1,181 @@
+package mkimage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/godwarfs/godwarfs/internal/recompress"
+)
+
+const recompressHelp = `
+Rewriting an existing image (mkdwarfs -i OLD.dwarfs -o NEW.dwarfs ...):
+  --recompress[=all|block|metadata|none] re-encodes the selected sections;
+  block data uses -C, metadata --metadata-compression, schema and history
+  --schema-compression / --history-compression; options not given come from
+  the -l level (default 7). --rebuild-metadata decodes and re-encodes the
+  metadata, applying -P, --set-owner, --set-group, --set-time, --chmod,
+  --time-resolution (coarsening only) and --keep-all-times (without it only
+  mtimes are kept). --change-block-size re-chunks all file data into blocks
+  of 2^S bytes (-S, default from the level) and rebuilds the metadata; the
+  new blocks use -C, or the input's first block's algorithm. Sections that
+  are not recompressed but must be re-encoded keep their algorithm (with
+  default parameters). The output is always a v2.5 image; -o - is not
+  supported here.
+`
+
+// isRecompress reports whether the command line rewrites an image.
+func isRecompress(p *parsed) bool {
+	return p.has("recompress") || p.has("rebuild-metadata") || p.has("change-block-size")
+}
+
+// recompressOptions fills cfg.Recompress from the parsed command line;
+// cfg already holds the level defaults overridden by explicit options.
+func recompressOptions(cfg *Config, p *parsed) error {
+	if cfg.Output == "-" {
+		return usagef("writing the image to stdout (-o -) is not supported with --recompress, --rebuild-metadata or --change-block-size")
+	}
+	if cfg.DebugFilter != "" {
+		return usagef("--debug-filter cannot be combined with --recompress, --rebuild-metadata or --change-block-size")
+	}
+	if cfg.Build.InputList != nil {
+		return usagef("--input-list cannot be combined with --recompress, --rebuild-metadata or --change-block-size")
+	}
+	if st, err := os.Stat(cfg.Build.Input); err == nil && st.IsDir() {
+		return usagef("input %s is a directory; --recompress, --rebuild-metadata and --change-block-size need an image (-i IMAGE)", cfg.Build.Input)
+	}
+	mode := "none"
+	if v, ok := p.get("recompress"); ok {
+		switch v {
+		case "all", "block", "metadata", "none":
+			mode = v
+		default:
+			return usagef("invalid --recompress mode %q (all, block, metadata, none)", v)
+		}
+	}
+	if !p.has("recompress") && p.has("compression") && p.has("change-block-size") {
+		mode = "block" // re-chunked blocks are encoded with -C
+	}
+	blocks := mode == "all" || mode == "block"
+	meta := mode == "all" || mode == "metadata"
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{{"compression", blocks}, {"metadata-compression", meta}, {"schema-compression", meta}, {"history-compression", meta}} {
+		if p.has(c.name) && !c.ok {
+			return usagef("--%s has no effect with --recompress=%s", c.name, mode)
+		}
+	}
+	rebuild := p.has("rebuild-metadata")
+	if !rebuild {
+		for _, n := range []string{"pack-metadata", "set-owner", "set-group", "set-time", "chmod", "time-resolution", "keep-all-times", "no-metadata-version-history"} {
+			if p.has(n) {
+				return usagef("--%s needs --rebuild-metadata when rewriting an image", n)
+			}
+		}
+	}
+	o := cfg.Build
+	ro := &recompress.Options{
+		Mode:                     mode,
+		RebuildMetadata:          rebuild,
+		RemoveHeader:             p.has("remove-header"),
+		NoMetadataVersionHistory: p.has("no-metadata-version-history"),
+		NoCheck:                  p.has("no-check"),
+		NoHistory:                cfg.NoHistory,
+		NoHistoryTimestamps:      cfg.NoHistTime,
+		NoSectionIndex:           cfg.NoIndex,
+		Workers:                  cfg.Workers,
+		Now:                      o.Now,
+	}
+	// cfg.Compression etc. are the explicit option if given, else the
+	// level's default; the library only applies them to the sections the
+	// mode selects ("" would keep the stored bytes).
+	if blocks {
+		ro.BlockCompression = cfg.Compression
+	}
+	if meta {
+		ro.MetadataCompression = cfg.MetaComp
+		ro.SchemaCompression = cfg.SchemaComp
+		ro.HistoryCompression = cfg.HistoryComp
+	}
+	if v, ok := p.get("recompress-categories"); ok {
+		if !blocks {
+			return usagef("--recompress-categories needs --recompress=all or --recompress=block")
+		}
+		neg := strings.HasPrefix(v, "!")
+		for _, c := range strings.Split(strings.TrimPrefix(v, "!"), ",") {
+			if c == "" || c == "!" {
+				return usagef("invalid --recompress-categories %q", v)
+			}
+			if neg && !strings.HasPrefix(c, "!") {
+				c = "!" + c
+			}
+			ro.Categories = append(ro.Categories, c)
+		}
+	}
+	if p.has("change-block-size") {
+		ro.ChangeBlockSizeBits = o.BlockSizeBits
+	} else if p.has("block-size-bits") {
+		return usagef("-S/--block-size-bits needs --change-block-size when rewriting an image")
+	}
+	if !cfg.NoHistArgs {
+		ro.HistoryArgs = append([]string(nil), cfg.Args...)
+	}
+	if rebuild {
+		rb := recompress.RebuildOptions{
+			SetOwner:     o.SetOwner,
+			SetGroup:     o.SetGroup,
+			Chmod:        o.Chmod,
+			KeepAllTimes: o.KeepAllTimes,
+		}
+		rb.Pack, _ = p.get("pack-metadata")
+		rb.TimeResolution, _ = p.get("time-resolution")
+		if o.SetTime != nil {
+			t := uint64(*o.SetTime)
+			rb.SetTime = &t
+		}
+		ro.Rebuild = rb
+	}
+	cfg.Recompress = ro
+	return nil
+}
+
+// mainRecompress runs a rewrite and returns the exit status.
+func mainRecompress(ctx context.Context, cfg *Config, stderr io.Writer) int {
+	in, out := cfg.Build.Input, cfg.Output
+	ist, err := os.Stat(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "mkdwarfs: error: %v\n", err)
+		return 1
+	}
+	if ost, err := os.Stat(out); err == nil && os.SameFile(ist, ost) {
+		fmt.Fprintf(stderr, "mkdwarfs: output file %s is the same as the input file\n", out)
+		fmt.Fprintln(stderr, "Try 'mkdwarfs --help' for more information.")
+		return 2
+	}
+	if _, err := os.Lstat(out); err == nil && !cfg.Force {
+		fmt.Fprintf(stderr, "mkdwarfs: error: output file %s already exists (use -f to overwrite)\n", out)
+		return 1
+	}
+	ro := *cfg.Recompress
+	if cfg.Progress != "none" {
+		ro.Progress = stderr
+	}
+	err = recompress.Recompress(ctx, in, out, ro)
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
+		return 1
+	case errors.Is(err, recompress.ErrUsage), errors.Is(err, recompress.ErrSameFile):
+		fmt.Fprintf(stderr, "mkdwarfs: %v\n", err)
+		fmt.Fprintln(stderr, "Try 'mkdwarfs --help' for more information.")
+		return 2
+	}
+	fmt.Fprintf(stderr, "mkdwarfs: error: %v\n", err)
+	return 1
+}
