@@ -5,7 +5,7 @@
 // headers, consecutive section numbers and a fresh SECTION_INDEX.
 //
 // Blocks are processed on a bounded worker pool and written strictly in
-// order; at most about 2×Workers blocks are held in memory at any time.
+// order; at most Workers+1 blocks are in flight at any time.
 // The output is written to a temporary file in the output directory,
 // fsynced and renamed into place; on error or cancellation nothing is left
 // behind and the input is never modified.
@@ -434,7 +434,7 @@ func (r *rewriter) write(out io.Writer) error {
 // writes them in order.
 func (r *rewriter) writeBlocks(w *block.Writer) error {
 	blocks := r.im.Blocks()
-	window := 2 * r.opts.Workers
+	window := r.opts.Workers
 	g, ctx := errgroup.WithContext(r.ctx)
 	order := make(chan chan blockResult, window)
 	jobs := make(chan blockJob)
