@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -269,13 +270,13 @@ func TestTarFileAndUsage(t *testing.T) {
 
 func TestParseSize(t *testing.T) {
 	for s, want := range map[string]int64{"0": 0, "10": 10, "4k": 4096, "512m": 512 << 20, "2G": 2 << 30} {
-		if got, err := ParseSize(s); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v", s, got, err)
+		if got, err := cli.ParseSize(s); err != nil || got != want {
+			t.Errorf("cli.ParseSize(%q) = %d, %v", s, got, err)
 		}
 	}
 	for _, s := range []string{"", "x", "-1", "1q"} {
-		if _, err := ParseSize(s); err == nil {
-			t.Errorf("ParseSize(%q): no error", s)
+		if _, err := cli.ParseSize(s); err == nil {
+			t.Errorf("cli.ParseSize(%q): no error", s)
 		}
 	}
 }

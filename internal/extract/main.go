@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/term"
 
@@ -26,32 +25,6 @@ var options = []cli.Option{
 	{Long: "num-workers", Short: "n", HasValue: true, Arg: "N", Help: "worker threads (default 4)"},
 	{Long: "cache-size", Short: "s", HasValue: true, Arg: "SIZE", Help: "block cache size (default 512m)"},
 	{Long: "help", Short: "h", Help: "show this help"},
-}
-
-// ParseSize parses a byte count with an optional k/m/g/t suffix (binary).
-func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			t = t[:n-1]
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 || v > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q", s)
-	}
-	return v * mult, nil
 }
 
 // Main runs dwarfsextract with args (without the program name).
@@ -104,7 +77,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		cfg.Workers, opts.Workers = n, n
 	}
 	if v := res.Get("cache-size", ""); v != "" {
-		if opts.CacheSize, err = ParseSize(v); err != nil || opts.CacheSize == 0 {
+		if opts.CacheSize, err = cli.ParseSize(v); err != nil || opts.CacheSize == 0 {
 			return usage(fmt.Sprintf("invalid cache size %q", v))
 		}
 	}

@@ -195,35 +195,6 @@ func parseArgs(args []string) (*parsed, error) {
 	return p, nil
 }
 
-// parseSize accepts a byte count with an optional k/m/g/t suffix (powers of
-// 1024, like the reference).
-func parseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	t = strings.TrimSuffix(t, "b")
-	t = strings.TrimSuffix(t, "i")
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			t = t[:n-1]
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("invalid size %q", s)
-	}
-	return int64(v * float64(mult)), nil
-}
-
 // parseTimeRes returns a resolution in nanoseconds.
 func parseTimeRes(s string) (int64, error) {
 	switch s {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -260,7 +261,7 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 		return nil, err
 	}
 	if v, ok := p.get("memory-limit"); ok && v != "auto" {
-		n, err := parseSize(v)
+		n, err := cli.ParseSize(v)
 		if err != nil || n <= 0 {
 			return nil, usagef("invalid --memory-limit %q", v)
 		}
@@ -274,7 +275,7 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 		o.Order = ord
 	}
 	if v, ok := p.get("max-similarity-size"); ok {
-		n, err := parseSize(v)
+		n, err := cli.ParseSize(v)
 		if err != nil {
 			return nil, usagef("invalid --max-similarity-size: %v", err)
 		}

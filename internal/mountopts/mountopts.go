@@ -6,6 +6,7 @@ package mountopts
 import (
 	"errors"
 	"fmt"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"math"
 	"strconv"
 	"strings"
@@ -198,19 +199,19 @@ func (o *Options) parseOne(item string) error {
 	switch name {
 	case "cachesize":
 		if err = needVal(); err == nil {
-			o.CacheSize, err = ParseSize(val)
+			o.CacheSize, err = cli.ParseSize(val)
 		}
 	case "blocksize":
 		if err = needVal(); err == nil {
-			o.BlockSize, err = ParseSize(val)
+			o.BlockSize, err = cli.ParseSize(val)
 		}
 	case "readahead":
 		if err = needVal(); err == nil {
-			o.Readahead, err = ParseSize(val)
+			o.Readahead, err = cli.ParseSize(val)
 		}
 	case "imagesize":
 		if err = needVal(); err == nil {
-			o.ImageSize, err = ParseSize(val)
+			o.ImageSize, err = cli.ParseSize(val)
 		}
 	case "workers":
 		if err = needVal(); err == nil {
@@ -244,7 +245,7 @@ func (o *Options) parseOne(item string) error {
 			if val == "auto" {
 				o.ImageOffset = -1
 			} else {
-				o.ImageOffset, err = ParseSize(val)
+				o.ImageOffset, err = cli.ParseSize(val)
 			}
 		}
 	case "tidy_strategy":
@@ -355,37 +356,6 @@ func parsePositive(s string) (int, error) {
 		return 0, errors.New("must be at least 1")
 	}
 	return n, nil
-}
-
-// ParseSize parses a byte count with an optional binary suffix
-// (k, m, g, t; case-insensitive, optional trailing "b" / "ib").
-func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "b"), "i")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	if n < 0 || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("size %q out of range", s)
-	}
-	return n * mult, nil
 }
 
 // ParseDuration accepts Go durations ("90s", "5m") and bare numbers of

@@ -2,6 +2,7 @@ package mountopts
 
 import (
 	"errors"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"reflect"
 	"strings"
 	"testing"
@@ -79,13 +80,13 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{"0": 0, "512": 512, "4k": 4096, "4K": 4096, "64m": 64 << 20, "2g": 2 << 30, "1t": 1 << 40, "8KiB": 8192, "3MB": 3 << 20} {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d %v, want %d", in, got, err, want)
+		if got, err := cli.ParseSize(in); err != nil || got != want {
+			t.Errorf("cli.ParseSize(%q) = %d %v, want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "k", "-1", "1x", "99999999999t"} {
-		if _, err := ParseSize(in); err == nil {
-			t.Errorf("ParseSize(%q): no error", in)
+		if _, err := cli.ParseSize(in); err == nil {
+			t.Errorf("cli.ParseSize(%q): no error", in)
 		}
 	}
 }
