@@ -127,39 +127,6 @@ func TestInputList(t *testing.T) {
 	}
 }
 
-func TestChmod(t *testing.T) {
-	for _, tc := range []struct {
-		spec     string
-		in, want uint32
-	}{
-		{"a+r", 0o100600, 0o100644},
-		{"u-w", 0o100644, 0o100444},
-		{"go-w", 0o100666, 0o100644},
-		{"a+X", 0o100644, 0o100644},
-		{"a+X", 0o40700, 0o40711},
-		{"a+X", 0o100744, 0o100755},
-		{"Fa-x,Du+w", 0o100755, 0o100644},
-		{"Fa-x,Du+w", 0o40555, 0o40755},
-		{"755", 0o100600, 0o100755},
-		{"u=rw,go=r", 0o104777, 0o100644},
-		{"u+s", 0o100755, 0o104755},
-		{"o=u", 0o100750, 0o100757},
-	} {
-		mc, err := parseChmod(tc.spec)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.spec, err)
-		}
-		if got := mc.Apply(tc.in); got != tc.want {
-			t.Errorf("%s on %o: got %o, want %o", tc.spec, tc.in, got, tc.want)
-		}
-	}
-	for _, bad := range []string{"", "a", "u*r", "9", "a+r,"} {
-		if _, err := parseChmod(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 func TestBuildErrors(t *testing.T) {
 	root := writeTree(t, map[string]string{"ok": "fine", "bad/unreadable": "secret", "dir/x": "x"})
 	badPath := filepath.Join(root, "bad/unreadable")

@@ -581,33 +581,3 @@ func TestParseTimeRes(t *testing.T) {
 		}
 	}
 }
-
-func TestParseChmod(t *testing.T) {
-	for _, tc := range []struct {
-		spec     string
-		in, want uint32
-	}{
-		{"a+r", 0o100600, 0o100644},
-		{"u-w", 0o100644, 0o100444},
-		{"Fa-x", 0o100755, 0o100644},
-		{"Fa-x", 0o040755, 0o040755},
-		{"D755", 0o040700, 0o040755},
-		{"go=", 0o100777, 0o100700},
-		{"a+X", 0o100644, 0o100644},
-		{"a+X", 0o040600, 0o040711},
-		{"644", 0o100777, 0o100644},
-	} {
-		mc, err := parseChmod(tc.spec)
-		if err != nil {
-			t.Fatalf("%q: %v", tc.spec, err)
-		}
-		if got := mc.Apply(tc.in); got != tc.want {
-			t.Errorf("%q on %o: %o, want %o", tc.spec, tc.in, got, tc.want)
-		}
-	}
-	for _, bad := range []string{"", "a", "u+q", "99999", "a+r,"} {
-		if _, err := parseChmod(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
