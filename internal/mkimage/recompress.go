@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/godwarfs/godwarfs/internal/recompress"
@@ -163,6 +164,13 @@ func mainRecompress(ctx context.Context, cfg *Config, stderr io.Writer) int {
 	ro := *cfg.Recompress
 	if cfg.Progress != "none" {
 		ro.Progress = stderr
+	}
+	// The live heap is a handful of pointer-free block buffers, so a
+	// collection is cheap while the default GOGC=100 lets garbage blocks
+	// double the peak RSS; 25 cuts the 1 GiB bench peak by a quarter at
+	// no measurable time cost. A GOGC set by the user wins.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(25))
 	}
 	err = recompress.Recompress(ctx, in, out, ro)
 	switch {
