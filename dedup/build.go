@@ -365,15 +365,7 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 		}
 	}
 	walkNames(n.root)
-	names := make([]string, 0, len(nameSet))
-	for s := range nameSet {
-		names = append(names, s)
-	}
-	sort.Strings(names)
-	nameIdx := make(map[string]uint32, len(names))
-	for i, s := range names {
-		nameIdx[s] = uint32(i)
-	}
+	names, nameIdx := sortedIndex(nameSet)
 
 	// Directory entries in directory-inode order.
 	selfEntry := map[*entry]uint32{n.root: 0}
@@ -402,15 +394,7 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	for _, l := range n.links {
 		tset[l.target] = struct{}{}
 	}
-	targets := make([]string, 0, len(tset))
-	for t := range tset {
-		targets = append(targets, t)
-	}
-	sort.Strings(targets)
-	tIdx := make(map[string]uint32, len(targets))
-	for i, t := range targets {
-		tIdx[t] = uint32(i)
-	}
+	targets, tIdx := sortedIndex(tset)
 	md.SymlinkTable = make([]uint32, 0, len(n.links))
 	for _, l := range n.links {
 		md.SymlinkTable = append(md.SymlinkTable, tIdx[l.target])
@@ -652,4 +636,19 @@ func sizeCache(ct []uint32, cs []*content) *metadata.InodeSizeCache {
 		}
 	}
 	return c
+}
+
+// sortedIndex returns the set's strings in byte order (the reference sorts
+// and deduplicates its string tables) and each string's position.
+func sortedIndex(set map[string]struct{}) ([]string, map[string]uint32) {
+	strs := make([]string, 0, len(set))
+	for s := range set {
+		strs = append(strs, s)
+	}
+	sort.Strings(strs)
+	idx := make(map[string]uint32, len(strs))
+	for i, s := range strs {
+		idx[s] = uint32(i)
+	}
+	return strs, idx
 }
