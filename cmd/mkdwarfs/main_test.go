@@ -66,23 +66,7 @@ func TestInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "i.dwarfs")
 	cmd := command("-i", src, "-o", out, "-l", "7", "--no-sparse-files")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait until the temporary output exists, then interrupt.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ents, _ := os.ReadDir(dir)
-		if len(ents) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	err = cmd.Wait()
+	stderr, err := interruptOnceWriting(t, cmd, dir)
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 1 {
 		t.Fatalf("want exit 1 after SIGINT, got %v (%s)", err, stderr.String())
@@ -121,22 +105,7 @@ func TestInterruptRecompress(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.dwarfs")
 	cmd := command("-i", in, "-o", out, "--recompress", "-C", "lzma:level=9", "-N", "1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ents, _ := os.ReadDir(dir)
-		if len(ents) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
+	stderr, err := interruptOnceWriting(t, cmd, dir)
 	if err == nil {
 		t.Skip("recompression finished before the interrupt")
 	}
@@ -154,4 +123,26 @@ func TestInterruptRecompress(t *testing.T) {
 	if hash() != before {
 		t.Error("input image modified")
 	}
+}
+
+// interruptOnceWriting starts cmd, waits until its temporary output shows
+// up in dir, sends SIGINT and returns stderr and the exit error.
+func interruptOnceWriting(t *testing.T, cmd *exec.Cmd, dir string) (*strings.Builder, error) {
+	t.Helper()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ents, _ := os.ReadDir(dir)
+		if len(ents) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	return &stderr, cmd.Wait()
 }
