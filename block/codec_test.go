@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -203,7 +204,7 @@ func TestDecompressBombs(t *testing.T) {
 		t.Errorf("lz4 wrong size: %v", err)
 	}
 	zc, _ := NewCompressor("zstd:level=3")
-	out = zc.(*zstdCompressor).enc.EncodeAll([]byte("abc"), nil)
+	out, _ = zc.Compress([]byte("abc"))
 	out = append(out, out...)
 	if _, err := Decompress(CompZSTD, out, 1000); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("zstd two frames: %v", err)
@@ -268,3 +269,125 @@ func BenchmarkDecompressZSTD(b *testing.B) {
 }
 
 func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
+
+// TestBufferReuse checks the caller-buffer variants: the output is the same
+// as with fresh buffers, the storage is reused when it is big enough, and a
+// buffer that is too small or absent still works.
+func TestBufferReuse(t *testing.T) {
+	src := bytes.Repeat([]byte("godwarfs buffer reuse "), 5000)
+	for _, spec := range []string{"zstd:level=3", "lz4", "lz4hc:level=9", "lzma:level=1", "brotli:quality=1", "null"} {
+		t.Run(spec, func(t *testing.T) {
+			c, err := NewCompressor(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := c.Compress(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, dst := range [][]byte{nil, make([]byte, 3), make([]byte, 0, 1<<20)} {
+				ct, got, err := CompressSectionInto(c, dst, src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ct == CompNone {
+					if c.Compression() != CompNone || !bytes.Equal(got, src) {
+						t.Fatalf("fell back to NONE: %v", ct)
+					}
+					continue
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("dst cap %d: payload differs from Compress", cap(dst))
+				}
+				if _, ok := c.(AppendCompressor); ok && cap(dst) >= 1<<20 && &got[0] != &dst[:1][0] {
+					t.Errorf("dst cap %d: storage not reused", cap(dst))
+				}
+				for _, out := range [][]byte{nil, make([]byte, 10), make([]byte, 0, 2*len(src))} {
+					dec, err := DecompressInto(ct, got, out, int64(len(src)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(dec, src) {
+						t.Fatalf("out cap %d: round trip differs", cap(out))
+					}
+					if (ct == CompZSTD || ct == CompLZ4 || ct == CompLZ4HC) && cap(out) >= len(src) && &dec[0] != &out[:1][0] {
+						t.Errorf("out cap %d: storage not reused", cap(out))
+					}
+				}
+				if _, err := DecompressInto(ct, got, make([]byte, 0, 2*len(src)), int64(len(src))-1); !errors.Is(err, ErrTooLarge) {
+					t.Errorf("limit below size: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestZstdEncodersOnDemand checks that concurrent use gets correct output
+// and that a compressor used serially keeps to one encoder.
+func TestZstdEncodersOnDemand(t *testing.T) {
+	c, err := NewCompressor("zstd:level=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := c.(*zstdCompressor)
+	for range 5 {
+		if _, err := c.Compress([]byte("serial use")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(z.pool(z.windowLogFor(10))); n != 1 {
+		t.Errorf("serial use left %d idle encoders, want 1", n)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			src := bytes.Repeat([]byte{byte(i)}, 10000+i)
+			out, err := c.Compress(src)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if dec, err := Decompress(CompZSTD, out, int64(len(src))); err != nil || !bytes.Equal(dec, src) {
+				t.Errorf("goroutine %d: round trip failed: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, c := range z.idle {
+		total += len(c)
+	}
+	if total < 1 || total > len(z.idle)*runtime.GOMAXPROCS(0) {
+		t.Errorf("%d idle encoders after concurrent use", total)
+	}
+}
+
+// TestCompressSectionIntoIncompressible checks the NONE fallback of the
+// buffer variant for every codec, and that lz4 then needs no buffer beyond
+// the caller's.
+func TestCompressSectionIntoIncompressible(t *testing.T) {
+	src := make([]byte, 1<<16)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	for _, spec := range []string{"zstd:level=3", "lz4", "lz4hc:level=9", "lzma:level=1", "brotli:quality=1"} {
+		c, err := NewCompressor(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ct, p, err := CompressSectionInto(c, make([]byte, 0, len(src)), src)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		if ct != CompNone || !bytes.Equal(p, src) {
+			t.Errorf("%s: random data stored as %v (%d bytes)", spec, ct, len(p))
+		}
+	}
+	lc, _ := NewCompressor("lz4")
+	if n := testing.AllocsPerRun(5, func() { CompressSectionInto(lc, make([]byte, 0, len(src)), src) }); n > 2 {
+		t.Errorf("lz4 on random data: %.0f allocations per call", n)
+	}
+}

@@ -3,7 +3,10 @@ package block
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +34,41 @@ func CompressSection(c Compressor, src []byte) (Compression, []byte, error) {
 		return CompNone, src, nil
 	}
 	out, err := c.Compress(src)
+	if err != nil {
+		return 0, nil, fmt.Errorf("compress %s: %w", c.Compression(), err)
+	}
+	if len(out) >= len(src) {
+		return CompNone, src, nil
+	}
+	return c.Compression(), out, nil
+}
+
+// errNoGain is how a CompressAppend says the payload would not be smaller
+// than its input, which CompressSectionInto then stores as NONE.
+var errNoGain = errors.New("compressed data not smaller than input")
+
+// AppendCompressor is implemented by compressors that can write into a
+// caller's buffer.
+type AppendCompressor interface {
+	// CompressAppend appends the framed payload of src to dst.
+	// It may fail with an error for which CompressSectionInto stores the
+	// input uncompressed instead: not smaller than the input.
+	CompressAppend(dst, src []byte) ([]byte, error)
+}
+
+// CompressSectionInto is CompressSection writing the compressed payload
+// into dst's storage where the compressor supports it, so that a pipeline
+// can recycle its output buffers. The payload aliases src when the
+// fallback to NONE applies.
+func CompressSectionInto(c Compressor, dst, src []byte) (Compression, []byte, error) {
+	ac, ok := c.(AppendCompressor)
+	if !ok || c.Compression() == CompNone {
+		return CompressSection(c, src)
+	}
+	out, err := ac.CompressAppend(dst[:0], src)
+	if errors.Is(err, errNoGain) {
+		return CompNone, src, nil
+	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("compress %s: %w", c.Compression(), err)
 	}
@@ -145,7 +183,46 @@ func (nullCompressor) Compress(src []byte) ([]byte, error) {
 
 type zstdCompressor struct {
 	level int
-	enc   *zstd.Encoder // EncodeAll is safe for concurrent use
+	opts  []zstd.EOption
+	mu    sync.Mutex
+	// idle holds encoders between calls, by window log. Each encoder is
+	// made on first need, so a compressor used by one goroutine (metadata,
+	// history) builds one set of match tables, not one per CPU: at level
+	// 22 a set is about 50 MiB.
+	idle map[int]chan *zstd.Encoder
+}
+
+// zstdWindowLog is the window the reference library uses at each level for
+// inputs over 256 KiB (its default parameter table).
+func zstdWindowLog(level int) int {
+	switch {
+	case level <= 1:
+		return 19
+	case level == 2:
+		return 20
+	case level <= 8:
+		return 21
+	case level <= 16:
+		return 22
+	case level <= 19:
+		return 23
+	case level == 20:
+		return 25
+	case level == 21:
+		return 26
+	}
+	return 27
+}
+
+// windowLogFor is the level's window, shrunk to the input: the encoder
+// keeps a history of twice its window, which for a small section would be
+// memory spent on nothing.
+func (z *zstdCompressor) windowLogFor(n int) int {
+	w := zstdWindowLog(z.level)
+	for w > 10 && 1<<(w-1) >= n {
+		w--
+	}
+	return w
 }
 
 func newZstdCompressor(so *specOptions) (Compressor, error) {
@@ -154,24 +231,74 @@ func newZstdCompressor(so *specOptions) (Compressor, error) {
 		return nil, err
 	}
 	so.flag("long") // long-distance matching: accepted, not implemented by klauspost
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(lvl)),
-		// Single segment makes the encoder write Frame_Content_Size for
-		// every input size; upstream rejects frames without it.
-		zstd.WithSingleSegment(true),
-		zstd.WithZeroFrames(true),
-		// The section XXH3 already covers the payload.
-		zstd.WithEncoderCRC(false),
-	)
+	z := &zstdCompressor{
+		level: lvl,
+		opts: []zstd.EOption{
+			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(lvl)),
+			zstd.WithEncoderConcurrency(1),
+			// Single segment makes the encoder write Frame_Content_Size for
+			// every input size; upstream rejects frames without it.
+			zstd.WithSingleSegment(true),
+			zstd.WithZeroFrames(true),
+			// The section XXH3 already covers the payload.
+			zstd.WithEncoderCRC(false),
+		},
+		idle: map[int]chan *zstd.Encoder{},
+	}
+	// Make one now so that bad options fail here rather than on first use.
+	enc, err := z.get(1 << 20)
+	if err != nil {
+		return nil, err
+	}
+	z.put(1<<20, enc)
+	return z, nil
+}
+
+func (z *zstdCompressor) pool(wlog int) chan *zstd.Encoder {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	c := z.idle[wlog]
+	if c == nil {
+		c = make(chan *zstd.Encoder, runtime.GOMAXPROCS(0))
+		z.idle[wlog] = c
+	}
+	return c
+}
+
+func (z *zstdCompressor) get(n int) (*zstd.Encoder, error) {
+	wlog := z.windowLogFor(n)
+	select {
+	case enc := <-z.pool(wlog):
+		return enc, nil
+	default:
+	}
+	enc, err := zstd.NewWriter(nil, append(z.opts, zstd.WithWindowSize(1<<wlog))...)
 	if err != nil {
 		return nil, fmt.Errorf("zstd encoder: %w", err)
 	}
-	return &zstdCompressor{level: lvl, enc: enc}, nil
+	return enc, nil
+}
+
+func (z *zstdCompressor) put(n int, enc *zstd.Encoder) {
+	select {
+	case z.pool(z.windowLogFor(n)) <- enc:
+	default: // more callers than CPUs at once: let this one go
+	}
 }
 
 func (z *zstdCompressor) Compression() Compression { return CompZSTD }
 func (z *zstdCompressor) Compress(src []byte) ([]byte, error) {
-	return z.enc.EncodeAll(src, nil), nil
+	return z.CompressAppend(nil, src)
+}
+
+// CompressAppend appends the frame to dst.
+func (z *zstdCompressor) CompressAppend(dst, src []byte) ([]byte, error) {
+	enc, err := z.get(len(src))
+	if err != nil {
+		return nil, err
+	}
+	defer z.put(len(src), enc)
+	return enc.EncodeAll(src, dst), nil
 }
 
 // ---- lzma (xz) ----
@@ -248,14 +375,36 @@ func lz4hcDepth(level int) lz4.CompressionLevel {
 }
 
 func (l *lz4Compressor) Compress(src []byte) ([]byte, error) {
+	return l.compress(nil, src, false)
+}
+
+// CompressAppend appends the size-prefixed block to dst, or fails with
+// errNoGain when it would not be smaller than src.
+func (l *lz4Compressor) CompressAppend(dst, src []byte) ([]byte, error) {
+	return l.compress(dst, src, true)
+}
+
+// compress appends the size-prefixed block to out. With onlyGain the
+// encoder gets room for less than the input, so incompressible data costs
+// no bound-sized buffer.
+func (l *lz4Compressor) compress(out, src []byte, onlyGain bool) ([]byte, error) {
 	if uint64(len(src)) > 1<<32-1 {
 		return nil, fmt.Errorf("lz4 input of %d bytes too large: %w", len(src), ErrUnsupported)
 	}
-	dst := make([]byte, 4+lz4.CompressBlockBound(len(src)))
+	room := lz4.CompressBlockBound(len(src))
+	if onlyGain {
+		if len(src) <= 5 {
+			return nil, errNoGain
+		}
+		room = len(src) - 5
+	}
+	base := len(out)
+	out = slices.Grow(out, 4+room)
+	dst := out[base : base+4+room]
 	binary.LittleEndian.PutUint32(dst, uint32(len(src)))
 	if len(src) == 0 {
 		dst[4] = 0 // empty block: one token with no literals
-		return dst[:5], nil
+		return out[:base+5], nil
 	}
 	var n int
 	var err error
@@ -274,19 +423,23 @@ func (l *lz4Compressor) Compress(src []byte) ([]byte, error) {
 		n, err = c.CompressBlock(src, dst[4:])
 		l.pool.Put(c)
 	}
+	if onlyGain && (n == 0 || errors.Is(err, lz4.ErrInvalidSourceShortBuffer)) {
+		return nil, errNoGain
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lz4: %w", err)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("lz4: block did not fit bound buffer")
 	}
-	return dst[:4+n], nil
+	return out[:base+4+n], nil
 }
 
 // ---- brotli ----
 
 type brotliCompressor struct {
 	quality, lgwin int
+	writers        sync.Pool // *brotli.Writer
 }
 
 func newBrotliCompressor(so *specOptions) (Compressor, error) {
@@ -303,10 +456,22 @@ func newBrotliCompressor(so *specOptions) (Compressor, error) {
 
 func (b *brotliCompressor) Compression() Compression { return CompBrotli }
 func (b *brotliCompressor) Compress(src []byte) ([]byte, error) {
-	var buf bytes.Buffer
+	return b.CompressAppend(nil, src)
+}
+
+// CompressAppend appends the size-prefixed stream to dst.
+func (b *brotliCompressor) CompressAppend(dst, src []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
 	var pre [binary.MaxVarintLen64]byte
 	buf.Write(pre[:binary.PutUvarint(pre[:], uint64(len(src)))])
-	w := brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: b.quality, LGWin: b.lgwin})
+	// Writers are reused: their state at high quality is many MiB.
+	w, _ := b.writers.Get().(*brotli.Writer)
+	if w == nil {
+		w = brotli.NewWriterOptions(buf, brotli.WriterOptions{Quality: b.quality, LGWin: b.lgwin})
+	} else {
+		w.Reset(buf)
+	}
+	defer b.writers.Put(w)
 	if _, err := w.Write(src); err != nil {
 		return nil, fmt.Errorf("brotli write: %w", err)
 	}

@@ -66,15 +66,42 @@ func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 		}
 		return src, nil
 	case CompZSTD:
-		return decompressZstd(src, limit)
+		return decompressZstd(src, nil, limit)
 	case CompLZ4, CompLZ4HC:
-		return decompressLZ4(src, limit)
+		return decompressLZ4(src, nil, limit)
 	case CompBrotli:
 		return decompressBrotli(src, limit)
 	case CompLZMA:
 		return decompressXZ(src, limit)
 	}
 	return nil, unsupported(c)
+}
+
+// DecompressInto is Decompress, but decodes into dst's storage when it is
+// large enough (zstd and lz4; the other codecs allocate), so a caller that
+// decodes block after block can reuse one buffer instead of producing a
+// block-sized piece of garbage each time. The result may alias dst, or src
+// for CompNone.
+func DecompressInto(c Compression, src, dst []byte, limit int64) ([]byte, error) {
+	if limit < 0 {
+		limit = 0
+	}
+	switch c {
+	case CompZSTD:
+		return decompressZstd(src, dst, limit)
+	case CompLZ4, CompLZ4HC:
+		return decompressLZ4(src, dst, limit)
+	}
+	return Decompress(c, src, limit)
+}
+
+// outBuf returns dst resized to n bytes if it can hold them, else a new
+// slice of n bytes.
+func outBuf(dst []byte, n int64) []byte {
+	if int64(cap(dst)) >= n {
+		return dst[:n]
+	}
+	return make([]byte, n)
 }
 
 // UncompressedSize returns the decompressed size declared by the framing,
@@ -287,7 +314,7 @@ func allZero(b []byte) bool {
 	return true
 }
 
-func decompressZstd(src []byte, limit int64) ([]byte, error) {
+func decompressZstd(src, dst []byte, limit int64) ([]byte, error) {
 	f, err := parseZstdFrame(src)
 	if err != nil {
 		return nil, err
@@ -305,7 +332,9 @@ func decompressZstd(src []byte, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zstd decoder: %w", err)
 	}
-	out, err := dec.DecodeAll(src, make([]byte, 0, f.contentSize))
+	// The capacity of the destination is the decoder's output limit
+	// (WithDecodeAllCapLimit), so it must be exactly the declared size.
+	out, err := dec.DecodeAll(src, outBuf(dst, f.contentSize)[:0:f.contentSize])
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w (%w)", err, ErrCorrupt)
 	}
@@ -317,7 +346,7 @@ func decompressZstd(src []byte, limit int64) ([]byte, error) {
 
 // ---- lz4 ----
 
-func decompressLZ4(src []byte, limit int64) ([]byte, error) {
+func decompressLZ4(src, dst []byte, limit int64) ([]byte, error) {
 	if len(src) < 4 {
 		return nil, corruptf("lz4 payload of %d bytes has no size prefix", len(src))
 	}
@@ -336,7 +365,7 @@ func decompressLZ4(src []byte, limit int64) ([]byte, error) {
 		}
 		return nil, corruptf("lz4 block with declared size 0 has %d bytes of data", len(body))
 	}
-	dst := make([]byte, n)
+	dst = outBuf(dst, n)
 	k, err := lz4.UncompressBlock(body, dst)
 	if err != nil {
 		return nil, fmt.Errorf("lz4: %w (%w)", err, ErrCorrupt)

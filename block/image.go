@@ -388,10 +388,16 @@ func (im *Image) checkBounds(s Section) error {
 // ReadRaw returns the stored payload of s. On v2 images the XXH3-64
 // checksum is verified.
 func (im *Image) ReadRaw(s Section) ([]byte, error) {
+	return im.ReadRawInto(s, nil)
+}
+
+// ReadRawInto is ReadRaw reading into buf's storage when it is large
+// enough, for callers that stream many sections through one buffer.
+func (im *Image) ReadRawInto(s Section, buf []byte) ([]byte, error) {
 	if err := im.checkBounds(s); err != nil {
 		return nil, err
 	}
-	buf := make([]byte, s.Length)
+	buf = outBuf(buf, s.Length)
 	if err := im.readAt(buf, s.DataOffset); err != nil {
 		return nil, im.sectionErr(s, err, "read payload")
 	}
@@ -439,6 +445,29 @@ func (im *Image) ReadDecompressedLimit(s Section, limit int64) ([]byte, error) {
 		return nil, im.sectionErr(s, err, "decompress %s", s.Compression)
 	}
 	return out, nil
+}
+
+// ReadDecompressedInto is ReadDecompressedLimit with caller-owned buffers:
+// the payload is read into raw and decoded into dst where their storage
+// suffices. It returns the decoded data (which aliases the returned raw
+// buffer for CompNone sections) and the raw buffer, to be passed back in
+// next time.
+func (im *Image) ReadDecompressedInto(s Section, limit int64, raw, dst []byte) (data, rawBuf []byte, err error) {
+	raw, err = im.ReadRawInto(s, raw)
+	if err != nil {
+		return nil, raw, err
+	}
+	if s.Compression == CompNone {
+		if int64(len(raw)) > limit {
+			return nil, raw, im.sectionErr(s, ErrTooLarge, "size %d exceeds limit %d", len(raw), limit)
+		}
+		return raw, raw, nil
+	}
+	out, err := DecompressInto(s.Compression, raw, dst, limit)
+	if err != nil {
+		return nil, raw, im.sectionErr(s, err, "decompress %s", s.Compression)
+	}
+	return out, raw, nil
 }
 
 // VerifyFast checks the XXH3-64 checksum of s. v1 sections carry no

@@ -461,3 +461,41 @@ func exerciseImage(data []byte, limit int64) error {
 	}
 	return first
 }
+
+// TestReadIntoMatches reads every section of every fixture through one pair
+// of reused buffers and checks the result against the allocating readers.
+func TestReadIntoMatches(t *testing.T) {
+	var files []string
+	files = append(files, fixtures(t, "reference/images")...)
+	files = append(files, fixtures(t, "upstream")...)
+	var raw, dst []byte
+	for _, f := range files {
+		im, _ := openFile(t, f, Options{ImageOffset: -1})
+		for _, s := range im.Sections() {
+			want, err := im.ReadDecompressed(s)
+			if err != nil {
+				continue // unsupported codecs are covered elsewhere
+			}
+			var got []byte
+			got, raw, err = im.ReadDecompressedInto(s, im.Limit(s), raw, dst)
+			if err != nil {
+				t.Fatalf("%s %s: %v", filepath.Base(f), s.Type, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s %s: ReadDecompressedInto differs", filepath.Base(f), s.Type)
+			}
+			if s.Compression != CompNone {
+				dst = got
+			}
+			wantRaw, _ := im.ReadRaw(s)
+			if raw2, err := im.ReadRawInto(s, make([]byte, 1, len(wantRaw)+7)); err != nil || !bytes.Equal(raw2, wantRaw) {
+				t.Fatalf("%s %s: ReadRawInto differs (%v)", filepath.Base(f), s.Type, err)
+			}
+			if l := int64(len(want)); l > 0 {
+				if _, _, err := im.ReadDecompressedInto(s, l-1, raw, dst); !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("%s %s: limit below size: %v", filepath.Base(f), s.Type, err)
+				}
+			}
+		}
+	}
+}
