@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -218,6 +219,9 @@ type rewriter struct {
 	rechunk    *rechunker
 	blockComp  block.Compressor
 	comps      map[string]block.Compressor // non-block compressors by spec
+
+	rawMu  sync.Mutex
+	rawBuf []byte // compressed payload being decoded (see recodeBlock)
 }
 
 // newCompressor returns a cached compressor for spec (encoder set-up is
@@ -399,6 +403,7 @@ func (r *rewriter) compressor(spec string, orig block.Compression) (block.Compre
 type blockResult struct {
 	comp    block.Compression
 	payload []byte
+	buf     *blockBuf // returned to the free list once written
 	err     error
 }
 
@@ -406,7 +411,17 @@ type blockJob struct {
 	idx  int
 	sec  block.Section
 	data []byte // rechunked block to compress (sec unused)
+	buf  *blockBuf
 	out  chan blockResult
+}
+
+// blockBuf is the memory one block in flight works in. The writer hands it
+// back once the block is on disk, so a run holds a fixed number of them
+// and, after the first few blocks, allocates nothing per block: the peak
+// then is what is in flight, not that plus the garbage of earlier blocks.
+type blockBuf struct {
+	data []byte // the block as read (NONE) or decompressed
+	out  []byte // recompressed payload
 }
 
 func (r *rewriter) write(out io.Writer) error {
@@ -438,12 +453,24 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 	g, ctx := errgroup.WithContext(r.ctx)
 	order := make(chan chan blockResult, window)
 	jobs := make(chan blockJob)
+	// One buffer set per worker: a block is read, decoded, encoded and
+	// written before its buffers take the next one, which bounds memory to
+	// Workers blocks in flight (plus the encoders' state).
+	free := make(chan *blockBuf, window)
+	for range window {
+		free <- &blockBuf{}
+	}
 	total := fmt.Sprint(len(blocks))
 	if r.rechunk != nil {
 		total = "?"
 	}
 	emit := func(j blockJob) error {
 		j.out = make(chan blockResult, 1)
+		select {
+		case j.buf = <-free:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		select {
 		case order <- j.out:
 		case <-ctx.Done():
@@ -499,6 +526,7 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 			if err := w.WriteSection(block.SectionBlock, res.comp, res.payload); err != nil {
 				return err
 			}
+			free <- res.buf
 			n++
 			r.progress("block %d/%s: %s, %d bytes", n, total, res.comp, len(res.payload))
 		}
@@ -508,33 +536,86 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 }
 
 func (r *rewriter) processBlock(j blockJob) blockResult {
+	res := r.recodeBlock(j)
+	res.buf = j.buf
+	return res
+}
+
+func (r *rewriter) recodeBlock(j blockJob) blockResult {
 	if err := r.ctx.Err(); err != nil {
 		return blockResult{err: err}
 	}
-	i, s := j.idx, j.sec
+	i, s, b := j.idx, j.sec, j.buf
 	if j.data != nil {
-		c, p, err := block.CompressSection(r.blockComp, j.data)
+		b.sizeOut(len(j.data))
+		c, p, err := block.CompressSectionInto(r.blockComp, b.out, j.data)
 		if err != nil {
 			return blockResult{err: fmt.Errorf("new block %d: %w", i, err)}
 		}
+		b.keepOut(c, p)
 		return blockResult{comp: c, payload: p}
 	}
 	if !r.selected[i] {
-		raw, err := r.im.ReadRaw(s)
+		raw, err := r.im.ReadRawInto(s, b.data)
 		if err != nil {
 			return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
 		}
+		b.data = keep(b.data, raw)
 		return blockResult{comp: s.Compression, payload: raw}
 	}
-	data, err := r.im.ReadDecompressedLimit(s, r.blockLimit)
+	var data []byte
+	var err error
+	if s.Compression == block.CompNone {
+		data, _, err = r.im.ReadDecompressedInto(s, r.blockLimit, b.data, nil)
+	} else {
+		// The compressed payload is needed only while it is decoded, so
+		// the workers share one buffer for it; decoding is fast next to
+		// encoding, and this keeps a block's worth of memory per worker.
+		r.rawMu.Lock()
+		var raw []byte
+		data, raw, err = r.im.ReadDecompressedInto(s, r.blockLimit, r.rawBuf, b.data)
+		r.rawBuf = keep(r.rawBuf, raw)
+		r.rawMu.Unlock()
+	}
 	if err != nil {
 		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
 	}
-	c, p, err := block.CompressSection(r.blockComp, data)
+	b.data = keep(b.data, data)
+	b.sizeOut(len(data))
+	c, p, err := block.CompressSectionInto(r.blockComp, b.out, data)
 	if err != nil {
 		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
 	}
+	b.keepOut(c, p)
 	return blockResult{comp: c, payload: p}
+}
+
+// sizeOut makes room for the payload of an n-byte block, with the margin
+// by which the codecs' framing can exceed the input on incompressible
+// data, so that the encoder appends without regrowing even for a block
+// that then ends up stored as NONE.
+func (b *blockBuf) sizeOut(n int) {
+	if n += n>>7 + 4096; cap(b.out) < n {
+		b.out = make([]byte, 0, n)
+	}
+}
+
+// keepOut adopts a compressed payload's storage as the output buffer; a
+// payload stored as NONE is the input itself and must not be adopted.
+func (b *blockBuf) keepOut(c block.Compression, p []byte) {
+	if c != block.CompNone {
+		b.out = keep(b.out, p)
+	}
+}
+
+// keep returns whichever of the old buffer and the slice a call returned
+// has the larger storage, so that a buffer grows to the largest block and
+// then stays.
+func keep(old, got []byte) []byte {
+	if cap(got) > cap(old) {
+		return got
+	}
+	return old
 }
 
 // writeSection writes a non-block section: raw copy unless it must be

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
@@ -580,4 +581,94 @@ func TestParseTimeRes(t *testing.T) {
 			t.Errorf("%q accepted", in)
 		}
 	}
+}
+
+// TestManyBlocksBufferReuse recompresses an image of many small blocks of
+// different sizes and codecs in a chain, so that the per-worker buffers are
+// reused across blocks of every kind (stored, decoded, grown, shrunk); the
+// image's incompressible category puts NONE blocks between compressed ones.
+func TestManyBlocksBufferReuse(t *testing.T) {
+	in := fixture(t, "reference/images/categorize.dwarfs")
+	dir := t.TempDir()
+	prev := filepath.Join(dir, "small.dwarfs")
+	if err := Recompress(context.Background(), in, prev, Options{ChangeBlockSizeBits: 13, BlockCompression: "lz4", Workers: 3}); err != nil {
+		t.Fatal(err)
+	}
+	want := openImage(t, in).tree(t)
+	if n := openImage(t, prev).im.NumBlocks(); n < 20 {
+		t.Fatalf("only %d blocks", n)
+	}
+	for i, spec := range []string{"zstd:level=3", "null", "lz4hc:level=4", "brotli:quality=2", "zstd:level=1"} {
+		out := filepath.Join(dir, fmt.Sprintf("step%d.dwarfs", i))
+		if err := Recompress(context.Background(), prev, out, Options{BlockCompression: spec, Workers: 3}); err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		got := openImage(t, out)
+		if err := got.fs.Check(); err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		compareTrees(t, want, got.tree(t))
+		prev = out
+	}
+}
+
+// TestBlockBufNoAliasing runs every block of a mixed image through one
+// blockBuf, as one worker does, and checks each payload before the next
+// block can overwrite it, and that the buffer's data and output storage
+// never overlap (a NONE payload is the input, and must not become the
+// output buffer).
+func TestBlockBufNoAliasing(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "small.dwarfs")
+	if err := Recompress(context.Background(), fixture(t, "reference/images/categorize.dwarfs"), src,
+		Options{ChangeBlockSizeBits: 12, BlockCompression: "zstd:level=1", Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{"lz4", "zstd:level=2", "null"} {
+		f, err := os.Open(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		st, _ := f.Stat()
+		r := &rewriter{ctx: context.Background(), opts: Options{Mode: "all", BlockCompression: spec, Workers: 1}}
+		if r.im, err = block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.prepare(f); err != nil {
+			t.Fatal(err)
+		}
+		b := &blockBuf{}
+		kinds := map[block.Compression]int{}
+		for i, s := range r.im.Blocks() {
+			want, err := r.im.ReadDecompressed(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := r.recodeBlock(blockJob{idx: i, sec: s, buf: b})
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			kinds[res.comp]++
+			got, err := block.Decompress(res.comp, res.payload, int64(len(want)))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s block %d: payload does not decode to the block (%v)", spec, i, err)
+			}
+			if overlap(b.data, b.out) {
+				t.Fatalf("%s block %d: data and output buffers share storage", spec, i)
+			}
+		}
+		if spec != "null" && (kinds[block.CompNone] == 0 || len(kinds) < 2) {
+			t.Errorf("%s: blocks stored as %v, want both NONE and compressed", spec, kinds)
+		}
+	}
+}
+
+func overlap(a, b []byte) bool {
+	a, b = a[:cap(a)], b[:cap(b)]
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }
