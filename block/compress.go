@@ -272,7 +272,15 @@ func (z *zstdCompressor) get(n int) (*zstd.Encoder, error) {
 		return enc, nil
 	default:
 	}
-	enc, err := zstd.NewWriter(nil, append(z.opts, zstd.WithWindowSize(1<<wlog))...)
+	opts := append(slices.Clip(z.opts), zstd.WithWindowSize(1<<wlog))
+	if z.level >= 10 {
+		// The strongest encoder is slow enough that sliding its history
+		// down every 128 KiB costs nothing measurable, and the default
+		// history of twice the window would cost a window's worth of
+		// memory per encoder.
+		opts = append(opts, zstd.WithLowerEncoderMem(true))
+	}
+	enc, err := zstd.NewWriter(nil, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("zstd encoder: %w", err)
 	}
