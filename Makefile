@@ -7,7 +7,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/
 
-.PHONY: all build test vet unit fuzz-short demo bench bench-build bench-read clean
+.PHONY: all build test vet unit fuzz-short demo bench bench-build bench-read bench-recompress clean
 
 all: build
 
@@ -45,6 +45,9 @@ bench-build: build
 
 bench-read: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/read.sh
+
+bench-recompress: build
+	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/recompress.sh
 
 clean:
 	rm -rf $(BIN)
