@@ -430,21 +430,8 @@ func (im *Image) ReadDecompressed(s Section) ([]byte, error) {
 // ReadDecompressedLimit is ReadDecompressed with an explicit limit on the
 // decompressed size (e.g. the metadata block_size for BLOCK sections).
 func (im *Image) ReadDecompressedLimit(s Section, limit int64) ([]byte, error) {
-	raw, err := im.ReadRaw(s)
-	if err != nil {
-		return nil, err
-	}
-	if s.Compression == CompNone {
-		if int64(len(raw)) > limit {
-			return nil, im.sectionErr(s, ErrTooLarge, "size %d exceeds limit %d", len(raw), limit)
-		}
-		return raw, nil
-	}
-	out, err := Decompress(s.Compression, raw, limit)
-	if err != nil {
-		return nil, im.sectionErr(s, err, "decompress %s", s.Compression)
-	}
-	return out, nil
+	data, _, err := im.ReadDecompressedInto(s, limit, nil, nil)
+	return data, err
 }
 
 // ReadDecompressedInto is ReadDecompressedLimit with caller-owned buffers:
