@@ -565,12 +565,17 @@ func (r *rewriter) recodeBlock(j blockJob) blockResult {
 	}
 	var data []byte
 	var err error
-	if s.Compression == block.CompNone {
+	switch s.Compression {
+	case block.CompNone:
 		data, _, err = r.im.ReadDecompressedInto(s, r.blockLimit, b.data, nil)
-	} else {
+	case block.CompLZMA, block.CompBrotli:
+		// Slow decoders: serialising them would cost parallelism.
+		data, _, err = r.im.ReadDecompressedInto(s, r.blockLimit, nil, b.data)
+	default:
 		// The compressed payload is needed only while it is decoded, so
-		// the workers share one buffer for it; decoding is fast next to
-		// encoding, and this keeps a block's worth of memory per worker.
+		// the workers share one buffer for it; zstd and lz4 decode fast
+		// next to any encoder, and this saves a block's worth of memory
+		// per worker.
 		r.rawMu.Lock()
 		var raw []byte
 		data, raw, err = r.im.ReadDecompressedInto(s, r.blockLimit, r.rawBuf, b.data)
