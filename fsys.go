@@ -14,19 +14,11 @@ import (
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
-// Raw st_mode bits (Linux values, which is what DwarFS stores).
+// Permission-class st_mode bits (the type bits are metadata.Mode*).
 const (
-	sIFMT   = 0o170000
-	sIFSOCK = 0o140000
-	sIFLNK  = 0o120000
-	sIFREG  = 0o100000
-	sIFBLK  = 0o060000
-	sIFDIR  = 0o040000
-	sIFCHR  = 0o020000
-	sIFIFO  = 0o010000
-	sISUID  = 0o4000
-	sISGID  = 0o2000
-	sISVTX  = 0o1000
+	sISUID = 0o4000
+	sISGID = 0o2000
+	sISVTX = 0o1000
 )
 
 // maxReadFile bounds ReadFile allocations; use Open or NewReader beyond.
@@ -56,20 +48,20 @@ type Stat struct {
 // FileMode converts a raw st_mode to an fs.FileMode.
 func FileMode(mode uint32) fs.FileMode {
 	m := fs.FileMode(mode & 0o777)
-	switch mode & sIFMT {
-	case sIFDIR:
+	switch mode & metadata.ModeType {
+	case metadata.ModeDir:
 		m |= fs.ModeDir
-	case sIFLNK:
+	case metadata.ModeSymlink:
 		m |= fs.ModeSymlink
-	case sIFIFO:
+	case metadata.ModeFIFO:
 		m |= fs.ModeNamedPipe
-	case sIFSOCK:
+	case metadata.ModeSocket:
 		m |= fs.ModeSocket
-	case sIFCHR:
+	case metadata.ModeChar:
 		m |= fs.ModeDevice | fs.ModeCharDevice
-	case sIFBLK:
+	case metadata.ModeBlock:
 		m |= fs.ModeDevice
-	case sIFREG:
+	case metadata.ModeRegular:
 	default:
 		m |= fs.ModeIrregular
 	}
@@ -106,7 +98,7 @@ func (fi *fileInfo) Name() string       { return fi.name }
 func (fi *fileInfo) Size() int64        { return fi.st.Size }
 func (fi *fileInfo) Mode() fs.FileMode  { return FileMode(fi.st.Mode) }
 func (fi *fileInfo) ModTime() time.Time { return fi.st.Mtime }
-func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&sIFMT == sIFDIR }
+func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&metadata.ModeType == metadata.ModeDir }
 func (fi *fileInfo) Sys() any           { return fi.st }
 
 func (im *Image) info(name string, ino uint32) (*fileInfo, error) {
@@ -148,7 +140,7 @@ func (im *Image) resolve(op, name string, follow bool) (uint32, error) {
 		if err != nil {
 			return 0, &fs.PathError{Op: op, Path: name, Err: err}
 		}
-		if din.Mode&sIFMT != sIFDIR {
+		if din.Mode&metadata.ModeType != metadata.ModeDir {
 			return 0, &fs.PathError{Op: op, Path: name, Err: syscall.ENOTDIR}
 		}
 		ino, ok := im.fs.Lookup(dir, p)
@@ -159,7 +151,7 @@ func (im *Image) resolve(op, name string, follow bool) (uint32, error) {
 		if err != nil {
 			return 0, &fs.PathError{Op: op, Path: name, Err: err}
 		}
-		if in.Mode&sIFMT == sIFLNK && (len(parts) > 0 || follow) {
+		if in.Mode&metadata.ModeType == metadata.ModeSymlink && (len(parts) > 0 || follow) {
 			hops++
 			if hops > maxSymlinkHops {
 				return 0, &fs.PathError{Op: op, Path: name, Err: syscall.ELOOP}
@@ -243,7 +235,7 @@ func (im *Image) readDirIno(ino uint32) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.Mode&sIFMT != sIFDIR {
+	if in.Mode&metadata.ModeType != metadata.ModeDir {
 		return nil, syscall.ENOTDIR
 	}
 	raw, err := im.fs.ReadDir(ino)
@@ -280,10 +272,10 @@ func (im *Image) readAll(ino uint32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch in.Mode & sIFMT {
-	case sIFDIR:
+	switch in.Mode & metadata.ModeType {
+	case metadata.ModeDir:
 		return nil, syscall.EISDIR
-	case sIFREG:
+	case metadata.ModeRegular:
 	default:
 		return nil, nil
 	}
@@ -319,7 +311,7 @@ func (im *Image) Open(name string) (fs.File, error) {
 		return &dirFile{im: im, ino: ino, fi: fi, path: name}, nil
 	}
 	f := &file{fi: fi, path: name}
-	if fi.st.Mode&sIFMT == sIFREG {
+	if fi.st.Mode&metadata.ModeType == metadata.ModeRegular {
 		r, err := im.NewReader(ino)
 		if err != nil {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: err}

@@ -189,7 +189,7 @@ func (s *ImageSource) InodeInfo(ino uint32) (any, error) {
 		Inode: ino, Mode: in.Mode, ModeString: godwarfs.FileMode(in.Mode).String(),
 		UID: in.Uid, GID: in.Gid, Nlink: in.Nlink, Size: in.Size, Allocated: in.AllocatedSize,
 	}
-	if in.Mode&0o170000 == 0o100000 {
+	if in.Mode&metadata.ModeType == metadata.ModeRegular {
 		chunks, err := s.fsys.FileChunks(ino)
 		if err != nil {
 			return nil, err

@@ -124,20 +124,20 @@ func readManifest(path string) ([]manifestRow, error) {
 // symbolicMode renders st_mode like ls -l (with setuid/setgid/sticky).
 func symbolicMode(m uint32) string {
 	var b [10]byte
-	switch m & modeTypeMask {
-	case modeDir:
+	switch m & ModeType {
+	case ModeDir:
 		b[0] = 'd'
-	case modeLnk:
+	case ModeSymlink:
 		b[0] = 'l'
-	case modeReg:
+	case ModeRegular:
 		b[0] = '-'
-	case modeBlk:
+	case ModeBlock:
 		b[0] = 'b'
-	case modeChr:
+	case ModeChar:
 		b[0] = 'c'
-	case modeFifo:
+	case ModeFIFO:
 		b[0] = 'p'
-	case modeSock:
+	case ModeSocket:
 		b[0] = 's'
 	default:
 		b[0] = '?'
@@ -221,8 +221,8 @@ func checkAgainstManifest(t *testing.T, f *FS, rows []manifestRow) {
 		if (in.Mtime.Sec != r.sec || in.Mtime.Nsec != r.nsec) && !legacyLinkTime(f, ino, r) {
 			t.Errorf("%s: mtime %d.%09d, want %d.%09d (resolution %d s)", r.path, in.Mtime.Sec, in.Mtime.Nsec, r.sec, r.nsec, sec)
 		}
-		switch in.Mode & modeTypeMask {
-		case modeReg:
+		switch in.Mode & ModeType {
+		case ModeRegular:
 			if in.Size != r.size {
 				t.Errorf("%s: size %d, want %d", r.path, in.Size, r.size)
 			}
@@ -243,7 +243,7 @@ func checkAgainstManifest(t *testing.T, f *FS, rows []manifestRow) {
 			if in.AllocatedSize > in.Size {
 				t.Errorf("%s: allocated %d > size %d", r.path, in.AllocatedSize, in.Size)
 			}
-		case modeLnk:
+		case ModeSymlink:
 			target, err := f.Readlink(ino)
 			if err != nil || "-> "+target != r.extra {
 				t.Errorf("%s: readlink %q, %v; want %q", r.path, target, err, r.extra)
@@ -251,7 +251,7 @@ func checkAgainstManifest(t *testing.T, f *FS, rows []manifestRow) {
 			if in.Size != r.size {
 				t.Errorf("%s: symlink size %d, want %d", r.path, in.Size, r.size)
 			}
-		case modeDir:
+		case ModeDir:
 			ents, err := f.ReadDir(ino)
 			if err != nil || int64(len(ents)) != in.Size {
 				t.Errorf("%s: ReadDir %d entries, %v; size %d", r.path, len(ents), err, in.Size)
@@ -259,7 +259,7 @@ func checkAgainstManifest(t *testing.T, f *FS, rows []manifestRow) {
 			if in.Nlink != 1 {
 				t.Errorf("%s: dir nlink %d", r.path, in.Nlink)
 			}
-		case modeChr, modeBlk:
+		case ModeChar, ModeBlock:
 			ma, mi := linuxMajorMinor(in.Rdev)
 			if want := fmt.Sprintf("rdev=%d:%d", ma, mi); want != r.extra {
 				t.Errorf("%s: %s, want %s", r.path, want, r.extra)

@@ -8,16 +8,17 @@ import (
 	"strings"
 )
 
-// File type bits of st_mode.
+// File type bits of st_mode, as DwarFS stores them (the Linux values);
+// every package that interprets Inode.Mode uses these.
 const (
-	modeTypeMask = 0o170000
-	modeSock     = 0o140000
-	modeLnk      = 0o120000
-	modeReg      = 0o100000
-	modeBlk      = 0o060000
-	modeDir      = 0o040000
-	modeChr      = 0o020000
-	modeFifo     = 0o010000
+	ModeType    = 0o170000 // mask of the type bits
+	ModeSocket  = 0o140000
+	ModeSymlink = 0o120000
+	ModeRegular = 0o100000
+	ModeBlock   = 0o060000
+	ModeDir     = 0o040000
+	ModeChar    = 0o020000
+	ModeFIFO    = 0o010000
 )
 
 // Limits of compact string tables enforced by upstream's full check.
@@ -152,16 +153,16 @@ func (f *FS) attr(ino uint32) *InodeData {
 func (f *FS) mode(ino uint32) uint32 { return f.md.Modes[f.attr(ino).ModeIndex] }
 
 func rankOf(mode uint32) int {
-	switch mode & modeTypeMask {
-	case modeDir:
+	switch mode & ModeType {
+	case ModeDir:
 		return 0
-	case modeLnk:
+	case ModeSymlink:
 		return 1
-	case modeReg:
+	case ModeRegular:
 		return 2
-	case modeChr, modeBlk:
+	case ModeChar, ModeBlock:
 		return 3
-	case modeSock, modeFifo:
+	case ModeSocket, ModeFIFO:
 		return 4
 	}
 	return -1
@@ -203,7 +204,7 @@ func (f *FS) initInodes() error {
 	for ino := range f.n {
 		r := rankOf(f.mode(ino))
 		if r < 0 {
-			return fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, f.mode(ino)&modeTypeMask)
+			return fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, f.mode(ino)&ModeType)
 		}
 		if r < cur {
 			return fmt.Errorf("metadata: inode %d (rank %d) out of rank order", ino, r)

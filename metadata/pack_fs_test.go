@@ -12,14 +12,14 @@ func fsSnapshot(t *testing.T, f *FS) []string {
 	var out []string
 	err := f.Walk(func(path string, ino uint32, in Inode) error {
 		line := fmt.Sprintf("%q %+v", path, in)
-		switch in.Mode & modeTypeMask {
-		case modeReg:
+		switch in.Mode & ModeType {
+		case ModeRegular:
 			ch, err := f.FileChunks(ino)
 			if err != nil {
 				return err
 			}
 			line += fmt.Sprintf(" chunks=%v", ch)
-		case modeLnk:
+		case ModeSymlink:
 			l, err := f.RawReadlink(ino)
 			if err != nil {
 				return err

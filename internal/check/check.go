@@ -304,7 +304,7 @@ func checksums(im *godwarfs.Image, algo string, w io.Writer) error {
 	h := newHash(algo)
 	buf := make([]byte, 1<<20)
 	return im.FS().Walk(func(p string, ino uint32, in metadata.Inode) error {
-		if in.Mode&0o170000 != 0o100000 {
+		if in.Mode&metadata.ModeType != metadata.ModeRegular {
 			return nil
 		}
 		r, err := im.NewReader(ino)
@@ -338,7 +338,7 @@ func printInodes(im *godwarfs.Image, w io.Writer, chunks bool) error {
 			p = "/"
 		}
 		fmt.Fprintf(w, "  %s %d %d/%d %d %s [inode %d]\n", godwarfs.FileMode(in.Mode), in.Nlink, in.Uid, in.Gid, in.Size, p, ino)
-		if !chunks || in.Mode&0o170000 != 0o100000 {
+		if !chunks || in.Mode&metadata.ModeType != metadata.ModeRegular {
 			return nil
 		}
 		cs, err := im.FS().FileChunks(ino)

@@ -20,17 +20,6 @@ import (
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
-const (
-	sIFMT   = 0o170000
-	sIFSOCK = 0o140000
-	sIFLNK  = 0o120000
-	sIFREG  = 0o100000
-	sIFBLK  = 0o060000
-	sIFDIR  = 0o040000
-	sIFCHR  = 0o020000
-	sIFIFO  = 0o010000
-)
-
 // Config controls one extraction.
 type Config struct {
 	Output          string // directory, or the tar file ("-" = Stdout) when Format is set
@@ -138,7 +127,7 @@ func Extract(im *godwarfs.Image, cfg Config) (Stats, error) {
 		var files int
 		var bytes int64
 		for _, e := range ents {
-			if e.in.Mode&sIFMT == sIFREG && !seen[e.ino] {
+			if e.in.Mode&metadata.ModeType == metadata.ModeRegular && !seen[e.ino] {
 				seen[e.ino] = true
 				files++
 				bytes += e.in.Size
@@ -199,8 +188,8 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 		dst := filepath.Join(cfg.Output, filepath.FromSlash(e.path))
 		st.Entries++
 		var err error
-		switch e.in.Mode & sIFMT {
-		case sIFDIR:
+		switch e.in.Mode & metadata.ModeType {
+		case metadata.ModeDir:
 			err = os.Mkdir(dst, 0o700)
 			if errors.Is(err, os.ErrExist) {
 				if fi, serr := os.Lstat(dst); serr == nil && fi.IsDir() {
@@ -212,7 +201,7 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 			} else {
 				failed[e.path] = true
 			}
-		case sIFREG:
+		case metadata.ModeRegular:
 			if t, ok := first[e.ino]; ok {
 				links = append(links, link{t, dst})
 				continue
@@ -238,22 +227,22 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 				return nil
 			})
 			continue
-		case sIFLNK:
+		case metadata.ModeSymlink:
 			var target string
 			if target, err = im.FS().Readlink(e.ino); err == nil {
 				if err = os.Symlink(target, dst); err == nil {
 					err = setMeta(dst, e.in, true, cfg.Owners)
 				}
 			}
-		case sIFCHR, sIFBLK:
+		case metadata.ModeChar, metadata.ModeBlock:
 			if err = unix.Mknod(dst, e.in.Mode, int(e.in.Rdev)); err == nil {
 				err = setMeta(dst, e.in, false, cfg.Owners)
 			}
-		case sIFIFO:
+		case metadata.ModeFIFO:
 			if err = unix.Mkfifo(dst, e.in.Mode&0o7777); err == nil {
 				err = setMeta(dst, e.in, false, cfg.Owners)
 			}
-		case sIFSOCK:
+		case metadata.ModeSocket:
 			// A socket cannot be restored without a listener; like the
 			// reference we leave an empty regular file.
 			var f *os.File
@@ -262,7 +251,7 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 				err = setMeta(dst, e.in, false, cfg.Owners)
 			}
 		default:
-			err = fmt.Errorf("unknown file type %#o", e.in.Mode&sIFMT)
+			err = fmt.Errorf("unknown file type %#o", e.in.Mode&metadata.ModeType)
 		}
 		if err != nil {
 			mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/metadata"
 )
 
 // TarFormat maps a -f name to an archive/tar format.
@@ -88,11 +89,11 @@ func tarEntry(im *godwarfs.Image, tw *tar.Writer, format tar.Format, e entry, fi
 		h.ModTime = h.ModTime.Truncate(time.Second)
 	}
 	var body func() error
-	switch in.Mode & sIFMT {
-	case sIFDIR:
+	switch in.Mode & metadata.ModeType {
+	case metadata.ModeDir:
 		h.Typeflag = tar.TypeDir
 		h.Name += "/"
-	case sIFREG:
+	case metadata.ModeRegular:
 		if t, ok := first[e.ino]; ok {
 			h.Typeflag, h.Linkname = tar.TypeLink, t
 			break
@@ -115,24 +116,24 @@ func tarEntry(im *godwarfs.Image, tw *tar.Writer, format tar.Format, e entry, fi
 			}
 			return err
 		}
-	case sIFLNK:
+	case metadata.ModeSymlink:
 		t, err := im.FS().Readlink(e.ino)
 		if err != nil {
 			return err
 		}
 		h.Typeflag, h.Linkname = tar.TypeSymlink, t
-	case sIFCHR, sIFBLK:
+	case metadata.ModeChar, metadata.ModeBlock:
 		h.Typeflag = tar.TypeChar
-		if in.Mode&sIFMT == sIFBLK {
+		if in.Mode&metadata.ModeType == metadata.ModeBlock {
 			h.Typeflag = tar.TypeBlock
 		}
 		h.Devmajor, h.Devminor = int64(unix.Major(in.Rdev)), int64(unix.Minor(in.Rdev))
-	case sIFIFO:
+	case metadata.ModeFIFO:
 		h.Typeflag = tar.TypeFifo
-	case sIFSOCK:
+	case metadata.ModeSocket:
 		h.Typeflag = tar.TypeReg // tar has no socket type
 	default:
-		return fmt.Errorf("unknown file type %#o", in.Mode&sIFMT)
+		return fmt.Errorf("unknown file type %#o", in.Mode&metadata.ModeType)
 	}
 	if err := tw.WriteHeader(h); err != nil {
 		return err
