@@ -51,6 +51,9 @@ type Image struct {
 	schemaSection block.Section
 	metaSize      int64
 
+	// need[n] is how far into block n the chunks reach.
+	need []metadata.BlockNeed
+
 	idxMu    sync.Mutex
 	offIndex map[uint32][]int64 // cumulative chunk end offsets of large files
 }
@@ -124,11 +127,21 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	// v1-framed images carry no checksums, so the reference always runs the
-	// full consistency check on them.
-	if bi.Minor() < 2 {
-		if err := fsys.Check(); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+	// Every structural rule is checked once here, before anything is
+	// served (the reference does this only for v1 images, which carry no
+	// checksums, and in dwarfsck).
+	if err := fsys.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if im.need, err = fsys.BlockNeeds(len(im.blocks)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for n, s := range im.blocks {
+		// Stored blocks' sizes are known now; the others' when first loaded.
+		if s.Compression == block.CompNone {
+			if err := im.checkNeed(n, uint64(s.Length)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	im.md, im.fs, im.blockSize = md, fsys, fsys.BlockSize()
@@ -223,7 +236,18 @@ func (im *Image) loadBlock(ctx context.Context, n int) ([]byte, error) {
 	if err != nil {
 		return nil, named(im.name, err)
 	}
+	if err := im.checkNeed(n, uint64(len(out))); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// checkNeed checks the chunks of block n against its uncompressed size.
+func (im *Image) checkNeed(n int, size uint64) error {
+	if nd := im.need[n]; nd.Chunk >= 0 && nd.End > size {
+		return fmt.Errorf("%s: metadata: check: chunks[%d] ends at %d, beyond block %d of %d bytes", im.name, nd.Chunk, nd.End, n, size)
+	}
+	return nil
 }
 
 // errBounds reports a chunk that points outside its block.

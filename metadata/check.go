@@ -3,13 +3,18 @@ package metadata
 import (
 	"fmt"
 	"math/bits"
-	"sort"
 )
 
 // Check performs the full consistency check of §3.16 (what upstream runs
 // in dwarfsck and for v1 images) on top of what NewFS already validated.
-// The error names the first violated rule.
+// The error names the first violated rule, with the table, the index and
+// the bad value. The check runs once; later calls return its result.
 func (f *FS) Check() error {
+	f.checkOnce.Do(func() { f.checkErr = f.check() })
+	return f.checkErr
+}
+
+func (f *FS) check() error {
 	checks := []func() error{f.checkSizes, f.checkDirs, f.checkEntries, f.checkChunks, f.checkFiles, f.checkStrings, f.checkInodes}
 	for _, c := range checks {
 		if err := c(); err != nil {
@@ -42,6 +47,27 @@ func (f *FS) checkSizes() error {
 	case len(md.ChunkTable) > nIn:
 		return fmt.Errorf("metadata: check: %d chunk_table entries for %d inodes", len(md.ChunkTable), nIn)
 	}
+	if md.HasDevices || f.rank[4] > f.rank[3] {
+		if len(md.Devices) != int(f.rank[4]-f.rank[3]) {
+			return fmt.Errorf("metadata: check: devices: %d entries for %d device inodes", len(md.Devices), f.rank[4]-f.rank[3])
+		}
+	}
+	if n := len(f.ents); uint64(n) >= 1<<32-1 {
+		return fmt.Errorf("metadata: check: %d directory entries, limit %d", n, uint32(1<<32-2))
+	}
+	if e := f.ents[0]; e.name > 0 && int(e.name) >= len(f.names) {
+		return fmt.Errorf("metadata: check: entry 0: name index %d out of range (%d names)", e.name, len(f.names))
+	}
+	if !f.v23 {
+		// Each legacy entry carries its own mode; it must be of the same
+		// type as the inode it names.
+		for i, in := range md.Inodes {
+			r, want := rankOf(md.Modes[in.ModeIndex]), rankOf(f.mode(in.InodeV22))
+			if r != want {
+				return fmt.Errorf("metadata: check: inodes[%d].inode_v2_2 %d: entry mode %#o, inode mode %#o", i, in.InodeV22, md.Modes[in.ModeIndex], f.mode(in.InodeV22))
+			}
+		}
+	}
 	if f.v23 && nIn > len(md.DirEntries) {
 		return fmt.Errorf("metadata: check: %d inodes but only %d dir_entries", nIn, len(md.DirEntries))
 	}
@@ -54,12 +80,18 @@ func (f *FS) checkSizes() error {
 // checkDirs validates the stored (not the rebuilt) directory table.
 func (f *FS) checkDirs() error {
 	md := f.orig
-	if !f.v23 || f.opts().PackedDirectories || (md.Options != nil && md.Options.PackedDirectories) {
+	dirs := md.Directories
+	if md.Options != nil && md.Options.PackedDirectories {
+		// Packed tables store only first-entry deltas; the rest is rebuilt.
+		for i, d := range dirs {
+			if d.ParentEntry != 0 || d.SelfEntry != 0 {
+				return fmt.Errorf("metadata: check: directories[%d]: parent_entry %d / self_entry %d set in packed table", i, d.ParentEntry, d.SelfEntry)
+			}
+		}
 		return nil
 	}
-	dirs := md.Directories
 	nd := len(dirs) - 1
-	ne := uint32(len(md.DirEntries))
+	ne := uint32(len(f.ents))
 	// Images before 0.11 store no self entries at all.
 	hasSelf := false
 	for _, d := range dirs[:nd] {
@@ -68,28 +100,41 @@ func (f *FS) checkDirs() error {
 			break
 		}
 	}
-	for i, d := range dirs[:nd] {
-		if d.ParentEntry >= ne {
-			return fmt.Errorf("metadata: check: directories[%d].parent_entry %d out of range", i, d.ParentEntry)
+	for i, d := range dirs {
+		switch {
+		case d.FirstEntry > ne:
+			return fmt.Errorf("metadata: check: directories[%d].first_entry %d out of range (%d entries)", i, d.FirstEntry, ne)
+		case d.SelfEntry > ne:
+			return fmt.Errorf("metadata: check: directories[%d].self_entry %d out of range (%d entries)", i, d.SelfEntry, ne)
+		case d.ParentEntry >= ne:
+			return fmt.Errorf("metadata: check: directories[%d].parent_entry %d out of range (%d entries)", i, d.ParentEntry, ne)
+		case d.FirstEntry == d.ParentEntry:
+			return fmt.Errorf("metadata: check: directories[%d]: first_entry == parent_entry == %d", i, d.FirstEntry)
 		}
-		if d.FirstEntry == d.ParentEntry && i > 0 {
-			return fmt.Errorf("metadata: check: directories[%d]: first_entry == parent_entry", i)
-		}
-		if i == 0 {
-			if d.ParentEntry != 0 || d.SelfEntry != 0 {
-				return fmt.Errorf("metadata: check: root directory has parent/self entry %d/%d", d.ParentEntry, d.SelfEntry)
+		if i == 0 || i == nd {
+			if d.ParentEntry != 0 {
+				return fmt.Errorf("metadata: check: directories[%d].parent_entry %d, must be 0 for the root and the sentinel", i, d.ParentEntry)
+			}
+			if i == 0 && d.SelfEntry != 0 {
+				return fmt.Errorf("metadata: check: directories[0].self_entry %d, must be 0 for the root", d.SelfEntry)
 			}
 			continue
 		}
-		if want := f.selfEnt[f.parent[i]]; d.ParentEntry != want {
-			return fmt.Errorf("metadata: check: directories[%d].parent_entry %d, tree says %d", i, d.ParentEntry, want)
+		// The stored links must agree with the tree the entries describe
+		// (2.3+: entry indexes; older images: the parent directory inode).
+		want := f.parent[i]
+		if f.v23 {
+			want = f.selfEnt[want]
+		}
+		if d.ParentEntry != want {
+			return fmt.Errorf("metadata: check: directories[%d].parent_entry %d, entries say %d", i, d.ParentEntry, want)
 		}
 		if hasSelf {
 			if d.SelfEntry != f.selfEnt[i] {
-				return fmt.Errorf("metadata: check: directories[%d].self_entry %d, tree says %d", i, d.SelfEntry, f.selfEnt[i])
+				return fmt.Errorf("metadata: check: directories[%d].self_entry %d, entries say %d", i, d.SelfEntry, f.selfEnt[i])
 			}
 			if d.FirstEntry == d.SelfEntry || d.SelfEntry == d.ParentEntry {
-				return fmt.Errorf("metadata: check: directories[%d]: self_entry collides with first/parent entry", i)
+				return fmt.Errorf("metadata: check: directories[%d]: self_entry %d collides with first/parent entry", i, d.SelfEntry)
 			}
 		}
 	}
@@ -175,6 +220,9 @@ func (f *FS) checkChunks() error {
 		if f.holes && c.Block > f.holeBlk {
 			return fmt.Errorf("metadata: check: chunks[%d]: block %d beyond hole block %d", i, c.Block, f.holeBlk)
 		}
+		if c.Offset >= bs {
+			return fmt.Errorf("metadata: check: chunks[%d]: offset %d out of range (block size %d)", i, c.Offset, bs)
+		}
 		if uint64(c.Offset)+uint64(c.Size) > uint64(bs) {
 			return fmt.Errorf("metadata: check: chunks[%d]: %d+%d exceeds block size %d", i, c.Offset, c.Size, bs)
 		}
@@ -259,57 +307,105 @@ func (f *FS) checkStrings() error {
 	if md.CompactSymlinks != nil && len(md.Symlinks) > 0 {
 		return fmt.Errorf("metadata: check: both symlinks and compact_symlinks populated")
 	}
-	for _, st := range []*StringTable{md.CompactNames, md.CompactSymlinks} {
-		if st == nil || st.PackedIndex {
-			continue
-		}
-		if len(st.Index) > 0 && st.Index[0] != 0 {
-			return fmt.Errorf("metadata: check: string table index starts at %d", st.Index[0])
-		}
-		if !sort.SliceIsSorted(st.Index, func(i, j int) bool { return st.Index[i] < st.Index[j] }) {
-			return fmt.Errorf("metadata: check: string table index not sorted")
-		}
-		if n := len(st.Index); n > 0 && st.Index[n-1] != uint32(len(st.Buffer)) {
-			return fmt.Errorf("metadata: check: string table index ends at %d, buffer has %d bytes", st.Index[n-1], len(st.Buffer))
-		}
-	}
-	for _, st := range []*StringTable{md.CompactNames, md.CompactSymlinks} {
-		if st == nil || !st.PackedIndex {
-			continue
-		}
-		var sum uint64
-		for _, l := range st.Index {
-			sum += uint64(l)
-		}
-		if sum != uint64(len(st.Buffer)) {
-			return fmt.Errorf("metadata: check: packed string index sums to %d, buffer has %d bytes", sum, len(st.Buffer))
-		}
-	}
+	// How many strings each table must hold: one more than the highest
+	// index pointing into it.
+	wantNames := 0
 	if f.v23 {
-		maxName := -1
-		for _, e := range f.ents[1:] {
-			maxName = max(maxName, int(e.name))
+		if len(md.DirEntries) > 1 {
+			for _, e := range md.DirEntries {
+				wantNames = max(wantNames, int(e.NameIndex)+1)
+			}
 		}
-		if len(f.ents) > 1 && maxName+1 != len(f.names) {
-			return fmt.Errorf("metadata: check: %d names but highest name index %d", len(f.names), maxName)
+	} else if len(md.Inodes) > 1 {
+		for _, in := range md.Inodes {
+			wantNames = max(wantNames, int(in.NameIndexV22)+1)
 		}
 	}
-	maxLink := -1
+	wantLinks := 0
 	for _, s := range md.SymlinkTable {
-		maxLink = max(maxLink, int(s))
+		wantLinks = max(wantLinks, int(s)+1)
 	}
-	if maxLink+1 != len(f.links) {
-		return fmt.Errorf("metadata: check: %d symlink strings but highest index %d", len(f.links), maxLink)
+	if err := checkStringTable("names", md.Names, md.namesSpan, md.CompactNames, wantNames, maxNameLen); err != nil {
+		return err
 	}
-	for _, s := range f.names {
+	if err := checkStringTable("symlinks", md.Symlinks, md.symlinksSpan, md.CompactSymlinks, wantLinks, maxSymlinkLen); err != nil {
+		return err
+	}
+	for i, s := range f.names {
 		if len(s) > maxNameLen {
-			return fmt.Errorf("metadata: check: name of %d bytes exceeds %d", len(s), maxNameLen)
+			return fmt.Errorf("metadata: check: names[%d]: %d bytes exceeds %d", i, len(s), maxNameLen)
 		}
 	}
-	for _, s := range f.links {
+	for i, s := range f.links {
 		if len(s) > maxSymlinkLen {
-			return fmt.Errorf("metadata: check: symlink of %d bytes exceeds %d", len(s), maxSymlinkLen)
+			return fmt.Errorf("metadata: check: symlinks[%d]: %d bytes exceeds %d", i, len(s), maxSymlinkLen)
 		}
+	}
+	return nil
+}
+
+// checkStringTable checks one string table (plain or compact) against the
+// number of strings the indexes into it need and against its own sizes:
+// a compact table's buffer must be exactly what its index or packed
+// lengths describe, a plain table's strings must lie back to back.
+func checkStringTable(what string, plain []string, span plainSpan, st *StringTable, want, maxLen int) error {
+	if st == nil {
+		if len(plain) != want {
+			return fmt.Errorf("metadata: check: %s: %d strings, indexes need %d", what, len(plain), want)
+		}
+		var total int64
+		for i, s := range plain {
+			if len(s) > maxLen {
+				return fmt.Errorf("metadata: check: %s[%d]: %d bytes exceeds %d", what, i, len(s), maxLen)
+			}
+			total += int64(len(s))
+		}
+		if span.known && len(plain) > 0 && span.span != total {
+			return fmt.Errorf("metadata: check: %s: strings total %d bytes but their data spans %d bytes", what, total, span.span)
+		}
+		return nil
+	}
+	ctab := "compact_" + what
+	n := len(st.Index)
+	if !st.PackedIndex {
+		if n == 0 && want > 0 {
+			return fmt.Errorf("metadata: check: %s: empty index", ctab)
+		}
+		if n > 0 {
+			n--
+		}
+	}
+	if n != want {
+		return fmt.Errorf("metadata: check: %s: %d strings, indexes need %d", ctab, n, want)
+	}
+	var size uint64
+	longest, at := uint64(0), 0
+	if st.PackedIndex {
+		for i, l := range st.Index {
+			size += uint64(l)
+			if uint64(l) > longest {
+				longest, at = uint64(l), i
+			}
+		}
+	} else if len(st.Index) > 0 {
+		if st.Index[0] != 0 {
+			return fmt.Errorf("metadata: check: %s: index[0] is %d, not 0", ctab, st.Index[0])
+		}
+		for i := 1; i < len(st.Index); i++ {
+			if st.Index[i] < st.Index[i-1] {
+				return fmt.Errorf("metadata: check: %s: index[%d] %d below index[%d] %d", ctab, i, st.Index[i], i-1, st.Index[i-1])
+			}
+			if l := uint64(st.Index[i] - st.Index[i-1]); l > longest {
+				longest, at = l, i-1
+			}
+		}
+		size = uint64(st.Index[len(st.Index)-1])
+	}
+	if size != uint64(len(st.Buffer)) {
+		return fmt.Errorf("metadata: check: %s: index describes %d bytes, buffer has %d", ctab, size, len(st.Buffer))
+	}
+	if longest > uint64(maxLen) {
+		return fmt.Errorf("metadata: check: %s[%d]: stored length %d exceeds %d", ctab, at, longest, maxLen)
 	}
 	return nil
 }
@@ -335,4 +431,34 @@ func (f *FS) checkInodes() error {
 		}
 	}
 	return nil
+}
+
+// BlockNeed is how much of one data block the chunks use: the highest
+// chunk end and the chunk that reaches it (-1: no chunk uses the block).
+type BlockNeed struct {
+	End   uint64
+	Chunk int
+}
+
+// BlockNeeds checks that every data chunk names one of the image's
+// nblocks blocks and returns, per block, the extent the chunks need. The
+// block sizes are only known once a block is decompressed, so callers
+// compare each block against its need when they first load it.
+func (f *FS) BlockNeeds(nblocks int) ([]BlockNeed, error) {
+	need := make([]BlockNeed, nblocks)
+	for i := range need {
+		need[i].Chunk = -1
+	}
+	for i, c := range f.md.Chunks {
+		if f.holes && c.Block == f.holeBlk {
+			continue
+		}
+		if int64(c.Block) >= int64(nblocks) {
+			return nil, fmt.Errorf("metadata: check: chunks[%d]: block %d out of range (%d blocks)", i, c.Block, nblocks)
+		}
+		if end := uint64(c.Offset) + uint64(c.Size); need[c.Block].Chunk < 0 || end > need[c.Block].End {
+			need[c.Block] = BlockNeed{End: end, Chunk: i}
+		}
+	}
+	return need, nil
 }

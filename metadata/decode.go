@@ -261,6 +261,43 @@ func (t *thawer) strList(p pos, what string) ([]string, error) {
 	return thawList(t, p, what, func(q pos) (string, error) { return t.str(q, what) })
 }
 
+// plainStrList reads a list of strings and also reports how far apart its
+// first string's data and its last string's end lie. A well-formed table
+// stores the strings back to back, so that span equals their total length;
+// the full check compares the two (the reference does the same).
+func (t *thawer) plainStrList(p pos, what string) ([]string, plainSpan, error) {
+	n, at, err := t.array(p, what)
+	if err != nil || n == 0 {
+		return nil, plainSpan{}, err
+	}
+	out := make([]string, n)
+	for k := range out {
+		if out[k], err = t.str(at(k), what); err != nil {
+			return nil, plainSpan{}, err
+		}
+	}
+	// str succeeded for every item, so these reads are in range.
+	dataAt := func(k int) (uint64, bool) {
+		q := at(k)
+		if len(out[k]) == 0 {
+			return 0, false
+		}
+		d, _ := t.uintPart(t.child(q, 1), 64, what, " distance")
+		return q.start + d, true
+	}
+	sp := plainSpan{known: true, span: -1}
+	first, ok1 := dataAt(0)
+	last, ok2 := dataAt(n - 1)
+	switch {
+	case ok1 && ok2 && last+uint64(len(out[n-1])) >= first:
+		sp.span = int64(last + uint64(len(out[n-1])) - first)
+	case !ok1 && !ok2:
+		// Empty strings at both ends have no data position.
+		sp.span = 0
+	}
+	return out, sp, nil
+}
+
 // optional resolves an optional field: the wrapper's sub-field 1 is the
 // isset bit, sub-field 2 the value.
 func (t *thawer) optional(p pos, id int16, what string) (pos, bool, error) {
@@ -333,13 +370,17 @@ func (e *errs) set(err error) {
 	}
 }
 
-func (e *errs) u8(v uint8, err error) uint8               { e.set(err); return v }
-func (e *errs) pu32(v *uint32, err error) *uint32         { e.set(err); return v }
-func (e *errs) pu64(v *uint64, err error) *uint64         { e.set(err); return v }
-func (e *errs) pstr(v *string, err error) *string         { e.set(err); return v }
-func (e *errs) bs(v []byte, err error) []byte             { e.set(err); return v }
-func (e *errs) u32s(v []uint32, err error) []uint32       { e.set(err); return v }
-func (e *errs) strs(v []string, err error) []string       { e.set(err); return v }
+func (e *errs) u8(v uint8, err error) uint8         { e.set(err); return v }
+func (e *errs) pu32(v *uint32, err error) *uint32   { e.set(err); return v }
+func (e *errs) pu64(v *uint64, err error) *uint64   { e.set(err); return v }
+func (e *errs) pstr(v *string, err error) *string   { e.set(err); return v }
+func (e *errs) bs(v []byte, err error) []byte       { e.set(err); return v }
+func (e *errs) u32s(v []uint32, err error) []uint32 { e.set(err); return v }
+func (e *errs) strs(v []string, err error) []string { e.set(err); return v }
+func (e *errs) plain(v []string, sp plainSpan, err error) ([]string, plainSpan) {
+	e.set(err)
+	return v, sp
+}
 func (e *errs) kvs(v []KV, err error) []KV                { e.set(err); return v }
 func (e *errs) st(v *StringTable, err error) *StringTable { e.set(err); return v }
 func (e *errs) opts(v *FsOptions, err error) *FsOptions   { e.set(err); return v }
@@ -503,8 +544,8 @@ func (t *thawer) metadata(root pos) (*Metadata, error) {
 	md.Uids = e.u32s(t.u32List(c(7), "uids"))
 	md.Gids = e.u32s(t.u32List(c(8), "gids"))
 	md.Modes = e.u32s(t.u32List(c(9), "modes"))
-	md.Names = e.strs(t.strList(c(10), "names"))
-	md.Symlinks = e.strs(t.strList(c(11), "symlinks"))
+	md.Names, md.namesSpan = e.plain(t.plainStrList(c(10), "names"))
+	md.Symlinks, md.symlinksSpan = e.plain(t.plainStrList(c(11), "symlinks"))
 	md.TimestampBase = e.u64(t.u64(c(12), "timestamp_base"))
 	md.ChunkInodeOffset = e.u32(t.u32(c(13), "chunk_inode_offset"))
 	md.LinkInodeOffset = e.u32(t.u32(c(14), "link_inode_offset"))

@@ -34,6 +34,9 @@ func valueEqual(a, b reflect.Value) bool {
 		return true
 	case reflect.Struct:
 		for i := range a.NumField() {
+			if !a.Type().Field(i).IsExported() {
+				continue // decoder bookkeeping, not model
+			}
 			if !valueEqual(a.Field(i), b.Field(i)) {
 				return false
 			}

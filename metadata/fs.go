@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // File type bits of st_mode, as DwarFS stores them (the Linux values);
@@ -101,6 +102,9 @@ type FS struct {
 	holes    bool
 	holeBlk  uint32
 	winSep   bool
+
+	checkOnce sync.Once
+	checkErr  error
 }
 
 // NewFS validates and normalises md (unpacking packed tables, rebuilding

@@ -161,4 +161,16 @@ type Metadata struct {
 	HasLargeHoleSize bool
 
 	TotalAllocatedFsSize *uint64 // #36
+
+	// Where the plain names/symlinks strings lay in the Frozen2 data; set
+	// by Decode only, for the full check.
+	namesSpan, symlinksSpan plainSpan
+}
+
+// plainSpan is the distance from a plain string list's first string data
+// to its last string's end (-1: an end string is empty and has no data
+// position); known is false for metadata not produced by Decode.
+type plainSpan struct {
+	known bool
+	span  int64
 }
