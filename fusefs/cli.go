@@ -12,15 +12,15 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"golang.org/x/sys/unix"
 )
 
-// Exit codes of the dwarfs command.
+// Exit codes of the dwarfs command (those of every tool; see package cli).
 const (
-	ExitOK    = 0
-	ExitFail  = 1 // mounting failed
-	ExitUsage = 2 // bad command line or option
+	ExitOK   = cli.ExitOK
+	ExitFail = cli.ExitError // a bad command line or option, or mounting failed
 )
 
 // daemonEnv marks the re-executed background child; its value is the
@@ -51,71 +51,54 @@ type Args struct {
 	helper            bool
 }
 
-// usageError is a command line problem (exit code 2).
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
 // ParseArgs parses argv (including argv[0]). Invoked as mount.dwarfs or
 // mount.fuse.dwarfs it follows the mount(8) helper convention
 // "SPEC DIR [-sfnv] [-o OPTS]".
 func ParseArgs(argv []string) (*Args, error) {
-	a := &Args{Options: mountopts.Defaults()}
+	r, err := cli.Parse(Program().AllOptions(), argv[min(1, len(argv)):])
+	if err != nil {
+		return nil, err
+	}
+	name := ""
 	if len(argv) > 0 {
-		switch filepath.Base(argv[0]) {
-		case "mount.dwarfs", "mount.fuse.dwarfs", "mount.fuse3.dwarfs":
-			a.helper = true
-		}
+		name = argv[0]
 	}
-	var pos []string
-	var opts []string
-	args := argv[min(1, len(argv)):]
-	for i := 0; i < len(args); i++ {
-		s := args[i]
-		switch {
-		case s == "--":
-			pos = append(pos, args[i+1:]...)
-			i = len(args)
-		case s == "-o":
-			if i+1 >= len(args) {
-				return nil, &usageError{"option -o needs an argument"}
-			}
-			i++
-			opts = append(opts, mountopts.Split(args[i])...)
-		case strings.HasPrefix(s, "-o"):
-			opts = append(opts, mountopts.Split(s[2:])...)
-		case s == "-h" || s == "--help":
-			a.Help = true
-		case s == "-V" || s == "--version":
-			a.Version = true
-		case len(s) > 1 && s[0] == '-' && s[1] != '-':
-			for _, c := range s[1:] {
-				switch {
-				case c == 'f' && a.helper:
-					a.Fake = true
-				case c == 'f':
-					a.Foreground = true
-				case c == 'd':
-					a.Debug, a.Foreground = true, true
-				case c == 's', c == 'n', c == 'v':
-					// single-threaded / no-mtab / verbose: nothing to do
-				default:
-					return nil, &usageError{fmt.Sprintf("unknown command line option -%c", c)}
-				}
-			}
-		case strings.HasPrefix(s, "--"):
-			return nil, &usageError{fmt.Sprintf("unknown command line option %s", s)}
-		default:
-			pos = append(pos, s)
-		}
+	return argsFrom(name, r)
+}
+
+// argsFrom interprets the parsed command line of the program named argv0.
+func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
+	a := &Args{Options: mountopts.Defaults()}
+	switch filepath.Base(argv0) {
+	case "mount.dwarfs", "mount.fuse.dwarfs", "mount.fuse3.dwarfs":
+		a.helper = true
 	}
-	if a.Help || a.Version {
+	a.Help, a.Version = r.Has("help"), r.Has("version")
+	if a.Help || a.Version || r.Has("man") {
 		return a, nil
 	}
-	if len(pos) != 2 {
-		return nil, &usageError{"expected IMAGE and MOUNTPOINT"}
+	if r.Has("foreground") {
+		// mount(8) passes -f for a fake mount.
+		a.Fake = a.helper
+		a.Foreground = !a.helper
 	}
-	a.Image, a.MountPoint = pos[0], pos[1]
+	if r.Has("debug") {
+		a.Debug, a.Foreground = true, true
+	}
+	var opts []string
+	for _, o := range r.All("options") {
+		opts = append(opts, mountopts.Split(o)...)
+	}
+	switch len(r.Args) {
+	case 0:
+		return nil, cli.Usagef("no image given")
+	case 1:
+		return nil, cli.Usagef("no mount point given")
+	case 2:
+	default:
+		return nil, cli.Unexpected(r.Args[2])
+	}
+	a.Image, a.MountPoint = r.Args[0], r.Args[1]
 	if a.helper {
 		// Old-style fstab entries name the source "dwarfs#IMAGE".
 		a.Image = strings.TrimPrefix(a.Image, "dwarfs#")
@@ -128,31 +111,6 @@ func ParseArgs(argv []string) (*Args, error) {
 	}
 	return a, nil
 }
-
-const usageText = `usage: dwarfs IMAGE MOUNTPOINT [-f] [-d] [-o OPTION[,OPTION...]]
-       mount.dwarfs IMAGE MOUNTPOINT [-sfnv] [-o OPTIONS]
-
-  -f                     stay in the foreground
-  -d                     foreground with FUSE debug output
-  -o cachesize=SIZE      block cache size (512m)
-  -o blocksize=SIZE      st_blksize / I/O size hint (512k)
-  -o readahead=SIZE      bytes to prefetch for sequential readers (one block)
-  -o workers=N           decompression workers (2)
-  -o mlock=none|try|must lock memory
-  -o decratio=R          ratio to keep partially decompressed blocks (0.8)
-  -o offset=auto|N       image offset in file (auto)
-  -o imagesize=SIZE      image size in file
-  -o enable_nlink        report hard link counts
-  -o readonly            read-only mount (always the case)
-  -o (no_)cache_image    read the whole image into memory (no)
-  -o (no_)cache_files    keep file data in the page cache (yes)
-  -o tidy_strategy=none|time|swap, tidy_interval=TIME (5m), tidy_max_age=TIME (10m)
-  -o seq_detector=N      sequential reads before prefetching (4)
-  -o uid=N,gid=N         override owner and group
-  -o preload_category=NAME, preload_all
-  -o perfmon             print performance statistics at unmount
-  -o allow_other,allow_root,default_permissions,fsname=NAME,subtype=NAME
-`
 
 // Run runs the command and returns its exit code.
 func (c *CLI) Run(argv []string) int {
@@ -168,19 +126,21 @@ func (c *CLI) Run(argv []string) int {
 	if c.Executable == nil {
 		c.Executable = os.Executable
 	}
-	a, err := ParseArgs(argv)
+	prog := Program()
+	r, code, done := prog.Parse(argv[min(1, len(argv)):], c.Stdout, c.Stderr)
+	if done {
+		return code
+	}
+	name := ""
+	if len(argv) > 0 {
+		name = argv[0]
+	}
+	a, err := argsFrom(name, r)
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "dwarfs: %v\n", err)
-		fmt.Fprint(c.Stderr, "try 'dwarfs --help'\n")
-		return ExitUsage
-	}
-	if a.Help {
-		fmt.Fprint(c.Stdout, usageText)
-		return ExitOK
-	}
-	if a.Version {
-		fmt.Fprintln(c.Stdout, "dwarfs (godwarfs FUSE driver)")
-		return ExitOK
+		if IsUsageError(err) {
+			err = &cli.UsageError{Msg: err.Error()}
+		}
+		return prog.Fail(c.Stderr, err)
 	}
 	if a.Fake {
 		return ExitOK
@@ -252,12 +212,8 @@ func (c *CLI) daemonize(argv []string, a *Args) int {
 	if msg == "" {
 		msg = fmt.Sprintf("daemon exited before the mount was ready: %v", werr)
 	}
-	fmt.Fprintf(c.Stderr, "dwarfs: %s\n", msg)
-	code := ExitFail
-	if ee, ok := werr.(*exec.ExitError); ok && ee.ExitCode() == ExitUsage {
-		code = ExitUsage
-	}
-	return code
+	fmt.Fprintf(c.Stderr, "dwarfs: error: %s\n", msg)
+	return ExitFail
 }
 
 func (c *CLI) runDaemonChild(a *Args, fdStr string) int {
@@ -291,7 +247,7 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	}
 	fail := func(err error) int {
 		if !daemon {
-			fmt.Fprintf(c.Stderr, "dwarfs: %v\n", err)
+			fmt.Fprintf(c.Stderr, "dwarfs: error: %v\n", err)
 		}
 		report(err) // the parent prints it
 		return ExitFail
@@ -309,6 +265,11 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	if abs, err := filepath.Abs(fsname); err == nil {
 		fsname = abs
 	}
+	// Before mounting: once the mount is visible, a signal must unmount
+	// rather than kill the process.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	srv, err := Mount(a.MountPoint, src, Config{Options: a.Options, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname})
 	if err != nil {
 		return fail(err)
@@ -318,9 +279,6 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 		c.detachStdio()
 	}
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	select {
 	case <-srv.Done():
 	case <-sigs:
@@ -369,7 +327,6 @@ func applyMlock(m mountopts.MlockMode) error {
 
 // IsUsageError reports whether err is a command line or option error.
 func IsUsageError(err error) bool {
-	var ue *usageError
 	var oe *mountopts.Error
-	return errors.As(err, &ue) || errors.As(err, &oe)
+	return cli.IsUsage(err) || errors.As(err, &oe)
 }

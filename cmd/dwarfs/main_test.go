@@ -149,8 +149,8 @@ func TestUnknownOption(t *testing.T) {
 		cmd := exec.Command(bin, image, t.TempDir(), "-o", "workers=2,"+opt)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-			t.Errorf("-o %s: %v, want exit status 2\n%s", opt, err, out)
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("-o %s: %v, want exit status 1\n%s", opt, err, out)
 		}
 		if !strings.Contains(string(out), name) {
 			t.Errorf("-o %s: message does not name the option: %s", opt, out)
@@ -168,7 +168,7 @@ func TestMountHelperFake(t *testing.T) {
 	}
 	out, err = exec.Command(bin, image, t.TempDir(), "-f", "-o", "nosuchopt").CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "nosuchopt") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "nosuchopt") {
 		t.Errorf("bad option via helper: %v %s", err, out)
 	}
 }

@@ -37,7 +37,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{[]string{"-i", src, "-o", out, "-l", "1"}, 0},
 		{[]string{"-i", src, "-o", out, "-l", "1"}, 1}, // exists
-		{[]string{"-i", src, "-o", out, "--no-such-option"}, 2},
+		{[]string{"-i", src, "-o", out, "--no-such-option"}, 1},
 		{[]string{"-h"}, 0},
 	} {
 		err := command(tc.args...).Run()

@@ -23,91 +23,63 @@ import (
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
-// Exit codes.
+// Exit codes (the same for every tool; see package cli).
 const (
-	ExitOK    = 0
-	ExitImage = 1
-	ExitUsage = 2
+	ExitOK    = cli.ExitOK
+	ExitImage = cli.ExitError
+	// ExitNoHeader: --print-header on an image without a header.
+	ExitNoHeader = cli.ExitPartial
 )
 
-var options = []cli.Option{
-	{Long: "input", Short: "i", HasValue: true, Arg: "IMAGE", Help: "image file"},
-	{Long: "detail", Short: "d", HasValue: true, Arg: "N", Help: "detail level (0..6, default 2)"},
-	{Long: "json", Short: "j", Help: "print a JSON summary"},
-	{Long: "list", Short: "l", Help: "list all paths"},
-	{Long: "check-integrity", Help: "verify SHA-512/256 of every section"},
-	{Long: "no-check", Help: "skip the xxh3 check of all sections"},
-	{Long: "print-header", Short: "H", Help: "write the image's prefix to stdout"},
-	{Long: "checksum", HasValue: true, Arg: "ALGO", Help: "print file digests (" + strings.Join(algoNames(), ", ") + ")"},
-	{Long: "export-metadata", HasValue: true, Arg: "FILE", Help: "write the metadata as decoded (not normalised) as JSON to FILE (- for stdout) and exit"},
-	{Long: "image-offset", Short: "O", HasValue: true, Arg: "auto|N", Help: "image offset"},
-	{Long: "help", Short: "h", Help: "show this help"},
-}
-
-// usageError marks errors that exit with ExitUsage.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-// ParseOffset parses an -O value: "auto" or a byte count.
-func ParseOffset(s string) (int64, error) {
-	if s == "" || s == "auto" {
-		return -1, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("invalid image offset %q", s)
-	}
-	return n, nil
-}
+// errNoHeader: --print-header found no header.
+var errNoHeader = errors.New("image has no header")
 
 // Main runs dwarfsck with args (without the program name).
 func Main(args []string, stdout, stderr io.Writer) int {
-	res, err := cli.Parse(options, args)
-	if err != nil {
-		fmt.Fprintf(stderr, "dwarfsck: %v\n", err)
-		return ExitUsage
-	}
-	if res.Has("help") {
-		fmt.Fprintf(stdout, "Usage: dwarfsck [options] IMAGE\n\nOptions:\n%s", cli.Usage(options))
-		return ExitOK
+	prog := Program()
+	res, code, done := prog.Parse(args, stdout, stderr)
+	if done {
+		return code
 	}
 	img := res.Get("input", "")
 	if img == "" && len(res.Args) > 0 {
 		img, res.Args = res.Args[0], res.Args[1:]
 	}
-	if img == "" || len(res.Args) > 0 {
-		fmt.Fprintf(stderr, "dwarfsck: expected exactly one image\nUsage: dwarfsck [options] IMAGE\n")
-		return ExitUsage
+	if len(res.Args) > 0 {
+		return prog.Fail(stderr, cli.Unexpected(res.Args[0]))
+	}
+	if img == "" {
+		return prog.Fail(stderr, cli.Usagef("no image given (-i IMAGE or IMAGE)"))
 	}
 	if err := run(img, res, stdout); err != nil {
-		fmt.Fprintf(stderr, "dwarfsck: %v\n", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			return ExitUsage
+		code := prog.Fail(stderr, err)
+		if errors.Is(err, errNoHeader) {
+			return ExitNoHeader
 		}
-		return ExitImage
+		return code
 	}
 	return ExitOK
 }
 
 func run(img string, res *cli.Result, stdout io.Writer) error {
-	off, err := ParseOffset(res.Get("image-offset", "auto"))
+	off, err := res.ImageOffset()
 	if err != nil {
-		return usageError{err}
+		return err
+	}
+	if _, err := res.LogLevel(); err != nil {
+		return err
 	}
 	detail := 2
 	if v := res.Get("detail", ""); v != "" {
 		if detail, err = strconv.Atoi(v); err != nil || detail < 0 {
-			return usageError{fmt.Errorf("invalid detail level %q", v)}
+			return cli.BadValue("detail", v, "expected a level from 0 to 6")
 		}
 	}
 	var algo string
 	if res.Has("checksum") {
 		algo = strings.ToLower(res.Get("checksum", ""))
 		if newHash(algo) == nil {
-			return usageError{fmt.Errorf("unknown checksum algorithm %q (supported: %s)", algo, strings.Join(algoNames(), ", "))}
+			return cli.BadValue("checksum", algo, "expected one of "+strings.Join(algoNames(), ", "))
 		}
 	}
 	opts := godwarfs.DefaultOptions()
@@ -176,7 +148,7 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 // file is removed on error.
 func exportMetadata(im *godwarfs.Image, path string, stdout io.Writer) error {
 	if path == "" {
-		return usageError{errors.New("--export-metadata needs a file name")}
+		return cli.BadValue("export-metadata", path, "expected a file name or -")
 	}
 	if path == "-" {
 		return metadata.ExportJSON(im.Metadata(), stdout)
@@ -199,7 +171,7 @@ func exportMetadata(im *godwarfs.Image, path string, stdout io.Writer) error {
 func printHeader(img string, im *godwarfs.Image, w io.Writer) error {
 	off := im.Blocks().Offset()
 	if off <= 0 {
-		return usageError{fmt.Errorf("%s: image has no header", img)}
+		return fmt.Errorf("%s: %w", img, errNoHeader)
 	}
 	f, err := os.Open(img)
 	if err != nil {

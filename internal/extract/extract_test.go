@@ -246,9 +246,9 @@ func TestTarFileAndUsage(t *testing.T) {
 	if n != 12 {
 		t.Errorf("ustar archive has %d members, want 12", n)
 	}
-	for _, args := range [][]string{{}, {"-i", img}, {"-i", img, "-o", "x", "-f", "zip"}, {"-i", img, "-o", "x", "--pattern", "[a"}, {"-i", img, "-o", "x", "-n", "0"}} {
-		if rc, _, _ := runx(args...); rc != 2 {
-			t.Errorf("%v: rc %d, want 2", args, rc)
+	for _, args := range [][]string{{"-i", img}, {"-i", img, "-o", "x", "-f", "zip"}, {"-i", img, "-o", "x", "--pattern", "[a"}, {"-i", img, "-o", "x", "-n", "0"}} {
+		if rc, _, errs := runx(args...); rc != 1 || !strings.Contains(errs, "Try 'dwarfsextract --help'") {
+			t.Errorf("%v: rc %d, want 1 and a pointer to --help: %q", args, rc, errs)
 		}
 	}
 	if rc, _, errs := runx("-i", fixtures.Path("upstream", "future-features.dwarfs"), "-o", t.TempDir()); rc != 1 || !strings.Contains(errs, "this-feature-will-never-exist") {
@@ -263,7 +263,7 @@ func TestTarFileAndUsage(t *testing.T) {
 	if rc, _, _ := runx("-i", img, "-o", dir, "--pattern", "a/*.txt"); rc != 1 {
 		t.Errorf("second extraction: rc %d, want 1", rc)
 	}
-	if rc, _, errs := runx("-i", img, "-o", dir, "--pattern", "a/*.txt", "--continue-on-error"); rc != 0 || !strings.Contains(errs, "warning") {
+	if rc, _, errs := runx("-i", img, "-o", dir, "--pattern", "a/*.txt", "--continue-on-error"); rc != 2 || !strings.Contains(errs, "warning") {
 		t.Errorf("continue-on-error: rc %d %q", rc, errs)
 	}
 }

@@ -164,15 +164,15 @@ func TestSpecialFiles(t *testing.T) {
 func TestUsage(t *testing.T) {
 	src := t.TempDir()
 	for _, args := range [][]string{
-		{}, {"-i", src}, {"-o", "x"}, {"-i", src, "-o", "x", "-l", "10"}, {"-i", src, "-o", "x", "--bogus"},
+		{"-i", src}, {"-o", "x"}, {"-i", src, "-o", "x", "-l", "10"}, {"-i", src, "-o", "x", "--bogus"},
 		{"-i", src, "-o", "x", "-C", "nope"}, {"-i", src, "-o", "x", "--order", "random"},
 		{"-i", src, "-o", "x", "-P", "names,bogus"}, {"-i", src, "-o", "x", "--chmod", "q+r"},
 		{"-i", src, "-o", "x", "-F", "x y"}, {"-i", src, "-o", "x", "-S", "9"},
 		{"-i", src, "-o", "x", "--time-resolution", "fortnight"}, {"-i", src, "-o", "x", "--file-hash", "crc"},
 		{"-i", src, "-o", "x", "--set-owner", "root"}, {"-i", src, "-o", "x", "-L", "lots"},
 	} {
-		if code, _, stderr := run(args...); code != 2 || stderr == "" {
-			t.Errorf("%v: exit %d (%q), want 2", args, code, stderr)
+		if code, _, stderr := run(args...); code != 1 || !strings.Contains(stderr, "Try 'mkdwarfs --help'") {
+			t.Errorf("%v: exit %d (%q), want 1 and a pointer to --help", args, code, stderr)
 		}
 	}
 	code, stdout, _ := run("-h")
@@ -367,7 +367,7 @@ func TestDebugFilterAndUnsupported(t *testing.T) {
 		t.Errorf("implicit all: %d %q", code, stdout)
 	}
 	for _, opt := range []string{"--categorize", "--hollow", "--hotness-list=x"} {
-		if code, _, stderr := run("-i", src, "-o", "x", opt); code != 2 || !strings.Contains(stderr, "not supported") {
+		if code, _, stderr := run("-i", src, "-o", "x", opt); code != 1 || !strings.Contains(stderr, "not supported") {
 			t.Errorf("%s: exit %d %q", opt, code, stderr)
 		}
 	}

@@ -5,7 +5,6 @@ package mkimage
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"io"
@@ -67,35 +66,31 @@ func (c *Config) compressor(spec string) (block.Compressor, error) {
 
 // Log levels.
 const (
-	logError = iota
-	logWarn
-	logInfo
-	logVerbose
-	logDebug
+	logError   = cli.LogError
+	logWarn    = cli.LogWarn
+	logInfo    = cli.LogInfo
+	logVerbose = cli.LogVerbose
+	logDebug   = cli.LogDebug
 )
 
 // Main runs mkdwarfs with args (without the program name) and returns the
-// exit status: 0 ok, 1 runtime failure, 2 usage error.
+// exit status (cli.ExitOK, cli.ExitError, or cli.ExitPartial when the image
+// was written but some inputs could not be read).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cfg, err := ParseConfig(args, stdin, stdout)
-	if err == nil && cfg.DebugFilter != "" {
-		if err := dedup.DebugFilter(cfg.Build, cfg.DebugFilter, stdout); err != nil {
-			fmt.Fprintf(stderr, "mkdwarfs: error: %v\n", err)
-			return 1
-		}
-		return 0
+	prog := Program()
+	r, code, done := prog.Parse(args, stdout, stderr)
+	if done {
+		return code
 	}
+	cfg, err := configFrom(r, args, stdin)
 	if err != nil {
-		if errors.Is(err, errHelpDone) {
-			return 0
+		return prog.Fail(stderr, err)
+	}
+	if cfg.DebugFilter != "" {
+		if err := dedup.DebugFilter(cfg.Build, cfg.DebugFilter, stdout); err != nil {
+			return prog.Fail(stderr, err)
 		}
-		fmt.Fprintf(stderr, "mkdwarfs: %v\n", err)
-		var ue *usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, "Try 'mkdwarfs --help' for more information.")
-			return 2
-		}
-		return 1
+		return cli.ExitOK
 	}
 	if cfg.Recompress != nil {
 		return mainRecompress(ctx, cfg, stderr)
@@ -104,87 +99,55 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		cfg.Build.Log = stderr
 	}
 	start := time.Now()
-	prog := startProgress(cfg.Progress, stderr)
-	cfg.Build.Progress = prog.update
+	progress := startProgress(cfg.Progress, stderr)
+	cfg.Build.Progress = progress.update
 	res, err := Run(ctx, cfg, stdout)
-	prog.stop()
+	progress.stop()
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
-		return 1
+		return cli.ExitError
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "mkdwarfs: error: %v\n", err)
-		return 1
+		return prog.Fail(stderr, err)
 	}
 	if cfg.LogLevel >= logInfo {
 		printSummary(stderr, res, time.Since(start))
 	}
-	return 0
+	if res.Stats.Errors > 0 {
+		return cli.ExitPartial
+	}
+	return cli.ExitOK
 }
 
-var errHelpDone = errors.New("help printed")
-
-func usage(w io.Writer, long bool) {
-	fmt.Fprint(w, "mkdwarfs (godwarfs) - create a DwarFS image\n\nUsage: mkdwarfs -i DIR -o IMAGE [OPTIONS...]\n"+
-		"       mkdwarfs -i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]\n\nOptions:\n")
-	for _, s := range optSpecs {
-		if s.unsupported {
-			continue
-		}
-		name := "    --" + s.long
-		if s.short != 0 {
-			name = fmt.Sprintf("-%c, --%s", s.short, s.long)
-		}
-		if s.arg {
-			an := s.argName
-			if an == "" {
-				an = "ARG"
-			}
-			if s.optional {
-				name += "[=" + an + "]"
-			} else {
-				name += " " + an
-			}
-		}
-		help := s.help
-		if s.def != "" {
-			help += " (default: " + s.def + ")"
-		}
-		fmt.Fprintf(w, "  %-34s %s\n", name, help)
-	}
+// moreHelp follows the option list in --help; -H adds the level table.
+func moreHelp(w io.Writer, r *cli.Result) {
 	fmt.Fprint(w, recompressHelp)
-	fmt.Fprint(w, "\nSizes accept k, m, g, t suffixes (powers of 1024). Exit status: 0 ok, 1 error, 2 usage error.\n")
-	if long {
+	fmt.Fprint(w, "\nSizes accept k, m, g, t suffixes (powers of 1024).\n")
+	if r.Has("long-help") {
 		fmt.Fprintln(w)
 		printLevels(w)
 	}
 }
 
-// ParseConfig turns command line arguments into a Config. Help output goes
-// to stdout (and returns errHelpDone).
+// ParseConfig turns command line arguments into a Config.
 func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, error) {
-	p, err := parseArgs(args)
+	r, err := cli.Parse(Program().AllOptions(), args)
 	if err != nil {
 		return nil, err
 	}
-	if p.has("help") || p.has("long-help") || p.has("man") {
-		usage(stdout, p.has("long-help"))
-		return nil, errHelpDone
+	return configFrom(r, args, stdin)
+}
+
+// configFrom interprets parsed options.
+func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) {
+	var err error
+	if len(p.Args) > 0 {
+		return nil, cli.Unexpected(p.Args[0])
 	}
 	cfg := &Config{Build: dedup.DefaultOptions(), Args: append([]string{"mkdwarfs"}, args...)}
 	recomp := isRecompress(p)
 	o := &cfg.Build
-	atoi := func(name string, lo, hi int) (int, bool, error) {
-		v, ok := p.get(name)
-		if !ok {
-			return 0, false, nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			return 0, false, usagef("invalid value %q for --%s (expected %d..%d)", v, name, lo, hi)
-		}
-		return n, true, nil
-	}
+	atoi := p.Int
 	lvl := 7
 	if n, ok, err := atoi("compress-level", 0, 9); err != nil {
 		return nil, err
@@ -195,12 +158,12 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 	o.BlockSizeBits, o.WindowBits, o.WindowStep, o.Order = L.blockBits, L.window, L.step, L.order
 	cfg.Compression, cfg.SchemaComp, cfg.HistoryComp, cfg.MetaComp = L.block, L.schema, L.schema, L.meta
 
-	in, ok := p.get("input")
+	in, ok := p.Lookup("input")
 	if !ok {
-		return nil, usagef("no input directory given (-i)")
+		return nil, cli.Missing("input")
 	}
 	o.Input = in
-	if v, ok := p.get("debug-filter"); ok {
+	if v, ok := p.Lookup("debug-filter"); ok {
 		switch v {
 		case "all", "excluded", "excluded-files", "files", "included", "included-files":
 			cfg.DebugFilter = v
@@ -208,11 +171,11 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 			return nil, usagef("invalid --debug-filter mode %q", v)
 		}
 	}
-	if cfg.Output, ok = p.get("output"); !ok && cfg.DebugFilter == "" {
-		return nil, usagef("no output given (-o)")
+	if cfg.Output, ok = p.Lookup("output"); !ok && cfg.DebugFilter == "" {
+		return nil, cli.Missing("output")
 	}
-	cfg.Force = p.has("force")
-	if v, ok := p.get("input-list"); ok {
+	cfg.Force = p.Has("force")
+	if v, ok := p.Lookup("input-list"); ok {
 		var r io.Reader = stdin
 		if v != "-" {
 			f, err := os.Open(v)
@@ -231,14 +194,8 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 		}
 		o.InputList = list
 	}
-	cfg.LogLevel = logInfo
-	if v, ok := p.get("log-level"); ok {
-		m := map[string]int{"error": logError, "warn": logWarn, "info": logInfo, "verbose": logVerbose, "debug": logDebug, "trace": logDebug}
-		l, ok := m[v]
-		if !ok {
-			return nil, usagef("invalid log level %q", v)
-		}
-		cfg.LogLevel = l
+	if cfg.LogLevel, err = p.LogLevel(); err != nil {
+		return nil, err
 	}
 	if n, ok, err := atoi("block-size-bits", 10, 30); err != nil {
 		return nil, err
@@ -260,35 +217,35 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 	if _, _, err := atoi("num-segmenter-workers", 1, 1024); err != nil {
 		return nil, err
 	}
-	if v, ok := p.get("memory-limit"); ok && v != "auto" {
+	if v, ok := p.Lookup("memory-limit"); ok && v != "auto" {
 		n, err := cli.ParseSize(v)
 		if err != nil || n <= 0 {
 			return nil, usagef("invalid --memory-limit %q", v)
 		}
 		cfg.MemLimit = n
 	}
-	if v, ok := p.get("order"); ok {
+	if v, ok := p.Lookup("order"); ok {
 		ord, ok := dedup.ParseOrder(v)
 		if !ok {
 			return nil, usagef("invalid --order %q (none, path, revpath, similarity, nilsimsa)", v)
 		}
 		o.Order = ord
 	}
-	if v, ok := p.get("max-similarity-size"); ok {
+	if v, ok := p.Lookup("max-similarity-size"); ok {
 		n, err := cli.ParseSize(v)
 		if err != nil {
 			return nil, usagef("invalid --max-similarity-size: %v", err)
 		}
 		o.MaxSimilaritySize = n
 	}
-	if v, ok := p.get("file-hash"); ok {
+	if v, ok := p.Lookup("file-hash"); ok {
 		if _, err := dedup.NewFileHash(v); err != nil {
 			return nil, usagef("%v", err)
 		}
 		o.FileHash = v
 	}
 	cfg.Progress = "none"
-	if v, ok := p.get("progress"); ok {
+	if v, ok := p.Lookup("progress"); ok {
 		switch v {
 		case "ascii", "unicode", "simple", "none":
 			cfg.Progress = v
@@ -296,18 +253,18 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 			return nil, usagef("invalid --progress %q", v)
 		}
 	}
-	if p.has("no-progress") {
+	if p.Has("no-progress") {
 		cfg.Progress = "none"
 	}
-	for _, f := range p.vals["filter"] {
+	for _, f := range p.All("filter") {
 		r, err := dedup.ParseFilterRule(f)
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
 		o.Filters = append(o.Filters, r)
 	}
-	o.RemoveEmpty = p.has("remove-empty-dirs")
-	o.ContinueOnErr = p.has("continue-on-error")
+	o.RemoveEmpty = p.Has("remove-empty-dirs")
+	o.ContinueOnErr = p.Has("continue-on-error")
 	if n, ok, err := atoi("max-lookback-blocks", 0, 1<<16); err != nil {
 		return nil, err
 	} else if ok {
@@ -336,7 +293,7 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 		dst  *string
 	}{{"compression", &cfg.Compression}, {"schema-compression", &cfg.SchemaComp},
 		{"metadata-compression", &cfg.MetaComp}, {"history-compression", &cfg.HistoryComp}} {
-		if v, ok := p.get(c.name); ok {
+		if v, ok := p.Lookup(c.name); ok {
 			if strings.Contains(v, "::") {
 				return nil, usagef("--%s: categories are not supported", c.name)
 			}
@@ -346,25 +303,25 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 			return nil, usagef("invalid --%s %q: %v", c.name, *c.dst, err)
 		}
 	}
-	o.WithDevices = p.has("with-devices")
-	o.WithSpecials = p.has("with-specials")
-	o.NoSparse = p.has("no-sparse-files")
-	if v, ok := p.get("header"); ok {
+	o.WithDevices = p.Has("with-devices")
+	o.WithSpecials = p.Has("with-specials")
+	o.NoSparse = p.Has("no-sparse-files")
+	if v, ok := p.Lookup("header"); ok {
 		h, err := os.ReadFile(v)
 		if err != nil {
 			return nil, fmt.Errorf("reading header: %w", err)
 		}
 		cfg.Header = h
 	}
-	cfg.NoIndex = p.has("no-section-index")
-	cfg.NoHistory = p.has("no-history")
-	cfg.NoHistTime = p.has("no-history-timestamps")
-	cfg.NoHistArgs = p.has("no-history-command-line")
+	cfg.NoIndex = p.Has("no-section-index")
+	cfg.NoHistory = p.Has("no-history")
+	cfg.NoHistTime = p.Has("no-history-timestamps")
+	cfg.NoHistArgs = p.Has("no-history-command-line")
 	for _, c := range []struct {
 		name string
 		dst  **uint32
 	}{{"set-owner", &o.SetOwner}, {"set-group", &o.SetGroup}} {
-		if v, ok := p.get(c.name); ok {
+		if v, ok := p.Lookup(c.name); ok {
 			n, err := strconv.ParseUint(v, 10, 32)
 			if err != nil {
 				return nil, usagef("invalid --%s %q: must be a numeric id", c.name, v)
@@ -373,14 +330,14 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 			*c.dst = &u
 		}
 	}
-	if v, ok := p.get("chmod"); ok {
+	if v, ok := p.Lookup("chmod"); ok {
 		o.Chmod = v
 		if err := dedup.CheckChmod(v); err != nil {
 			return nil, usagef("%v", err)
 		}
 	}
-	o.NoCreateTime = p.has("no-create-timestamp")
-	if v, ok := p.get("set-time"); ok {
+	o.NoCreateTime = p.Has("no-create-timestamp")
+	if v, ok := p.Lookup("set-time"); ok {
 		var t int64
 		if v == "now" {
 			t = o.Now().Unix()
@@ -393,8 +350,8 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 		}
 		o.SetTime = &t
 	}
-	o.KeepAllTimes = p.has("keep-all-times")
-	if v, ok := p.get("time-resolution"); ok {
+	o.KeepAllTimes = p.Has("keep-all-times")
+	if v, ok := p.Lookup("time-resolution"); ok {
 		// A rewrite validates the value itself (it accepts more forms).
 		if r, err := parseTimeRes(v); err == nil {
 			o.TimeResNsec = r
@@ -402,8 +359,8 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 			return nil, usagef("%v", err)
 		}
 	}
-	o.NoHardlinks = p.has("no-hardlink-table")
-	if v, ok := p.get("pack-metadata"); ok {
+	o.NoHardlinks = p.Has("no-hardlink-table")
+	if v, ok := p.Lookup("pack-metadata"); ok {
 		pk, err := parsePack(v)
 		if err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/recompress"
 )
 
@@ -29,13 +30,13 @@ Rewriting an existing image (mkdwarfs -i OLD.dwarfs -o NEW.dwarfs ...):
 `
 
 // isRecompress reports whether the command line rewrites an image.
-func isRecompress(p *parsed) bool {
-	return p.has("recompress") || p.has("rebuild-metadata") || p.has("change-block-size")
+func isRecompress(p *cli.Result) bool {
+	return p.Has("recompress") || p.Has("rebuild-metadata") || p.Has("change-block-size")
 }
 
 // recompressOptions fills cfg.Recompress from the parsed command line;
 // cfg already holds the level defaults overridden by explicit options.
-func recompressOptions(cfg *Config, p *parsed) error {
+func recompressOptions(cfg *Config, p *cli.Result) error {
 	if cfg.Output == "-" {
 		return usagef("writing the image to stdout (-o -) is not supported with --recompress, --rebuild-metadata or --change-block-size")
 	}
@@ -49,7 +50,7 @@ func recompressOptions(cfg *Config, p *parsed) error {
 		return usagef("input %s is a directory; --recompress, --rebuild-metadata and --change-block-size need an image (-i IMAGE)", cfg.Build.Input)
 	}
 	mode := "none"
-	if v, ok := p.get("recompress"); ok {
+	if v, ok := p.Lookup("recompress"); ok {
 		switch v {
 		case "all", "block", "metadata", "none":
 			mode = v
@@ -57,7 +58,7 @@ func recompressOptions(cfg *Config, p *parsed) error {
 			return usagef("invalid --recompress mode %q (all, block, metadata, none)", v)
 		}
 	}
-	if !p.has("recompress") && p.has("compression") && p.has("change-block-size") {
+	if !p.Has("recompress") && p.Has("compression") && p.Has("change-block-size") {
 		mode = "block" // re-chunked blocks are encoded with -C
 	}
 	blocks := mode == "all" || mode == "block"
@@ -66,14 +67,14 @@ func recompressOptions(cfg *Config, p *parsed) error {
 		name string
 		ok   bool
 	}{{"compression", blocks}, {"metadata-compression", meta}, {"schema-compression", meta}, {"history-compression", meta}} {
-		if p.has(c.name) && !c.ok {
+		if p.Has(c.name) && !c.ok {
 			return usagef("--%s has no effect with --recompress=%s", c.name, mode)
 		}
 	}
-	rebuild := p.has("rebuild-metadata")
+	rebuild := p.Has("rebuild-metadata")
 	if !rebuild {
 		for _, n := range []string{"pack-metadata", "set-owner", "set-group", "set-time", "chmod", "time-resolution", "keep-all-times", "no-metadata-version-history"} {
-			if p.has(n) {
+			if p.Has(n) {
 				return usagef("--%s needs --rebuild-metadata when rewriting an image", n)
 			}
 		}
@@ -82,9 +83,9 @@ func recompressOptions(cfg *Config, p *parsed) error {
 	ro := &recompress.Options{
 		Mode:                     mode,
 		RebuildMetadata:          rebuild,
-		RemoveHeader:             p.has("remove-header"),
-		NoMetadataVersionHistory: p.has("no-metadata-version-history"),
-		NoCheck:                  p.has("no-check"),
+		RemoveHeader:             p.Has("remove-header"),
+		NoMetadataVersionHistory: p.Has("no-metadata-version-history"),
+		NoCheck:                  p.Has("no-check"),
 		NoHistory:                cfg.NoHistory,
 		NoHistoryTimestamps:      cfg.NoHistTime,
 		NoSectionIndex:           cfg.NoIndex,
@@ -102,7 +103,7 @@ func recompressOptions(cfg *Config, p *parsed) error {
 		ro.SchemaCompression = cfg.SchemaComp
 		ro.HistoryCompression = cfg.HistoryComp
 	}
-	if v, ok := p.get("recompress-categories"); ok {
+	if v, ok := p.Lookup("recompress-categories"); ok {
 		if !blocks {
 			return usagef("--recompress-categories needs --recompress=all or --recompress=block")
 		}
@@ -117,9 +118,9 @@ func recompressOptions(cfg *Config, p *parsed) error {
 			ro.Categories = append(ro.Categories, c)
 		}
 	}
-	if p.has("change-block-size") {
+	if p.Has("change-block-size") {
 		ro.ChangeBlockSizeBits = o.BlockSizeBits
-	} else if p.has("block-size-bits") {
+	} else if p.Has("block-size-bits") {
 		return usagef("-S/--block-size-bits needs --change-block-size when rewriting an image")
 	}
 	if !cfg.NoHistArgs {
@@ -132,8 +133,8 @@ func recompressOptions(cfg *Config, p *parsed) error {
 			Chmod:        o.Chmod,
 			KeepAllTimes: o.KeepAllTimes,
 		}
-		rb.Pack, _ = p.get("pack-metadata")
-		rb.TimeResolution, _ = p.get("time-resolution")
+		rb.Pack, _ = p.Lookup("pack-metadata")
+		rb.TimeResolution, _ = p.Lookup("time-resolution")
 		if o.SetTime != nil {
 			t := uint64(*o.SetTime)
 			rb.SetTime = &t
@@ -149,17 +150,13 @@ func mainRecompress(ctx context.Context, cfg *Config, stderr io.Writer) int {
 	in, out := cfg.Build.Input, cfg.Output
 	ist, err := os.Stat(in)
 	if err != nil {
-		fmt.Fprintf(stderr, "mkdwarfs: error: %v\n", err)
-		return 1
+		return Program().Fail(stderr, err)
 	}
 	if ost, err := os.Stat(out); err == nil && os.SameFile(ist, ost) {
-		fmt.Fprintf(stderr, "mkdwarfs: output file %s is the same as the input file\n", out)
-		fmt.Fprintln(stderr, "Try 'mkdwarfs --help' for more information.")
-		return 2
+		return Program().Fail(stderr, usagef("output file %s is the same as the input file", out))
 	}
 	if _, err := os.Lstat(out); err == nil && !cfg.Force {
-		fmt.Fprintf(stderr, "mkdwarfs: error: output file %s already exists (use -f to overwrite)\n", out)
-		return 1
+		return Program().Fail(stderr, fmt.Errorf("output file %s already exists (use -f to overwrite)", out))
 	}
 	ro := *cfg.Recompress
 	if cfg.Progress != "none" {
@@ -175,15 +172,12 @@ func mainRecompress(ctx context.Context, cfg *Config, stderr io.Writer) int {
 	err = recompress.Recompress(ctx, in, out, ro)
 	switch {
 	case err == nil:
-		return 0
+		return cli.ExitOK
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
-		return 1
+		return cli.ExitError
 	case errors.Is(err, recompress.ErrUsage), errors.Is(err, recompress.ErrSameFile):
-		fmt.Fprintf(stderr, "mkdwarfs: %v\n", err)
-		fmt.Fprintln(stderr, "Try 'mkdwarfs --help' for more information.")
-		return 2
+		return Program().Fail(stderr, &cli.UsageError{Msg: err.Error()})
 	}
-	fmt.Fprintf(stderr, "mkdwarfs: error: %v\n", err)
-	return 1
+	return Program().Fail(stderr, err)
 }

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/godwarfs/godwarfs/internal/version"
+)
+
+// runTool runs a tool in-process as godwarfs --tool=NAME would.
+func runTool(name string, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	argv := append([]string{"godwarfs", "--tool=" + name}, args...)
+	code = run(context.Background(), argv, stdio{strings.NewReader(""), &out, &errb})
+	return code, out.String(), errb.String()
+}
+
+var allTools = []string{"dwarfs", "dwarfsck", "dwarfsextract", "mkdwarfs"}
+
+func TestDispatch(t *testing.T) {
+	for _, tc := range []struct {
+		argv  []string
+		tool  string
+		targs []string
+	}{
+		{[]string{"/usr/bin/mkdwarfs", "-i", "x"}, "mkdwarfs", []string{"/usr/bin/mkdwarfs", "-i", "x"}},
+		{[]string{"dwarfsck", "img"}, "dwarfsck", []string{"dwarfsck", "img"}},
+		{[]string{"./mkdwarfs-0.15.3", "-h"}, "mkdwarfs", []string{"mkdwarfs", "-h"}},
+		{[]string{"/sbin/mount.fuse.dwarfs", "img", "mnt"}, "dwarfs", []string{"/sbin/mount.fuse.dwarfs", "img", "mnt"}},
+		{[]string{"mount.dwarfs", "img", "mnt"}, "dwarfs", []string{"mount.dwarfs", "img", "mnt"}},
+		{[]string{"godwarfs", "--tool=dwarfsextract", "-i", "img"}, "dwarfsextract", []string{"dwarfsextract", "-i", "img"}},
+		{[]string{"/opt/godwarfs", "--tool=mount.dwarfs", "img", "mnt"}, "dwarfs", []string{"mount.dwarfs", "img", "mnt"}},
+		{[]string{"godwarfs", "--tool=nope"}, "", nil},
+		{[]string{"godwarfs", "-i", "x", "--tool=mkdwarfs"}, "", nil},
+		{[]string{"godwarfs"}, "", nil},
+		{[]string{"mkdwarfs-beta", "-h"}, "", nil},
+		{nil, "", nil},
+	} {
+		tool, targs, ok := dispatch(tc.argv)
+		if tool != tc.tool || ok != (tc.tool != "") || !reflect.DeepEqual(targs, tc.targs) {
+			t.Errorf("dispatch(%q) = %q %q %v, want %q %q", tc.argv, tool, targs, ok, tc.tool, tc.targs)
+		}
+	}
+}
+
+func TestGodwarfsItself(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{nil, 0, "Usage: godwarfs --tool=NAME", ""},
+		{[]string{"--help"}, 0, "Tools: dwarfs, dwarfsck, dwarfsextract, mkdwarfs", ""},
+		{[]string{"--version"}, 0, "godwarfs (godwarfs) " + version.Get().String() + "\n", ""},
+		{[]string{"--tool=mkfs"}, 1, "", "godwarfs: error: unknown tool 'mkfs' (expected one of dwarfs, dwarfsck, dwarfsextract, mkdwarfs)\n"},
+		{[]string{"-i", "x"}, 1, "", "godwarfs: error: no tool chosen"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"godwarfs"}, tc.args...), stdio{nil, &out, &errb})
+		if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) {
+			t.Errorf("godwarfs %q: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
+
+// withOutput returns "-i IMAGE [-o OUT] ARGS", with -o for the tools that
+// write something.
+func withOutput(tool, img string, args ...string) []string {
+	a := []string{"-i", img}
+	if tool != "dwarfsck" {
+		a = append(a, "-o", img+".out")
+	}
+	return append(a, args...)
+}
+
+// TestSameMistakeSameWords makes the same mistake with every tool that has
+// the option involved: each must print the same words, name itself, point
+// to --help and exit with status 1.
+func TestSameMistakeSameWords(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "img.dwarfs")
+	for _, tc := range []struct {
+		mistake string
+		tools   []string
+		args    func(tool string) []string
+		msg     string
+	}{
+		{"unknown long option", allTools, func(string) []string { return []string{"--frobnicate", "x"} },
+			"unrecognised option '--frobnicate'"},
+		{"unknown short option", allTools, func(string) []string { return []string{"-Z"} },
+			"unrecognised option '-Z'"},
+		{"value for a flag", allTools, func(string) []string { return []string{"--help=yes"} },
+			"option '--help' does not take a value"},
+		{"value for --version", allTools, func(string) []string { return []string{"--version=2"} },
+			"option '--version' does not take a value"},
+		{"missing value", []string{"mkdwarfs", "dwarfsck", "dwarfsextract"}, func(string) []string { return []string{"-i"} },
+			"option '-i' requires a value"},
+		{"missing long value", []string{"mkdwarfs", "dwarfsck", "dwarfsextract"}, func(string) []string { return []string{"--log-level"} },
+			"option '--log-level' requires a value"},
+		{"bad log level", []string{"mkdwarfs", "dwarfsck", "dwarfsextract"}, func(tool string) []string {
+			return withOutput(tool, img, "--log-level=loud")
+		}, "invalid value 'loud' for option '--log-level': expected one of error, warn, info, verbose, debug, trace"},
+		{"bad worker count", []string{"mkdwarfs", "dwarfsextract"}, func(string) []string {
+			return []string{"-i", img, "-o", img + ".out", "--num-workers=0"}
+		}, "invalid value '0' for option '--num-workers': expected a number from 1 to 1024"},
+		{"bad image offset", []string{"dwarfsck", "dwarfsextract"}, func(tool string) []string {
+			return withOutput(tool, img, "--image-offset=-5")
+		}, "invalid value '-5' for option '--image-offset': expected auto or a byte offset"},
+		{"surplus argument", []string{"mkdwarfs", "dwarfsextract"}, func(string) []string {
+			return []string{"-i", img, "-o", img + ".out", "surplus"}
+		}, "unexpected argument 'surplus'"},
+		{"surplus argument after image", []string{"dwarfsck", "dwarfs"}, func(string) []string {
+			return []string{img, "mnt", "surplus"}
+		}, "unexpected argument 'surplus'"},
+		{"missing input", []string{"mkdwarfs", "dwarfsextract"}, func(string) []string { return []string{"-o", img + ".out"} },
+			"option '--input' is required"},
+	} {
+		for _, name := range tc.tools {
+			if tc.mistake == "surplus argument after image" && name == "dwarfsck" {
+				// dwarfsck takes one image; the second argument is the surplus.
+				code, _, stderr := runTool(name, img, "surplus")
+				want := name + ": error: unexpected argument 'surplus'\nTry '" + name + " --help' for more information.\n"
+				if code != 1 || stderr != want {
+					t.Errorf("%s, %s: exit %d, stderr %q; want 1, %q", tc.mistake, name, code, stderr, want)
+				}
+				continue
+			}
+			code, stdout, stderr := runTool(name, tc.args(name)...)
+			want := name + ": error: " + tc.msg + "\nTry '" + name + " --help' for more information.\n"
+			if code != 1 || stderr != want || stdout != "" {
+				t.Errorf("%s, %s: exit %d, stdout %q, stderr %q; want 1, %q", tc.mistake, name, code, stdout, stderr, want)
+			}
+		}
+	}
+}
+
+func TestHelpVersionMan(t *testing.T) {
+	for _, name := range allTools {
+		t.Run(name, func(t *testing.T) {
+			code, help, stderr := runTool(name, "--help")
+			if code != 0 || stderr != "" || !strings.Contains(help, "Usage: "+name+" ") || !strings.Contains(help, "--version") || !strings.Contains(help, "--man") || !strings.Contains(help, "Exit status: 0 ") {
+				t.Errorf("--help: exit %d, stderr %q, stdout:\n%s", code, stderr, help)
+			}
+			if code, short, _ := runTool(name, "-h"); code != 0 || short != help {
+				t.Errorf("-h differs from --help (exit %d)", code)
+			}
+			if code, noargs, _ := runTool(name); code != 0 || noargs != help {
+				t.Errorf("no arguments: exit %d, want the help text and 0:\n%s", code, noargs)
+			}
+			code, out, stderr := runTool(name, "--version")
+			want := name + " (godwarfs) " + version.Get().String() + "\n"
+			if code != 0 || stderr != "" || !strings.HasPrefix(out, want) || !strings.Contains(out, "built with go") {
+				t.Errorf("--version: exit %d, stderr %q, stdout %q, want it to start with %q", code, stderr, out, want)
+			}
+			// --version wins over other arguments, as --help does.
+			if code, out2, _ := runTool(name, "nonexistent", "--version"); code != 0 || out2 != out {
+				t.Errorf("--version after other options: exit %d %q", code, out2)
+			}
+			code, man, stderr := runTool(name, "--man")
+			if code != 0 || stderr != "" {
+				t.Fatalf("--man: exit %d, stderr %q", code, stderr)
+			}
+			for _, s := range []string{"NAME\n       " + name + " - ", "SYNOPSIS\n", "DESCRIPTION\n", "OPTIONS\n", "EXIT STATUS\n", "SEE ALSO\n", "       -h, --help\n", "--version\n", "       --man\n"} {
+				if !strings.Contains(man, s) {
+					t.Errorf("--man lacks %q:\n%s", s, man)
+				}
+			}
+			// Every option --help lists is explained in the manual.
+			for _, line := range strings.Split(help, "\n") {
+				f := strings.Fields(line)
+				for _, w := range f {
+					if strings.HasPrefix(w, "--") && len(f) > 0 && strings.HasPrefix(f[0], "-") {
+						opt := strings.TrimRight(strings.SplitN(w, "[", 2)[0], ",")
+						if !strings.Contains(man, opt) {
+							t.Errorf("--man does not mention %s", opt)
+						}
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMultiCall builds godwarfs and the standalone mkdwarfs and checks that
+// "godwarfs --tool=mkdwarfs", a link named mkdwarfs to godwarfs and the
+// standalone mkdwarfs behave the same: the same image bytes, the same
+// messages and exit statuses.
+func TestMultiCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped: -short (builds two binaries)")
+	}
+	bin := t.TempDir()
+	for _, pkg := range []string{".", "../mkdwarfs"} {
+		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	links := t.TempDir()
+	if err := os.Symlink(filepath.Join(bin, "godwarfs"), filepath.Join(links, "mkdwarfs")); err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	for name, data := range map[string]string{"a.txt": "hello\n", "b.txt": "hello\n", "sub/c.bin": strings.Repeat("xyz", 5000)} {
+		p := filepath.Join(src, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ways := []struct {
+		name string
+		argv []string
+	}{
+		{"--tool", []string{filepath.Join(bin, "godwarfs"), "--tool=mkdwarfs"}},
+		{"link", []string{filepath.Join(links, "mkdwarfs")}},
+		{"standalone", []string{filepath.Join(bin, "mkdwarfs")}},
+	}
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	runAll := func(args ...string) []result {
+		var res []result
+		for _, w := range ways {
+			cmd := exec.Command(w.argv[0], append(w.argv[1:], args...)...)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatalf("%s: %v", w.name, err)
+			}
+			res = append(res, result{code, out.String(), errb.String()})
+		}
+		return res
+	}
+	same := func(what string, res []result) {
+		t.Helper()
+		for i := range res[1:] {
+			if res[i+1] != res[0] {
+				t.Errorf("%s: %s gives %+v, %s gives %+v", what, ways[0].name, res[0], ways[i+1].name, res[i+1])
+			}
+		}
+	}
+	for _, args := range [][]string{{"--help"}, {"--version"}, {"--man"}, {"--bogus"}, {"-i", src}, {"-i", src, "-o", "x", "-l", "12"}} {
+		res := runAll(args...)
+		same(strings.Join(args, " "), res)
+		if res[0].stdout == "" && res[0].stderr == "" {
+			t.Errorf("%q: no output", args)
+		}
+	}
+	out := t.TempDir()
+	var images [][]byte
+	for i, w := range ways {
+		img := filepath.Join(out, w.name+".dwarfs")
+		cmd := exec.Command(w.argv[0], append(w.argv[1:], "-i", src, "-o", img, "-l", "3", "--log-level=error",
+			"--no-history-timestamps", "--no-create-timestamp", "--no-history-command-line")...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", ways[i].name, err, b)
+		}
+		b, err := os.ReadFile(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		images = append(images, b)
+	}
+	for i := range images[1:] {
+		if !bytes.Equal(images[i+1], images[0]) {
+			t.Errorf("the image from %s differs from the one from %s", ways[i+1].name, ways[0].name)
+		}
+	}
+}
