@@ -1,7 +1,6 @@
 package godwarfs
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -279,88 +278,43 @@ func (im *Image) readAll(ino uint32) ([]byte, error) {
 	default:
 		return nil, nil
 	}
-	l, err := im.layout(ino)
+	f, err := im.openFile(ino, in, "", "")
 	if err != nil {
 		return nil, err
 	}
 	// A corrupt image can describe an enormous (sparse) file; refuse to
 	// allocate it in one piece rather than crash.
-	if l.size > maxReadFile {
-		return nil, fmt.Errorf("file of %d bytes too large to read at once: %w", l.size, syscall.EFBIG)
+	if f.size > maxReadFile {
+		return nil, fmt.Errorf("file of %d bytes too large to read at once: %w", f.size, syscall.EFBIG)
 	}
-	buf := make([]byte, l.size)
-	n, err := im.readAt(ino, l, buf, 0)
-	if err != nil && !(err == io.EOF && int64(n) == l.size) {
+	buf := make([]byte, f.size)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !(err == io.EOF && int64(n) == f.size) {
 		return nil, err
 	}
 	return buf, nil
 }
 
 // Open implements fs.FS. Symlinks are followed; directories implement
-// fs.ReadDirFile; regular files are io.ReaderAt and io.Seeker too.
+// fs.ReadDirFile; everything else is a *File (non-regular files read as
+// empty).
 func (im *Image) Open(name string) (fs.File, error) {
 	ino, err := im.resolve("open", name, true)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := im.info(path.Base(name), ino)
+	in, err := im.InodeInfo(ino)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	if fi.IsDir() {
-		return &dirFile{im: im, ino: ino, fi: fi, path: name}, nil
+	if in.Mode&metadata.ModeType == metadata.ModeDir {
+		return &dirFile{im: im, ino: ino, fi: &fileInfo{name: path.Base(name), st: StatOf(in)}, path: name}, nil
 	}
-	f := &file{fi: fi, path: name}
-	if fi.st.Mode&metadata.ModeType == metadata.ModeRegular {
-		r, err := im.NewReader(ino)
-		if err != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-		}
-		f.r = r
+	f, err := im.openFile(ino, in, path.Base(name), name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return f, nil
-}
-
-type file struct {
-	fi     *fileInfo
-	path   string
-	r      *FileReader // nil for non-regular files, which read as empty
-	closed bool
-}
-
-var errClosed = errors.New("file already closed")
-
-func (f *file) Stat() (fs.FileInfo, error) { return f.fi, nil }
-func (f *file) Read(p []byte) (int, error) {
-	if f.closed {
-		return 0, &fs.PathError{Op: "read", Path: f.path, Err: errClosed}
-	}
-	if f.r == nil {
-		return 0, io.EOF
-	}
-	return f.r.Read(p)
-}
-func (f *file) ReadAt(p []byte, off int64) (int, error) {
-	if f.closed {
-		return 0, &fs.PathError{Op: "read", Path: f.path, Err: errClosed}
-	}
-	if f.r == nil {
-		return 0, io.EOF
-	}
-	return f.r.ReadAt(p, off)
-}
-func (f *file) Seek(off int64, whence int) (int64, error) {
-	if f.r == nil {
-		return 0, nil
-	}
-	return f.r.Seek(off, whence)
-}
-func (f *file) Close() error {
-	if f.closed {
-		return &fs.PathError{Op: "close", Path: f.path, Err: errClosed}
-	}
-	f.closed = true
-	return nil
 }
 
 type dirFile struct {

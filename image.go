@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -53,9 +52,6 @@ type Image struct {
 
 	// need[n] is how far into block n the chunks reach.
 	need []metadata.BlockNeed
-
-	idxMu    sync.Mutex
-	offIndex map[uint32][]int64 // cumulative chunk end offsets of large files
 }
 
 // Open opens the image file at path. nil opts means DefaultOptions().
@@ -102,7 +98,7 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	if err != nil {
 		return nil, named(name, err)
 	}
-	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}, offIndex: map[uint32][]int64{}}
+	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}}
 
 	schemas := bi.Find(block.SectionMetadataSchema)
 	metas := bi.Find(block.SectionMetadata)
@@ -253,8 +249,9 @@ func (im *Image) checkNeed(n int, size uint64) error {
 // errBounds reports a chunk that points outside its block.
 var errBounds = errors.New("chunk outside block")
 
-// readChunk copies bytes [off, off+len(p)) of block n into p.
-func (im *Image) readChunk(n uint32, off uint64, p []byte) error {
+// readChunk copies bytes [off, off+len(p)) of block n into p. A wait for
+// the block's decompression ends with ctx.
+func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte) error {
 	if int64(n) >= int64(len(im.blocks)) {
 		return fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
 	}
@@ -274,7 +271,7 @@ func (im *Image) readChunk(n uint32, off uint64, p []byte) error {
 		}
 		return nil
 	}
-	data, err := im.cache.Get(context.Background(), int(n))
+	data, err := im.cache.Get(ctx, int(n))
 	if err != nil {
 		return err
 	}
@@ -283,6 +280,15 @@ func (im *Image) readChunk(n uint32, off uint64, p []byte) error {
 	}
 	copy(p, data[off:])
 	return nil
+}
+
+// prefetchBlock starts decompressing block n in the background unless it
+// is stored uncompressed (those are read directly, never cached).
+func (im *Image) prefetchBlock(n uint32) {
+	if int64(n) >= int64(len(im.blocks)) || im.blocks[n].Compression == block.CompNone {
+		return
+	}
+	im.cache.Prefetch(int(n))
 }
 
 // named prefixes err with the image name unless it already starts with it

@@ -227,8 +227,15 @@ func exercise(p string) string {
 	err = im.FS().Walk(func(path string, ino uint32, in metadata.Inode) error {
 		switch in.Mode & 0o170000 {
 		case 0o100000:
+			f, err := im.OpenInode(ino)
+			if err != nil {
+				if first == nil {
+					first = err
+				}
+				break
+			}
 			for off := int64(0); ; off += int64(len(buf)) {
-				n, err := im.ReadAt(ino, buf, off)
+				n, err := f.ReadAt(buf, off)
 				if err != nil {
 					if err != io.EOF && first == nil {
 						first = err
@@ -265,7 +272,7 @@ func TestSparseSeek(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := im.NewReader(ino)
+	r, err := im.OpenInode(ino)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +318,7 @@ func TestSparseSeek(t *testing.T) {
 	}
 	// Fully allocated file: one data region, hole at EOF.
 	ino, _ = im.Lookup("data/random.bin")
-	rr, err := im.NewReader(ino)
+	rr, err := im.OpenInode(ino)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,9 +382,13 @@ func TestIOFS(t *testing.T) {
 	// Random reads match the whole content.
 	ino, _ := im.Lookup("data/repeated-segments.bin")
 	full, _ := im.ReadFile("data/repeated-segments.bin")
+	f, err := im.OpenInode(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, off := range []int64{0, 1, 4095, 65536, int64(len(full)) - 10} {
 		buf := make([]byte, 100)
-		n, err := im.ReadAt(ino, buf, off)
+		n, err := f.ReadAt(buf, off)
 		want := full[off:min(off+100, int64(len(full)))]
 		if n != len(want) || !bytes.Equal(buf[:n], want) || (n < 100 && err != io.EOF) {
 			t.Errorf("ReadAt(%d) = %d, %v", off, n, err)
@@ -438,8 +449,12 @@ func BenchmarkExtract(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		for _, ino := range files {
+			f, err := im.OpenInode(ino)
+			if err != nil {
+				b.Fatal(err)
+			}
 			for off := int64(0); ; {
-				n, err := im.ReadAt(ino, buf, off)
+				n, err := f.ReadAt(buf, off)
 				off += int64(n)
 				if err != nil {
 					if err != io.EOF {
@@ -528,7 +543,7 @@ func TestConcurrentReadAt(t *testing.T) {
 	}
 	defer im.Close()
 	type file struct {
-		ino  uint32
+		f    *godwarfs.File
 		data []byte
 	}
 	var files []file
@@ -538,7 +553,11 @@ func TestConcurrentReadAt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			files = append(files, file{ino, b})
+			f, err := im.OpenInode(ino)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, file{f, b})
 		}
 		return nil
 	})
@@ -552,9 +571,9 @@ func TestConcurrentReadAt(t *testing.T) {
 			for i := range 200 {
 				f := files[(g+i)%len(files)]
 				off := int64((i*7919 + g*104729) % len(f.data))
-				n, err := im.ReadAt(f.ino, buf, off)
+				n, err := f.f.ReadAt(buf, off)
 				if (err != nil && err != io.EOF) || !bytes.Equal(buf[:n], f.data[off:off+int64(n)]) {
-					errc <- fmt.Errorf("ino %d off %d: n=%d err=%v", f.ino, off, n, err)
+					errc <- fmt.Errorf("ino %d off %d: n=%d err=%v", f.f.Inode(), off, n, err)
 					return
 				}
 			}

@@ -1,110 +1,150 @@
 package godwarfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
-	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
-// indexThreshold is the chunk count from which a file's cumulative offsets
-// are computed once and kept, so random reads need a binary search instead
-// of a linear scan.
-const indexThreshold = 32
-
-// fileLayout is the chunk list of a regular file with the end offset of
-// each chunk (ends[i] = sum of sizes of chunks[0..i]).
-type fileLayout struct {
+// File is an open regular file of an Image. Opening it resolves the file's
+// chunk list and the offset of every chunk once; each read after that
+// costs a binary search plus the blocks it touches, however many chunks
+// the file has.
+//
+// ReadAt, ReadAtContext, SeekData, SeekHole and Prefetch are safe for
+// concurrent use. Read and Seek share a position and are not.
+type File struct {
+	im     *Image
+	ino    uint32
+	path   string // as opened, for errors
+	fi     *fileInfo
 	chunks []metadata.ChunkRef
-	ends   []int64
+	ends   []int64 // ends[i] = end offset of chunks[i] in the file
+	holes  []int   // indices of the hole chunks, ascending
 	size   int64
+	closed atomic.Bool
+
+	mu  sync.Mutex // guards pos for Read/Seek
+	pos int64
 }
 
-func buildEnds(chunks []metadata.ChunkRef) ([]int64, error) {
-	ends := make([]int64, len(chunks))
-	var total int64
-	for i, c := range chunks {
-		if c.Size > uint64(1<<62) || total+int64(c.Size) < total {
-			return nil, errors.New("file size overflows")
-		}
-		total += int64(c.Size)
-		ends[i] = total
+var (
+	_ fs.File     = (*File)(nil)
+	_ io.ReaderAt = (*File)(nil)
+	_ io.Seeker   = (*File)(nil)
+)
+
+// OpenInode opens inode ino for reading. Regular files read their content;
+// other non-directory inodes read as empty.
+func (im *Image) OpenInode(ino uint32) (*File, error) {
+	in, err := im.InodeInfo(ino)
+	if err != nil {
+		return nil, err
 	}
-	return ends, nil
+	return im.openFile(ino, in, "", "")
 }
 
-// layout returns the chunk layout of regular file ino.
-func (im *Image) layout(ino uint32) (*fileLayout, error) {
+// openFile builds the handle of inode ino; name is the base name its
+// fs.FileInfo reports and p the path used in errors.
+func (im *Image) openFile(ino uint32, in metadata.Inode, name, p string) (*File, error) {
+	if in.Mode&metadata.ModeType == metadata.ModeDir {
+		return nil, fmt.Errorf("%s: inode %d: %w", im.name, ino, syscall.EISDIR)
+	}
+	f := &File{im: im, ino: ino, path: p, fi: &fileInfo{name: name, st: StatOf(in)}}
+	if p == "" {
+		f.path = fmt.Sprintf("inode %d", ino)
+	}
+	if in.Mode&metadata.ModeType != metadata.ModeRegular {
+		return f, nil
+	}
 	chunks, err := im.fs.FileChunks(ino)
 	if err != nil {
 		return nil, fmt.Errorf("%s: inode %d: %w", im.name, ino, err)
 	}
-	if len(chunks) >= indexThreshold {
-		im.idxMu.Lock()
-		ends, ok := im.offIndex[ino]
-		im.idxMu.Unlock()
-		if !ok {
-			ends, err = buildEnds(chunks)
-			if err != nil {
-				return nil, fmt.Errorf("%s: inode %d: %w", im.name, ino, err)
-			}
-			im.idxMu.Lock()
-			im.offIndex[ino] = ends
-			im.idxMu.Unlock()
+	ends := make([]int64, len(chunks))
+	var total int64
+	for i, c := range chunks {
+		if c.Size > uint64(1<<62) || total+int64(c.Size) < total {
+			return nil, fmt.Errorf("%s: inode %d: file size overflows", im.name, ino)
 		}
-		return &fileLayout{chunks: chunks, ends: ends, size: ends[len(ends)-1]}, nil
+		total += int64(c.Size)
+		ends[i] = total
+		if c.Hole && c.Size > 0 {
+			f.holes = append(f.holes, i)
+		}
 	}
-	ends, err := buildEnds(chunks)
-	if err != nil {
-		return nil, fmt.Errorf("%s: inode %d: %w", im.name, ino, err)
+	f.chunks, f.ends, f.size = chunks, ends, total
+	return f, nil
+}
+
+// Size is the file size in bytes.
+func (f *File) Size() int64 { return f.size }
+
+// Inode is the image inode number of the file.
+func (f *File) Inode() uint32 { return f.ino }
+
+// Stat implements fs.File.
+func (f *File) Stat() (fs.FileInfo, error) { return f.fi, nil }
+
+// Close implements fs.File. Reads after Close fail.
+func (f *File) Close() error {
+	if f.closed.Swap(true) {
+		return &fs.PathError{Op: "close", Path: f.path, Err: fs.ErrClosed}
 	}
-	l := &fileLayout{chunks: chunks, ends: ends}
-	if len(ends) > 0 {
-		l.size = ends[len(ends)-1]
-	}
-	return l, nil
+	return nil
 }
 
 // find returns the index of the chunk containing byte off (off < size).
-func (l *fileLayout) find(off int64) int {
-	return sort.Search(len(l.ends), func(i int) bool { return l.ends[i] > off })
+func (f *File) find(off int64) int {
+	return sort.Search(len(f.ends), func(i int) bool { return f.ends[i] > off })
 }
 
-func (l *fileLayout) start(i int) int64 {
+func (f *File) start(i int) int64 {
 	if i == 0 {
 		return 0
 	}
-	return l.ends[i-1]
+	return f.ends[i-1]
 }
 
-// readAt implements io.ReaderAt semantics over the layout.
-func (im *Image) readAt(ino uint32, l *fileLayout, p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, fmt.Errorf("%s: inode %d: negative offset", im.name, ino)
+// ReadAt implements io.ReaderAt: holes read as zeros and a short read at
+// the end of the file returns io.EOF.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	return f.ReadAtContext(context.Background(), p, off)
+}
+
+// ReadAtContext is ReadAt that stops waiting for a block being decompressed
+// once ctx ends, returning ctx's error.
+func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	if f.closed.Load() {
+		return 0, &fs.PathError{Op: "read", Path: f.path, Err: fs.ErrClosed}
 	}
-	if off >= l.size {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "read", Path: f.path, Err: errors.New("negative offset")}
+	}
+	if off >= f.size {
 		return 0, io.EOF
 	}
 	n := 0
-	for i := l.find(off); i < len(l.chunks) && n < len(p); i++ {
-		c := l.chunks[i]
-		cs := l.start(i)
-		within := off + int64(n) - cs
-		want := int64(c.Size) - within
-		if rest := int64(len(p) - n); want > rest {
-			want = rest
-		}
+	for i := f.find(off); i < len(f.chunks) && n < len(p); i++ {
+		c := f.chunks[i]
+		within := off + int64(n) - f.start(i)
+		want := min(int64(c.Size)-within, int64(len(p)-n))
 		if want <= 0 {
 			continue
 		}
 		dst := p[n : n+int(want)]
 		if c.Hole {
 			clear(dst)
-		} else if err := im.readChunk(c.Block, uint64(c.Offset)+uint64(within), dst); err != nil {
+		} else if err := f.im.readChunk(ctx, c.Block, uint64(c.Offset)+uint64(within), dst); err != nil {
 			return n, err
 		}
 		n += int(want)
@@ -115,123 +155,92 @@ func (im *Image) readAt(ino uint32, l *fileLayout, p []byte, off int64) (int, er
 	return n, nil
 }
 
-// ReadAt reads file content of inode ino; holes read as zeros and a short
-// read at the end returns io.EOF, as io.ReaderAt requires.
-func (im *Image) ReadAt(ino uint32, p []byte, off int64) (int, error) {
-	l, err := im.layout(ino)
-	if err != nil {
-		return 0, err
-	}
-	return im.readAt(ino, l, p, off)
-}
-
-// FileReader reads one regular file. ReadAt is safe for concurrent use;
-// Read and Seek share a position and are not.
-type FileReader struct {
-	im  *Image
-	ino uint32
-	l   *fileLayout
-	pos int64
-}
-
-// NewReader returns a reader for regular file ino.
-func (im *Image) NewReader(ino uint32) (*FileReader, error) {
-	l, err := im.layout(ino)
-	if err != nil {
-		return nil, err
-	}
-	return &FileReader{im: im, ino: ino, l: l}, nil
-}
-
-// Size is the file size in bytes.
-func (r *FileReader) Size() int64 { return r.l.size }
-
-// ReadAt implements io.ReaderAt.
-func (r *FileReader) ReadAt(p []byte, off int64) (int, error) {
-	return r.im.readAt(r.ino, r.l, p, off)
-}
-
-// Read implements io.Reader.
-func (r *FileReader) Read(p []byte) (int, error) {
+// Read implements io.Reader. Each read also starts decompressing the block
+// a sequential reader needs next, so it overlaps with the caller's work.
+func (f *File) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, err := r.im.readAt(r.ino, r.l, p, r.pos)
-	r.pos += int64(n)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, err := f.ReadAt(p, f.pos)
+	f.pos += int64(n)
 	if err == io.EOF && n > 0 {
 		err = nil
 	}
-	r.prefetch()
+	if err == nil {
+		f.Prefetch(f.pos, int64(max(f.im.blockSize, 1)))
+	}
 	return n, err
 }
 
-// prefetch starts decompressing the next uncached block a sequential
-// reader will need, so it overlaps with the caller's processing.
-func (r *FileReader) prefetch() {
-	if r.pos >= r.l.size {
+// Prefetch hints that bytes [off, off+n) will be read soon: decompression
+// of the blocks behind them starts in the background, as far as the
+// cache's prefetch budget allows. It never blocks on decompression.
+func (f *File) Prefetch(off, n int64) {
+	if f.closed.Load() || off < 0 || n <= 0 || off >= f.size {
 		return
 	}
-	// Look a few chunks ahead only: this is a hint, not a read-ahead plan.
-	for i, end := r.l.find(r.pos), 0; i < len(r.l.chunks) && end < 8; i, end = i+1, end+1 {
-		c := r.l.chunks[i]
-		if c.Hole || int64(c.Block) >= int64(len(r.im.blocks)) || r.im.blocks[c.Block].Compression == block.CompNone {
+	end := off + n
+	last := int64(-1)
+	for i := f.find(off); i < len(f.chunks) && f.start(i) < end; i++ {
+		c := f.chunks[i]
+		if c.Hole || int64(c.Block) == last {
 			continue
 		}
-		if !r.im.cache.Contains(int(c.Block)) {
-			r.im.cache.Prefetch(int(c.Block))
-			return
-		}
+		last = int64(c.Block)
+		f.im.prefetchBlock(c.Block)
 	}
 }
 
 // Seek implements io.Seeker.
-func (r *FileReader) Seek(offset int64, whence int) (int64, error) {
+func (f *File) Seek(offset int64, whence int) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
-		offset += r.pos
+		offset += f.pos
 	case io.SeekEnd:
-		offset += r.l.size
+		offset += f.size
 	default:
-		return 0, errors.New("invalid whence")
+		return 0, &fs.PathError{Op: "seek", Path: f.path, Err: fs.ErrInvalid}
 	}
 	if offset < 0 {
-		return 0, errors.New("negative position")
+		return 0, &fs.PathError{Op: "seek", Path: f.path, Err: errors.New("negative position")}
 	}
-	r.pos = offset
+	f.pos = offset
 	return offset, nil
 }
 
 // SeekData returns the first offset >= off that holds data, like
-// lseek(SEEK_DATA); ENXIO if there is none.
-func (r *FileReader) SeekData(off int64) (int64, error) {
-	if off < 0 || off >= r.l.size {
+// lseek(SEEK_DATA); syscall.ENXIO if there is none.
+func (f *File) SeekData(off int64) (int64, error) {
+	if off < 0 || off >= f.size {
 		return 0, syscall.ENXIO
 	}
-	for i := r.l.find(off); i < len(r.l.chunks); i++ {
-		c := r.l.chunks[i]
+	for i := f.find(off); i < len(f.chunks); i++ {
+		c := f.chunks[i]
 		if c.Hole || c.Size == 0 {
 			continue
 		}
-		return max(off, r.l.start(i)), nil
+		return max(off, f.start(i)), nil
 	}
 	return 0, syscall.ENXIO
 }
 
 // SeekHole returns the first offset >= off inside a hole, like
 // lseek(SEEK_HOLE); the end of the file counts as a hole.
-func (r *FileReader) SeekHole(off int64) (int64, error) {
-	if off < 0 || off >= r.l.size {
+func (f *File) SeekHole(off int64) (int64, error) {
+	if off < 0 || off >= f.size {
 		return 0, syscall.ENXIO
 	}
-	for i := r.l.find(off); i < len(r.l.chunks); i++ {
-		c := r.l.chunks[i]
-		if c.Hole && c.Size > 0 {
-			return max(off, r.l.start(i)), nil
-		}
+	i := f.find(off)
+	if h, _ := slices.BinarySearch(f.holes, i); h < len(f.holes) {
+		return max(off, f.start(f.holes[h])), nil
 	}
-	return r.l.size, nil
+	return f.size, nil
 }
 
 // Chunks returns the file's chunk list (shared, do not modify).
-func (r *FileReader) Chunks() []metadata.ChunkRef { return r.l.chunks }
+func (f *File) Chunks() []metadata.ChunkRef { return f.chunks }

@@ -340,7 +340,11 @@ func checkAgainstLibrary(t *testing.T, dir string, im *godwarfs.Image, withSeek 
 			return nil
 		}
 		want := make([]byte, in.Size)
-		if _, err := im.ReadAt(ino, want, 0); err != nil && !errors.Is(err, io.EOF) {
+		f, err := im.OpenInode(ino)
+		if err == nil {
+			_, err = f.ReadAt(want, 0)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
 			t.Errorf("%q: library read: %v", path, err)
 			return nil
 		}
@@ -360,7 +364,7 @@ func checkAgainstLibrary(t *testing.T, dir string, im *godwarfs.Image, withSeek 
 // checkSeek compares the SEEK_DATA/SEEK_HOLE map of a file with the library.
 func checkSeek(t *testing.T, p string, im *godwarfs.Image, ino uint32, size int64) {
 	t.Helper()
-	r, err := im.NewReader(ino)
+	r, err := im.OpenInode(ino)
 	if err != nil {
 		t.Error(err)
 		return

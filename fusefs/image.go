@@ -93,51 +93,25 @@ func (s *ImageSource) Readlink(ino uint32) (string, error) {
 	return t, nil
 }
 
-// ReadAt implements Source.
-func (s *ImageSource) ReadAt(ino uint32, p []byte, off int64) (int, error) {
-	return s.im.ReadAt(ino, p, off)
+// Open implements Source.
+func (s *ImageSource) Open(ino uint32) (File, error) {
+	f, err := s.im.OpenInode(ino)
+	if err != nil {
+		return nil, err
+	}
+	return imageFile{f}, nil
 }
 
-// SeekData implements Source.
-func (s *ImageSource) SeekData(ino uint32, off int64) (int64, error) {
-	r, err := s.im.NewReader(ino)
-	if err != nil {
-		return 0, err
-	}
-	return r.SeekData(off)
-}
+// imageFile adapts *godwarfs.File to File: reads carry the request's
+// context down to the block cache.
+type imageFile struct{ f *godwarfs.File }
 
-// SeekHole implements Source.
-func (s *ImageSource) SeekHole(ino uint32, off int64) (int64, error) {
-	r, err := s.im.NewReader(ino)
-	if err != nil {
-		return 0, err
-	}
-	return r.SeekHole(off)
+func (f imageFile) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+	return f.f.ReadAtContext(ctx, p, off)
 }
-
-// Prefetch implements Source: it starts decoding the compressed blocks
-// behind [off, off+n) of ino.
-func (s *ImageSource) Prefetch(ino uint32, off, n int64) {
-	chunks, err := s.fsys.FileChunks(ino)
-	if err != nil {
-		return
-	}
-	end := off + n
-	var pos int64
-	last := -1
-	for _, c := range chunks {
-		cEnd := pos + int64(c.Size)
-		if cEnd > off && !c.Hole && int(c.Block) < len(s.compressed) && s.compressed[c.Block] && int(c.Block) != last {
-			s.im.Cache().Prefetch(int(c.Block))
-			last = int(c.Block)
-		}
-		pos = cEnd
-		if pos >= end {
-			break
-		}
-	}
-}
+func (f imageFile) SeekData(off int64) (int64, error) { return f.f.SeekData(off) }
+func (f imageFile) SeekHole(off int64) (int64, error) { return f.f.SeekHole(off) }
+func (f imageFile) Prefetch(off, n int64)             { f.f.Prefetch(off, n) }
 
 // Tidy implements Source.
 func (s *ImageSource) Tidy(maxAge time.Duration) { s.im.Cache().Tidy(maxAge) }

@@ -2,6 +2,7 @@ package fusefs_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -238,6 +239,64 @@ func TestMemSequentialPrefetch(t *testing.T) {
 	if n == 0 {
 		t.Errorf("no prefetch after sequential reads; perfmon:\n%s", srv.Perfmon())
 	}
+}
+
+// TestMemReadsUseOpenHandle checks that reads and lseeks go through the
+// file opened at open(2) instead of opening the file again per request.
+func TestMemReadsUseOpenHandle(t *testing.T) {
+	m, _ := sampleSource()
+	srv := mountSrc(t, m, "no_cache_files")
+	f, err := os.Open(filepath.Join(srv.Dir(), "sparse.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for _, off := range []int64{0, 1 << 20, 2<<20 + 5, 4096} {
+		if _, err := f.ReadAt(buf, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, err := unix.Seek(int(f.Fd()), 0, unix.SEEK_DATA); err != nil || d != 1<<20 {
+		t.Fatalf("SEEK_DATA = %d, %v", d, err)
+	}
+	m.mu.Lock()
+	opens := m.opens
+	m.mu.Unlock()
+	if opens != 1 {
+		t.Errorf("source opened the file %d times for one open(2), want 1", opens)
+	}
+}
+
+// TestMemReadInterrupted checks that the FUSE request context reaches the
+// source: killing a process blocked in read(2) ends the driver's wait.
+func TestMemReadInterrupted(t *testing.T) {
+	m, _ := sampleSource()
+	ino := m.file(0, "stalls.bin", make([]byte, 1<<16))
+	m.stall[ino] = true
+	srv := mountSrc(t, m, "no_cache_files")
+	cmd := exec.Command("cat", filepath.Join(srv.Dir(), "stalls.bin"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill once the read waits in the source, then wait for the source to
+	// see the interruption. The bound only turns a hang into a failure.
+	select {
+	case <-m.stalled:
+		cmd.Process.Kill()
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("read never reached the source")
+	}
+	select {
+	case err := <-m.interrupted:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("interrupted read saw %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("read was not interrupted")
+	}
+	cmd.Wait()
 }
 
 func TestMemOwnerOverrideAndTidy(t *testing.T) {

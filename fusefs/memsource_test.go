@@ -1,6 +1,7 @@
 package fusefs_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path"
@@ -21,9 +22,17 @@ type memSource struct {
 	holes    map[uint32][][2]int64 // sorted [start,end) hole ranges
 	links    map[uint32]string
 
+	// stall marks inodes whose reads wait for the request's context to
+	// end; each such read signals stalled when it starts waiting and
+	// reports ctx.Err() on interrupted.
+	stall       map[uint32]bool
+	stalled     chan struct{}
+	interrupted chan error
+
 	mu         sync.Mutex
 	prefetches int
 	tidies     int
+	opens      int
 }
 
 func newMemSource() *memSource {
@@ -32,6 +41,10 @@ func newMemSource() *memSource {
 		data:     map[uint32][]byte{},
 		holes:    map[uint32][][2]int64{},
 		links:    map[uint32]string{},
+		stall:    map[uint32]bool{},
+
+		stalled:     make(chan struct{}, 16),
+		interrupted: make(chan error, 16),
 	}
 	m.attrs = append(m.attrs, fusefs.Attr{Mode: syscall.S_IFDIR | 0o755, Nlink: 2, Mtime: fusefs.Timespec{Sec: 1000, Nsec: 5}})
 	return m
@@ -90,21 +103,44 @@ func (m *memSource) Readlink(ino uint32) (string, error) {
 	return s, nil
 }
 
-func (m *memSource) ReadAt(ino uint32, p []byte, off int64) (int, error) {
-	d := m.data[ino]
-	if off >= int64(len(d)) {
+func (m *memSource) Open(ino uint32) (fusefs.File, error) {
+	if int(ino) >= len(m.attrs) {
+		return nil, fmt.Errorf("inode %d: %w", ino, syscall.ENOENT)
+	}
+	m.mu.Lock()
+	m.opens++
+	m.mu.Unlock()
+	return &memFile{m: m, data: m.data[ino], holes: m.holes[ino], stall: m.stall[ino]}, nil
+}
+
+// memFile is an open file of a memSource.
+type memFile struct {
+	m     *memSource
+	data  []byte
+	holes [][2]int64
+	stall bool
+}
+
+func (f *memFile) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if f.stall {
+		f.m.stalled <- struct{}{}
+		<-ctx.Done()
+		f.m.interrupted <- ctx.Err()
+		return 0, ctx.Err()
+	}
+	if off >= int64(len(f.data)) {
 		return 0, io.EOF
 	}
-	n := copy(p, d[off:])
+	n := copy(p, f.data[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
 }
 
-func (m *memSource) SeekData(ino uint32, off int64) (int64, error) {
-	size := int64(len(m.data[ino]))
-	for _, h := range m.holes[ino] {
+func (f *memFile) SeekData(off int64) (int64, error) {
+	size := int64(len(f.data))
+	for _, h := range f.holes {
 		if off < h[0] {
 			return off, nil
 		}
@@ -118,19 +154,19 @@ func (m *memSource) SeekData(ino uint32, off int64) (int64, error) {
 	return off, nil
 }
 
-func (m *memSource) SeekHole(ino uint32, off int64) (int64, error) {
-	for _, h := range m.holes[ino] {
+func (f *memFile) SeekHole(off int64) (int64, error) {
+	for _, h := range f.holes {
 		if off < h[1] {
 			return max(off, h[0]), nil
 		}
 	}
-	return int64(len(m.data[ino])), nil
+	return int64(len(f.data)), nil
 }
 
-func (m *memSource) Prefetch(ino uint32, off, n int64) {
-	m.mu.Lock()
-	m.prefetches++
-	m.mu.Unlock()
+func (f *memFile) Prefetch(off, n int64) {
+	f.m.mu.Lock()
+	f.m.prefetches++
+	f.m.mu.Unlock()
 }
 
 func (m *memSource) Tidy(time.Duration) {

@@ -59,6 +59,10 @@ func toErrno(err error) syscall.Errno {
 	if errors.As(err, &e) {
 		return e
 	}
+	// The kernel interrupted the request; it discards the reply anyway.
+	if errors.Is(err, context.Canceled) {
+		return syscall.EINTR
+	}
 	return syscall.EIO
 }
 
@@ -188,9 +192,11 @@ func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	return []byte(s), 0
 }
 
-// handle is an open file. It tracks the sequential-access detector state,
-// which is per open file like the kernel's own readahead state.
+// handle is an open file: the Source's File, which keeps the file's chunk
+// list and offset index, and the sequential-access detector state, which
+// is per open file like the kernel's own readahead state.
 type handle struct {
+	f       File
 	mu      sync.Mutex
 	nextOff int64 // offset right after the previous read
 	seqRun  int   // consecutive reads that continued the previous one
@@ -204,36 +210,59 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
 		return nil, 0, syscall.EROFS
 	}
+	file, err := n.d.src.Open(n.ino)
+	if err != nil {
+		return nil, 0, toErrno(err)
+	}
 	var ff uint32
 	if n.d.opts.CacheFiles {
 		ff |= fuse.FOPEN_KEEP_CACHE
 	} else {
 		ff |= fuse.FOPEN_DIRECT_IO
 	}
-	return &handle{nextOff: -1}, ff, 0
+	return &handle{f: file, nextOff: -1}, ff, 0
 }
 
 func (n *node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	start := time.Now()
 	d := n.d
 	d.perf.reads.Add(1)
-	cnt, err := d.src.ReadAt(n.ino, dest, off)
+	h, errno := n.handle(f)
+	if errno != 0 {
+		d.perf.readErrors.Add(1)
+		return nil, errno
+	}
+	cnt, err := h.f.ReadAt(ctx, dest, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		d.perf.readErrors.Add(1)
 		return nil, toErrno(err)
 	}
 	d.perf.readBytes.Add(int64(cnt))
-	if h, ok := f.(*handle); ok && cnt > 0 {
-		d.noteRead(n.ino, h, off, int64(cnt))
+	if cnt > 0 {
+		d.noteRead(h, off, int64(cnt))
 	}
 	d.perf.readLat.add(time.Since(start))
 	return fuse.ReadResultData(dest[:cnt]), 0
 }
 
+// handle returns the open file behind f. The kernel passes the handle
+// that Open returned; a request without one (which go-fuse allows) gets a
+// file opened for this request only.
+func (n *node) handle(f fs.FileHandle) (*handle, syscall.Errno) {
+	if h, ok := f.(*handle); ok && h != nil {
+		return h, 0
+	}
+	file, err := n.d.src.Open(n.ino)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	return &handle{f: file, nextOff: -1}, 0
+}
+
 // noteRead runs the sequential-access detector: after seq_detector reads
 // that each start where the previous one ended, prefetch ahead so the next
 // block is decompressed before the reader needs it.
-func (d *driver) noteRead(ino uint32, h *handle, off, n int64) {
+func (d *driver) noteRead(h *handle, off, n int64) {
 	if d.opts.SeqDetector <= 0 {
 		return
 	}
@@ -262,7 +291,7 @@ func (d *driver) noteRead(ino uint32, h *handle, off, n int64) {
 	}
 	if pfLen > 0 {
 		d.perf.prefetches.Add(1)
-		d.src.Prefetch(ino, pfOff, pfLen)
+		h.f.Prefetch(pfOff, pfLen)
 	}
 }
 
@@ -275,12 +304,16 @@ func (n *node) Lseek(ctx context.Context, f fs.FileHandle, off uint64, whence ui
 	if o < 0 || o >= a.Size {
 		return 0, syscall.ENXIO
 	}
+	h, errno := n.handle(f)
+	if errno != 0 {
+		return 0, errno
+	}
 	var r int64
 	switch whence {
 	case unix.SEEK_DATA:
-		r, err = n.d.src.SeekData(n.ino, o)
+		r, err = h.f.SeekData(o)
 	case unix.SEEK_HOLE:
-		r, err = n.d.src.SeekHole(n.ino, o)
+		r, err = h.f.SeekHole(o)
 	default:
 		return 0, syscall.EINVAL
 	}

@@ -2,6 +2,7 @@ package fusefs_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -64,7 +65,11 @@ func TestOpenImageOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			buf := make([]byte, a.Size)
-			if n, err := src.ReadAt(ino, buf, 0); int64(n) != a.Size {
+			f, err := src.Open(ino)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := f.ReadAt(context.Background(), buf, 0); int64(n) != a.Size {
 				t.Fatalf("read %d of %d: %v", n, a.Size, err)
 			}
 			if o.PreloadAll {

@@ -9,6 +9,7 @@
 package fusefs
 
 import (
+	"context"
 	"time"
 )
 
@@ -60,15 +61,9 @@ type Source interface {
 	ReadDir(dir uint32) ([]DirEntry, error)
 	Lookup(dir uint32, name string) (uint32, bool)
 	Readlink(ino uint32) (string, error)
-	// ReadAt reads file content; holes read as zeros.
-	ReadAt(ino uint32, p []byte, off int64) (int, error)
-	// SeekData / SeekHole follow lseek(2) semantics for off < size;
-	// an error wrapping io.EOF or syscall.ENXIO means "none".
-	SeekData(ino uint32, off int64) (int64, error)
-	SeekHole(ino uint32, off int64) (int64, error)
-	// Prefetch hints that [off, off+n) of ino will be read soon. It must
-	// not block on decompression.
-	Prefetch(ino uint32, off, n int64)
+	// Open opens regular file ino; the driver keeps the File for as
+	// long as the kernel keeps the file open and reads only through it.
+	Open(ino uint32) (File, error)
 	// Tidy drops cached blocks not used for maxAge.
 	Tidy(maxAge time.Duration)
 	Info() FsInfo
@@ -76,4 +71,19 @@ type Source interface {
 	// InodeInfo returns a JSON-marshalable description of the inode
 	// (for the user.dwarfs.inodeinfo xattr).
 	InodeInfo(ino uint32) (any, error)
+}
+
+// File is a regular file opened through a Source. Its methods are called
+// concurrently.
+type File interface {
+	// ReadAt reads file content; holes read as zeros. It returns early
+	// with ctx's error once ctx ends (the kernel interrupted the read).
+	ReadAt(ctx context.Context, p []byte, off int64) (int, error)
+	// SeekData / SeekHole follow lseek(2) semantics for off < size;
+	// an error wrapping io.EOF or syscall.ENXIO means "none".
+	SeekData(off int64) (int64, error)
+	SeekHole(off int64) (int64, error)
+	// Prefetch hints that [off, off+n) will be read soon. It must not
+	// block on decompression.
+	Prefetch(off, n int64)
 }

@@ -45,7 +45,11 @@ func referenceFiles(t testing.TB, img string) []refFile {
 			return nil
 		}
 		b := make([]byte, in.Size)
-		if _, err := ref.ReadAt(ino, b, 0); err != nil && !errors.Is(err, io.EOF) {
+		f, err := ref.OpenInode(ino)
+		if err != nil {
+			return err
+		}
+		if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 		files = append(files, refFile{p, b})

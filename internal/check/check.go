@@ -279,7 +279,7 @@ func checksums(im *godwarfs.Image, algo string, w io.Writer) error {
 		if in.Mode&metadata.ModeType != metadata.ModeRegular {
 			return nil
 		}
-		r, err := im.NewReader(ino)
+		r, err := im.OpenInode(ino)
 		if err != nil {
 			return err
 		}

@@ -294,7 +294,7 @@ func writeFile(im *godwarfs.Image, e entry, dst string) error {
 	if err != nil {
 		return err
 	}
-	r, err := im.NewReader(e.ino)
+	r, err := im.OpenInode(e.ino)
 	if err != nil {
 		f.Close()
 		return err

@@ -99,7 +99,7 @@ func tarEntry(im *godwarfs.Image, tw *tar.Writer, format tar.Format, e entry, fi
 			break
 		}
 		first[e.ino] = e.path
-		r, err := im.NewReader(e.ino)
+		r, err := im.OpenInode(e.ino)
 		if err != nil {
 			return err
 		}
