@@ -249,9 +249,12 @@ func (im *Image) checkNeed(n int, size uint64) error {
 // errBounds reports a chunk that points outside its block.
 var errBounds = errors.New("chunk outside block")
 
-// readChunk copies bytes [off, off+len(p)) of block n into p. A wait for
-// the block's decompression ends with ctx.
-func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte) error {
+// readChunk copies bytes [off, off+len(p)) of block n into p. cached is
+// the data of a block an earlier call of the same read used (nil at
+// first); readChunk returns the block's data for the next call, so a read
+// spanning many chunks of one block asks the cache once. A wait for the
+// block's decompression ends with ctx.
+func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, cached *blockRef) error {
 	if int64(n) >= int64(len(im.blocks)) {
 		return fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
 	}
@@ -271,15 +274,24 @@ func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte) 
 		}
 		return nil
 	}
-	data, err := im.cache.Get(ctx, int(n))
-	if err != nil {
-		return err
+	if cached.data == nil || cached.n != n {
+		data, err := im.cache.Get(ctx, int(n))
+		if err != nil {
+			return err
+		}
+		cached.n, cached.data = n, data
 	}
-	if off+uint64(len(p)) > uint64(len(data)) {
+	if off+uint64(len(p)) > uint64(len(cached.data)) {
 		return fmt.Errorf("%s: block %d: %w", im.name, n, errBounds)
 	}
-	copy(p, data[off:])
+	copy(p, cached.data[off:])
 	return nil
+}
+
+// blockRef is the decompressed data of block n.
+type blockRef struct {
+	n    uint32
+	data []byte
 }
 
 // prefetchBlock starts decompressing block n in the background unless it

@@ -134,6 +134,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		return 0, io.EOF
 	}
 	n := 0
+	var cached blockRef
 	for i := f.find(off); i < len(f.chunks) && n < len(p); i++ {
 		c := f.chunks[i]
 		within := off + int64(n) - f.start(i)
@@ -144,7 +145,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		dst := p[n : n+int(want)]
 		if c.Hole {
 			clear(dst)
-		} else if err := f.im.readChunk(ctx, c.Block, uint64(c.Offset)+uint64(within), dst); err != nil {
+		} else if err := f.im.readChunk(ctx, c.Block, uint64(c.Offset)+uint64(within), dst, &cached); err != nil {
 			return n, err
 		}
 		n += int(want)

@@ -1,0 +1,161 @@
+package godwarfs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/imagetest"
+)
+
+// Chunk counts compared by the many-chunk tests and benchmarks.
+const (
+	fewChunks  = 1_000
+	manyChunks = 100_000
+	readSize   = 128 << 10
+)
+
+// chunkedImage writes an image with a 1,000-chunk file "few" and a
+// 100,000-chunk file "many".
+func chunkedImage(tb testing.TB) (*imagetest.Chunked, string) {
+	tb.Helper()
+	c := &imagetest.Chunked{Files: []imagetest.File{{Name: "few", Chunks: fewChunks}, {Name: "many", Chunks: manyChunks}}}
+	p := filepath.Join(tb.TempDir(), "chunked.dwarfs")
+	if err := c.Write(p); err != nil {
+		tb.Fatal(err)
+	}
+	return c, p
+}
+
+// randomOffsets returns n offsets at which a readSize read fits in size.
+func randomOffsets(n int, size int64) []int64 {
+	rng := rand.New(rand.NewPCG(3, 4))
+	offs := make([]int64, n)
+	for i := range offs {
+		offs[i] = rng.Int64N(size - readSize)
+	}
+	return offs
+}
+
+func TestManyChunksReadAt(t *testing.T) {
+	c, p := chunkedImage(t)
+	im := open(t, p)
+	for _, tc := range []struct {
+		name   string
+		chunks int
+	}{{"few", fewChunks}, {"many", manyChunks}} {
+		f, err := im.Open(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := f.(*godwarfs.File)
+		if h.Size() != c.Size(tc.chunks) {
+			t.Fatalf("%s: size %d, want %d", tc.name, h.Size(), c.Size(tc.chunks))
+		}
+		got, want := make([]byte, readSize), make([]byte, readSize)
+		offs := append(randomOffsets(50, h.Size()), 0, 1, h.Size()-readSize, h.Size()-100)
+		for _, off := range offs {
+			n, err := h.ReadAt(got, off)
+			wn := c.Want(want, off, tc.chunks)
+			if n != wn || (n < readSize) != errors.Is(err, io.EOF) || (err != nil && !errors.Is(err, io.EOF)) {
+				t.Fatalf("%s: ReadAt(%d) = %d, %v; want %d bytes", tc.name, off, n, err, wn)
+			}
+			if !bytes.Equal(got[:n], want[:n]) {
+				t.Fatalf("%s: ReadAt(%d): content differs", tc.name, off)
+			}
+		}
+		f.Close()
+	}
+}
+
+// TestManyChunksReadAllocs checks that a read allocates nothing, so no
+// per-read work grows with the number of chunks in the file.
+func TestManyChunksReadAllocs(t *testing.T) {
+	_, p := chunkedImage(t)
+	im := open(t, p)
+	allocs := map[string]float64{}
+	for _, name := range []string{"few", "many"} {
+		f, err := im.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := f.(*godwarfs.File)
+		buf := make([]byte, readSize)
+		offs := randomOffsets(64, h.Size())
+		h.ReadAt(buf, 0) // load the block into the cache
+		i := 0
+		allocs[name] = testing.AllocsPerRun(100, func() {
+			if _, err := h.ReadAt(buf, offs[i%len(offs)]); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		})
+	}
+	if allocs["few"] != 0 || allocs["many"] != 0 {
+		t.Errorf("allocations per 128 KiB read: %v, want none", allocs)
+	}
+}
+
+// TestReadAtContextCancelled checks that the caller's context reaches the
+// block cache: a read waiting for a block gives up when ctx ends.
+func TestReadAtContextCancelled(t *testing.T) {
+	_, p := chunkedImage(t)
+	im := open(t, p)
+	f, err := im.Open("few")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.(*godwarfs.File)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// The block is not cached yet, so the read must wait for it; with ctx
+	// already ended it returns at once. (The load itself goes on.)
+	n, err := h.ReadAtContext(ctx, make([]byte, 100), 0)
+	if !errors.Is(err, context.Canceled) || n != 0 {
+		t.Fatalf("ReadAtContext with ended context = %d, %v; want context.Canceled", n, err)
+	}
+	if _, err := h.ReadAt(make([]byte, 100), 0); err != nil {
+		t.Fatalf("ReadAt after cancelled read: %v", err)
+	}
+}
+
+// BenchmarkReadAtRandom reads 128 KiB at random offsets of a file with
+// 1,000 chunks and of one with 100,000 chunks; the time per read should
+// not depend on the chunk count.
+func BenchmarkReadAtRandom(b *testing.B) {
+	_, p := chunkedImage(b)
+	im, err := godwarfs.Open(p, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer im.Close()
+	for _, name := range []string{"few", "many"} {
+		chunks := map[string]int{"few": fewChunks, "many": manyChunks}[name]
+		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
+			f, err := im.Open(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			h := f.(*godwarfs.File)
+			buf := make([]byte, readSize)
+			offs := randomOffsets(1024, h.Size())
+			h.ReadAt(buf, 0)
+			b.SetBytes(readSize)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := h.ReadAt(buf, offs[i%len(offs)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
