@@ -200,8 +200,9 @@ func (im *Image) Lstat(name string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-// Readlink returns the target of symlink name.
-func (im *Image) Readlink(name string) (string, error) {
+// ReadLink implements fs.ReadLinkFS: it returns the target of symlink
+// name as stored.
+func (im *Image) ReadLink(name string) (string, error) {
 	ino, err := im.resolve("readlink", name, false)
 	if err != nil {
 		return "", err
@@ -212,9 +213,6 @@ func (im *Image) Readlink(name string) (string, error) {
 	}
 	return t, nil
 }
-
-// ReadLink implements fs.ReadLinkFS; it is Readlink under the io/fs name.
-func (im *Image) ReadLink(name string) (string, error) { return im.Readlink(name) }
 
 // ReadDir implements fs.ReadDirFS (entries sorted by name).
 func (im *Image) ReadDir(name string) ([]fs.DirEntry, error) {

@@ -1,5 +1,3 @@
-// Package godwarfs is a reader for DwarFS images. An *Image implements the
-// io/fs interfaces and gives raw inode access for FUSE drivers and tools.
 package godwarfs
 
 import (
@@ -11,20 +9,37 @@ import (
 	"strings"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
-// Options controls how an image is opened.
-type Options struct {
-	ImageOffset int64 // -1 = auto (default via DefaultOptions)
-	CacheSize   int64 // bytes of decompressed blocks cached (default 512 MiB)
-	Workers     int   // decompression workers (default 2)
-	NoCheck     bool  // skip the fast xxh3 check of all sections at open (metadata is always checked)
-}
+// Defaults used for zero Options fields; they match the dwarfs driver.
+const (
+	DefaultCacheSize = 512 << 20 // bytes of decompressed blocks kept
+	DefaultWorkers   = 2         // blocks decompressed at once
+)
 
-// DefaultOptions returns the options used when Open is given nil.
-func DefaultOptions() Options {
-	return Options{ImageOffset: -1, CacheSize: 512 << 20, Workers: 2}
+// Options controls how an image is opened. The zero value (or a nil
+// *Options) opens the image the way the tools do by default.
+type Options struct {
+	// ImageOffset is where the image starts in the file. Zero searches
+	// for the image, so images behind a header (a self-extracting script,
+	// say) open without knowing its length; an image at the very start is
+	// found first. A positive value is the exact offset; a negative one
+	// searches too.
+	ImageOffset int64
+	// ExactOffset makes an ImageOffset of zero exact too: the image must
+	// start at the first byte.
+	ExactOffset bool
+	// CacheSize is how many bytes of decompressed blocks are kept
+	// (DefaultCacheSize if zero or negative).
+	CacheSize int64
+	// Workers is how many blocks are decompressed at once
+	// (DefaultWorkers if zero or negative).
+	Workers int
+	// NoCheck skips the fast checksum pass over all sections at open.
+	// The metadata is always verified.
+	NoCheck bool
 }
 
 // Image is an open DwarFS image. It is safe for concurrent use.
@@ -54,7 +69,8 @@ type Image struct {
 	need []metadata.BlockNeed
 }
 
-// Open opens the image file at path. nil opts means DefaultOptions().
+// Open opens the image file at path; nil opts means the zero Options.
+// Close releases the file.
 func Open(path string, opts *Options) (*Image, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -74,18 +90,25 @@ func Open(path string, opts *Options) (*Image, error) {
 	return im, nil
 }
 
-// OpenReaderAt opens an image stored in r (size bytes). name is used in
-// error messages.
+// OpenReaderAt opens an image stored in r, which holds size bytes: a file
+// region, an in-memory copy or a remote object. name appears in error
+// messages. nil opts means the zero Options. r must stay usable until
+// Close, and must be safe for concurrent ReadAt calls, as io.ReaderAt
+// requires; Close does not close it.
 func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Image, err error) {
-	o := DefaultOptions()
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	if o.CacheSize <= 0 {
-		o.CacheSize = DefaultOptions().CacheSize
+		o.CacheSize = DefaultCacheSize
 	}
 	if o.Workers <= 0 {
-		o.Workers = DefaultOptions().Workers
+		o.Workers = DefaultWorkers
+	}
+	offset := o.ImageOffset
+	if offset < 0 || (offset == 0 && !o.ExactOffset) {
+		offset = -1 // search
 	}
 	// Corrupt images must produce errors, never take the process down.
 	defer func() {
@@ -94,7 +117,7 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 			err = fmt.Errorf("%s: internal error (panic) while opening: %v", name, p)
 		}
 	}()
-	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: o.ImageOffset, Name: name})
+	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name})
 	if err != nil {
 		return nil, named(name, err)
 	}
@@ -171,7 +194,8 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	return im, nil
 }
 
-// Close releases the cache and, if Open opened it, the image file.
+// Close releases the block cache and, if Open opened it, the image file.
+// Files opened from the image must not be used afterwards.
 func (im *Image) Close() error {
 	if im.cache != nil {
 		im.cache.Close()
@@ -182,35 +206,19 @@ func (im *Image) Close() error {
 	return nil
 }
 
-// Warnings returns the checksum failures found at open. Bad BLOCK sections
-// only fail when read; other sections are informational.
+// Warnings returns the checksum failures found at open. Like the reference
+// tools, a damaged data block only fails the reads that need it; damage
+// elsewhere is informational.
 func (im *Image) Warnings() []error { return append([]error(nil), im.warnings...) }
 
 // Name is the name the image was opened with.
 func (im *Image) Name() string { return im.name }
 
-// FS returns the metadata view.
-func (im *Image) FS() *metadata.FS { return im.fs }
-
-// Blocks returns the section container.
-func (im *Image) Blocks() *block.Image { return im.blk }
-
-// Cache returns the decompressed block cache.
-func (im *Image) Cache() *block.Cache { return im.cache }
-
-// Metadata returns the decoded metadata.
-func (im *Image) Metadata() *metadata.Metadata { return im.md }
-
-// MetadataSize is the decompressed size of the METADATA_V2 section.
-func (im *Image) MetadataSize() int64 { return im.metaSize }
-
-// MetadataSection returns the METADATA_V2 section.
-func (im *Image) MetadataSection() block.Section { return im.metaSection }
-
-// Root is the inode number of the root directory.
+// Root is the inode number of the root directory. Inode numbers are those
+// of the image, as Lookup, Stat.Ino and dwarfsck report them.
 func (im *Image) Root() uint32 { return im.root }
 
-// InodeInfo returns the metadata of inode ino.
+// InodeInfo returns the attributes of inode ino.
 func (im *Image) InodeInfo(ino uint32) (metadata.Inode, error) {
 	in, err := im.fs.Inode(ino)
 	if err != nil {
@@ -310,4 +318,17 @@ func named(name string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", name, err)
+}
+
+// The project's tools (dwarfsck, the FUSE driver) need the section
+// container, block cache and decoded metadata, which are no part of the
+// public API; they reach them through package imageaccess.
+func init() {
+	imageaccess.Register(func(v any) *imageaccess.Parts {
+		im := v.(*Image)
+		return &imageaccess.Parts{
+			Blocks: im.blk, Cache: im.cache, Metadata: im.md, FS: im.fs,
+			MetadataSection: im.metaSection, MetadataSize: im.metaSize,
+		}
+	})
 }

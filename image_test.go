@@ -20,6 +20,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/manifest"
 	"github.com/godwarfs/godwarfs/metadata"
 )
@@ -67,7 +68,7 @@ func TestManifests(t *testing.T) {
 
 func checkManifest(t *testing.T, im *godwarfs.Image, want []manifest.Entry) {
 	inodes := map[string]uint32{}
-	err := im.FS().Walk(func(p string, ino uint32, _ metadata.Inode) error {
+	err := imageaccess.Of(im).FS.Walk(func(p string, ino uint32, _ metadata.Inode) error {
 		if p != "" {
 			inodes[p] = ino
 		}
@@ -116,7 +117,7 @@ func checkManifest(t *testing.T, im *godwarfs.Image, want []manifest.Entry) {
 		// Legacy (<= 2.2) images store attributes per directory entry; the
 		// reference extraction of a hard-link group ends up with another
 		// entry's mtime than the inode's representative entry.
-		legacyLink := !im.Metadata().HasDirEntries && w.Nlink > 1
+		legacyLink := !imageaccess.Of(im).Metadata.HasDirEntries && w.Nlink > 1
 		if !legacyLink && (st.Mtime.Unix() != w.Sec || int64(st.Mtime.Nanosecond()) != w.Nsec) {
 			t.Errorf("%s: mtime %d.%09d, want %d.%09d", w.Path, st.Mtime.Unix(), st.Mtime.Nanosecond(), w.Sec, w.Nsec)
 		}
@@ -141,7 +142,7 @@ func checkManifest(t *testing.T, im *godwarfs.Image, want []manifest.Entry) {
 				t.Errorf("%s: %d paths share inode %d, manifest nlink %d", w.Path, n, st.Ino, w.Nlink)
 			}
 		case 'l':
-			target, err := im.Readlink(w.Path)
+			target, err := im.ReadLink(w.Path)
 			if err != nil {
 				t.Errorf("Readlink(%q): %v", w.Path, err)
 			} else if target != w.Target {
@@ -224,7 +225,7 @@ func exercise(p string) string {
 	defer im.Close()
 	buf := make([]byte, 1<<16)
 	var first error
-	err = im.FS().Walk(func(path string, ino uint32, in metadata.Inode) error {
+	err = imageaccess.Of(im).FS.Walk(func(path string, ino uint32, in metadata.Inode) error {
 		switch in.Mode & 0o170000 {
 		case 0o100000:
 			f, err := im.OpenInode(ino)
@@ -247,7 +248,7 @@ func exercise(p string) string {
 				}
 			}
 		case 0o120000:
-			if _, err := im.FS().Readlink(ino); err != nil && first == nil {
+			if _, err := imageaccess.Of(im).FS.Readlink(ino); err != nil && first == nil {
 				first = err
 			}
 		}
@@ -403,9 +404,9 @@ func TestCorruptBlockFailsAtRead(t *testing.T) {
 		t.Skip("fixture missing")
 	}
 	im0 := open(t, p)
-	s := im0.Blocks().Blocks()[0]
+	s := imageaccess.Of(im0).Blocks.Blocks()[0]
 	bad := bytes.Clone(raw)
-	bad[im0.Blocks().Offset()+s.DataOffset+10] ^= 0xff
+	bad[imageaccess.Of(im0).Blocks.Offset()+s.DataOffset+10] ^= 0xff
 	dst := filepath.Join(t.TempDir(), "bad.dwarfs")
 	if err := os.WriteFile(dst, bad, 0o644); err != nil {
 		t.Fatal(err)
@@ -416,7 +417,7 @@ func TestCorruptBlockFailsAtRead(t *testing.T) {
 	}
 	defer im.Close()
 	var readErr error
-	im.FS().Walk(func(path string, ino uint32, in metadata.Inode) error {
+	imageaccess.Of(im).FS.Walk(func(path string, ino uint32, in metadata.Inode) error {
 		if in.Mode&0o170000 == 0o100000 && readErr == nil {
 			_, readErr = im.ReadFile(path)
 		}
@@ -436,7 +437,7 @@ func BenchmarkExtract(b *testing.B) {
 	var files []uint32
 	var total int64
 	seen := map[uint32]bool{}
-	im.FS().Walk(func(_ string, ino uint32, in metadata.Inode) error {
+	imageaccess.Of(im).FS.Walk(func(_ string, ino uint32, in metadata.Inode) error {
 		if in.Mode&0o170000 == 0o100000 && !seen[ino] {
 			seen[ino] = true
 			files = append(files, ino)
@@ -474,7 +475,7 @@ func BenchmarkStatAll(b *testing.B) {
 	}
 	im := open(b, p)
 	var paths []string
-	im.FS().Walk(func(p string, _ uint32, _ metadata.Inode) error {
+	imageaccess.Of(im).FS.Walk(func(p string, _ uint32, _ metadata.Inode) error {
 		if p != "" {
 			paths = append(paths, p)
 		}
@@ -500,8 +501,8 @@ func TestWarnings(t *testing.T) {
 	if len(im0.Warnings()) != 0 {
 		t.Fatalf("good image warns: %v", im0.Warnings())
 	}
-	s := im0.Blocks().Blocks()[0]
-	raw[im0.Blocks().Offset()+s.DataOffset+100] ^= 1
+	s := imageaccess.Of(im0).Blocks.Blocks()[0]
+	raw[imageaccess.Of(im0).Blocks.Offset()+s.DataOffset+100] ^= 1
 	dst := filepath.Join(t.TempDir(), "bad.dwarfs")
 	if err := os.WriteFile(dst, raw, 0o644); err != nil {
 		t.Fatal(err)
@@ -515,7 +516,7 @@ func TestWarnings(t *testing.T) {
 	}
 	// NoCheck skips the open-time check; compressed blocks still fail
 	// their checksum when read.
-	o := godwarfs.DefaultOptions()
+	o := godwarfs.Options{}
 	o.NoCheck = true
 	im2, err := godwarfs.Open(dst, &o)
 	if err != nil {
@@ -535,7 +536,7 @@ func TestConcurrentReadAt(t *testing.T) {
 	if _, err := os.Stat(p); err != nil {
 		t.Skip("fixture missing")
 	}
-	o := godwarfs.DefaultOptions()
+	o := godwarfs.Options{}
 	o.CacheSize = 4 << 20 // force evictions
 	im, err := godwarfs.Open(p, &o)
 	if err != nil {
@@ -547,7 +548,7 @@ func TestConcurrentReadAt(t *testing.T) {
 		data []byte
 	}
 	var files []file
-	im.FS().Walk(func(path string, ino uint32, in metadata.Inode) error {
+	imageaccess.Of(im).FS.Walk(func(path string, ino uint32, in metadata.Inode) error {
 		if in.Mode&0o170000 == 0o100000 && in.Size > 100000 && len(files) < 6 {
 			b, err := im.ReadFile(path)
 			if err != nil {

@@ -242,6 +242,3 @@ func (f *File) SeekHole(off int64) (int64, error) {
 	}
 	return f.size, nil
 }
-
-// Chunks returns the file's chunk list (shared, do not modify).
-func (f *File) Chunks() []metadata.ChunkRef { return f.chunks }

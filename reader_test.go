@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/godwarfs/godwarfs"
@@ -157,5 +159,44 @@ func BenchmarkReadAtRandom(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// TestZeroOptionsFindImage checks that the zero Options search for an
+// image behind a header, as the tools do, and ExactOffset does not.
+func TestZeroOptionsFindImage(t *testing.T) {
+	_, p := chunkedImage(t)
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := []byte("#!/bin/sh\nexit 0\n")
+	withHeader := append(append([]byte(nil), header...), raw...)
+	r := bytes.NewReader(withHeader)
+	for _, tc := range []struct {
+		name string
+		opts *godwarfs.Options
+		ok   bool
+	}{
+		{"nil", nil, true},
+		{"zero", &godwarfs.Options{}, true},
+		{"exact", &godwarfs.Options{ImageOffset: int64(len(header))}, true},
+		{"exact-zero", &godwarfs.Options{ExactOffset: true}, false},
+		{"wrong", &godwarfs.Options{ImageOffset: 3}, false},
+	} {
+		im, err := godwarfs.OpenReaderAt(r, r.Size(), "with-header", tc.opts)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: OpenReaderAt error %v, want success %v", tc.name, err, tc.ok)
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "with-header: ") {
+				t.Errorf("%s: error %q does not name the image", tc.name, err)
+			}
+			continue
+		}
+		if fi, err := im.Stat("many"); err != nil || fi.Size() != manyChunks<<10 {
+			t.Errorf("%s: stat many = %v, %v", tc.name, fi, err)
+		}
+		im.Close()
 	}
 }

@@ -22,7 +22,7 @@ func TestCorruptImages(t *testing.T) {
 	}
 	mounted := 0
 	// Skip the open-time block check so bad blocks surface as read errors.
-	gopts := godwarfs.DefaultOptions()
+	gopts := godwarfs.Options{}
 	gopts.NoCheck = true
 	for _, img := range imgs {
 		im, err := godwarfs.Open(img, &gopts)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 	"golang.org/x/sys/unix"
 )
@@ -259,7 +260,7 @@ func checkManifest(t *testing.T, dir string, want []manifestEntry, linkTimes map
 // the driver reports one of the entries' times. For these inodes any of
 // the entries' times is accepted (keyed by st_ino = inode + 1).
 func legacyLinkTimes(im *godwarfs.Image) map[uint64]map[int64]bool {
-	md := im.Metadata()
+	md := imageaccess.Of(im).Metadata
 	if md.HasDirEntries {
 		return nil
 	}
@@ -297,7 +298,7 @@ func checkAgainstLibrary(t *testing.T, dir string, im *godwarfs.Image, withSeek 
 			t.Logf("%d inodes with birth time checked via statx", n)
 		}
 	}()
-	err := im.FS().Walk(func(path string, ino uint32, in metadata.Inode) error {
+	err := imageaccess.Of(im).FS.Walk(func(path string, ino uint32, in metadata.Inode) error {
 		p := filepath.Join(dir, path)
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
@@ -406,7 +407,7 @@ func checkExtras(t *testing.T, dir string, im *godwarfs.Image) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, err := im.FS().ReadDir(im.Root())
+	lib, err := imageaccess.Of(im).FS.ReadDir(im.Root())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,8 +425,8 @@ func checkExtras(t *testing.T, dir string, im *godwarfs.Image) {
 	var sfs unix.Statfs_t
 	if err := unix.Statfs(dir, &sfs); err != nil {
 		t.Error(err)
-	} else if sfs.Flags&unix.ST_RDONLY == 0 || sfs.Files != uint64(im.FS().InodeCount()) {
-		t.Errorf("statfs: flags %x files %d, want ro and %d", sfs.Flags, sfs.Files, im.FS().InodeCount())
+	} else if sfs.Flags&unix.ST_RDONLY == 0 || sfs.Files != uint64(imageaccess.Of(im).FS.InodeCount()) {
+		t.Errorf("statfs: flags %x files %d, want ro and %d", sfs.Flags, sfs.Files, imageaccess.Of(im).FS.InodeCount())
 	}
 	buf := make([]byte, 64)
 	n, err := unix.Getxattr(dir, fusefs.XattrPid, buf)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/godwarfs/godwarfs/metadata"
 )
@@ -19,7 +20,8 @@ import (
 type ImageSource struct {
 	im         *godwarfs.Image
 	fsys       *metadata.FS
-	compressed []bool // per block: goes through the cache
+	cache      *block.Cache // for preloading, trimming and statistics
+	compressed []bool       // per block: goes through the cache
 	cancel     context.CancelFunc
 	ctx        context.Context
 }
@@ -29,8 +31,9 @@ var _ Source = (*ImageSource)(nil)
 // NewImageSource wraps an open image. Close stops background preloading
 // but does not close the image.
 func NewImageSource(im *godwarfs.Image) *ImageSource {
-	s := &ImageSource{im: im, fsys: im.FS()}
-	for _, b := range im.Blocks().Blocks() {
+	parts := imageaccess.Of(im)
+	s := &ImageSource{im: im, fsys: parts.FS, cache: parts.Cache}
+	for _, b := range parts.Blocks.Blocks() {
 		s.compressed = append(s.compressed, b.Compression != block.CompNone)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -114,7 +117,7 @@ func (f imageFile) SeekHole(off int64) (int64, error) { return f.f.SeekHole(off)
 func (f imageFile) Prefetch(off, n int64)             { f.f.Prefetch(off, n) }
 
 // Tidy implements Source.
-func (s *ImageSource) Tidy(maxAge time.Duration) { s.im.Cache().Tidy(maxAge) }
+func (s *ImageSource) Tidy(maxAge time.Duration) { s.cache.Tidy(maxAge) }
 
 // Info implements Source.
 func (s *ImageSource) Info() FsInfo {
@@ -127,7 +130,7 @@ func (s *ImageSource) Info() FsInfo {
 
 // CacheStats implements Source.
 func (s *ImageSource) CacheStats() CacheStats {
-	st := s.im.Cache().Stats()
+	st := s.cache.Stats()
 	return CacheStats{
 		Hits: st.Hits, Misses: st.Misses, Decoded: st.Decoded, DecodedBytes: st.DecodedBytes,
 		Evictions: st.Evictions, CurrentBytes: st.CurrentBytes, PeakBytes: st.PeakBytes, Capacity: st.Capacity,
@@ -184,7 +187,7 @@ func (s *ImageSource) InodeInfo(ino uint32) (any, error) {
 // they would no longer fit in the cache (loading more would only evict
 // what was preloaded).
 func (s *ImageSource) preload(blocks []int) {
-	capacity := s.im.Cache().Stats().Capacity
+	capacity := s.cache.Stats().Capacity
 	bs := int64(s.fsys.BlockSize())
 	go func() {
 		var used int64
@@ -192,7 +195,7 @@ func (s *ImageSource) preload(blocks []int) {
 			if s.ctx.Err() != nil || used+bs > capacity {
 				return
 			}
-			if _, err := s.im.Cache().Get(s.ctx, b); err != nil {
+			if _, err := s.cache.Get(s.ctx, b); err != nil {
 				return
 			}
 			used += bs
@@ -241,11 +244,11 @@ func (m multiCloser) Close() error {
 // according to the mount options (offset, imagesize, cache_image, cache
 // size, workers, preloading).
 func OpenImage(path string, o mountopts.Options) (Source, io.Closer, error) {
-	gopts := godwarfs.DefaultOptions()
-	gopts.ImageOffset = o.ImageOffset
-	gopts.CacheSize = o.CacheSize
-	gopts.Workers = o.Workers
-	gopts.NoCheck = o.NoCheck
+	gopts := godwarfs.Options{
+		// o.ImageOffset is -1 for offset=auto; an explicit 0 is exact.
+		ImageOffset: o.ImageOffset, ExactOffset: o.ImageOffset == 0,
+		CacheSize: o.CacheSize, Workers: o.Workers, NoCheck: o.NoCheck,
+	}
 
 	f, err := os.Open(path)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -40,7 +41,7 @@ func referenceFiles(t testing.TB, img string) []refFile {
 	}
 	defer ref.Close()
 	var files []refFile
-	err = ref.FS().Walk(func(p string, ino uint32, in metadata.Inode) error {
+	err = imageaccess.Of(ref).FS.Walk(func(p string, ino uint32, in metadata.Inode) error {
 		if in.Mode&syscall.S_IFMT != syscall.S_IFREG || in.Size == 0 {
 			return nil
 		}
@@ -75,10 +76,10 @@ func stressDuration() time.Duration {
 
 func TestConcurrentReads(t *testing.T) {
 	files := referenceFiles(t, stressImage)
-	gopts := godwarfs.DefaultOptions()
+	gopts := godwarfs.Options{}
 	gopts.CacheSize = stressCacheSize
 	srv, im := mountImageWith(t, stressImage, &gopts, "no_cache_files,seq_detector=2")
-	if n := im.Blocks().NumBlocks(); n < 3 {
+	if n := imageaccess.Of(im).Blocks.NumBlocks(); n < 3 {
 		t.Fatalf("stress image has only %d blocks", n)
 	}
 	deadline := time.Now().Add(stressDuration())
@@ -125,7 +126,7 @@ func TestConcurrentReads(t *testing.T) {
 	case <-time.After(stressDuration() + 60*time.Second):
 		t.Fatal("readers deadlocked")
 	}
-	st := im.Cache().Stats()
+	st := imageaccess.Of(im).Cache.Stats()
 	t.Logf("%d reads; cache %+v", reads.Load(), st)
 	if st.PeakBytes > st.Capacity {
 		t.Errorf("cache peak %d exceeds capacity %d", st.PeakBytes, st.Capacity)
@@ -140,7 +141,7 @@ func TestUnmountUnderLoad(t *testing.T) {
 	files := referenceFiles(t, stressImage)
 	before := runtime.NumGoroutine()
 
-	gopts := godwarfs.DefaultOptions()
+	gopts := godwarfs.Options{}
 	gopts.CacheSize = stressCacheSize
 	im, err := godwarfs.Open(stressImage, &gopts)
 	if err != nil {
@@ -246,7 +247,7 @@ func TestSequentialPrefetchImage(t *testing.T) {
 			break
 		}
 	}
-	if st := im.Cache().Stats(); st.Prefetches == 0 {
+	if st := imageaccess.Of(im).Cache.Stats(); st.Prefetches == 0 {
 		t.Errorf("no block prefetches after a sequential read; cache %+v\n%s", st, srv.Perfmon())
 	}
 }

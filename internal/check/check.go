@@ -20,6 +20,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/cli"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -82,8 +83,8 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 			return cli.BadValue("checksum", algo, "expected one of "+strings.Join(algoNames(), ", "))
 		}
 	}
-	opts := godwarfs.DefaultOptions()
-	opts.ImageOffset = off
+	// off is -1 for --image-offset=auto; an explicit 0 is exact.
+	opts := godwarfs.Options{ImageOffset: off, ExactOffset: off == 0}
 	// The library only warns about bad blocks; dwarfsck checks them itself.
 	opts.NoCheck = true
 	im, err := godwarfs.Open(img, &opts)
@@ -101,7 +102,7 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	if res.Has("export-metadata") {
 		return exportMetadata(im, res.Get("export-metadata", ""), stdout)
 	}
-	if err := im.FS().Check(); err != nil {
+	if err := imageaccess.Of(im).FS.Check(); err != nil {
 		return fmt.Errorf("%s: metadata check: %w", img, err)
 	}
 	switch {
@@ -151,13 +152,13 @@ func exportMetadata(im *godwarfs.Image, path string, stdout io.Writer) error {
 		return cli.BadValue("export-metadata", path, "expected a file name or -")
 	}
 	if path == "-" {
-		return metadata.ExportJSON(im.Metadata(), stdout)
+		return metadata.ExportJSON(imageaccess.Of(im).Metadata, stdout)
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("export metadata: %w", err)
 	}
-	err = metadata.ExportJSON(im.Metadata(), f)
+	err = metadata.ExportJSON(imageaccess.Of(im).Metadata, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -169,7 +170,7 @@ func exportMetadata(im *godwarfs.Image, path string, stdout io.Writer) error {
 }
 
 func printHeader(img string, im *godwarfs.Image, w io.Writer) error {
-	off := im.Blocks().Offset()
+	off := imageaccess.Of(im).Blocks.Offset()
 	if off <= 0 {
 		return fmt.Errorf("%s: %w", img, errNoHeader)
 	}
@@ -201,7 +202,7 @@ func verifySections(im *godwarfs.Image, fast, full bool) error {
 	if !fast && !full {
 		return nil
 	}
-	bi := im.Blocks()
+	bi := imageaccess.Of(im).Blocks
 	for _, s := range bi.Sections() {
 		var err error
 		if full {
@@ -224,7 +225,7 @@ func verifySections(im *godwarfs.Image, fast, full bool) error {
 
 func list(im *godwarfs.Image, w io.Writer) error {
 	var b strings.Builder
-	err := im.FS().Walk(func(p string, _ uint32, _ metadata.Inode) error {
+	err := imageaccess.Of(im).FS.Walk(func(p string, _ uint32, _ metadata.Inode) error {
 		if p != "" {
 			b.WriteString(p)
 			b.WriteByte('\n')
@@ -275,7 +276,7 @@ func newHash(algo string) hash.Hash {
 func checksums(im *godwarfs.Image, algo string, w io.Writer) error {
 	h := newHash(algo)
 	buf := make([]byte, 1<<20)
-	return im.FS().Walk(func(p string, ino uint32, in metadata.Inode) error {
+	return imageaccess.Of(im).FS.Walk(func(p string, ino uint32, in metadata.Inode) error {
 		if in.Mode&metadata.ModeType != metadata.ModeRegular {
 			return nil
 		}
@@ -293,7 +294,7 @@ func checksums(im *godwarfs.Image, algo string, w io.Writer) error {
 }
 
 func printSections(im *godwarfs.Image, w io.Writer) error {
-	bi := im.Blocks()
+	bi := imageaccess.Of(im).Blocks
 	fmt.Fprintf(w, "sections:\n")
 	for _, s := range bi.Sections() {
 		fmt.Fprintf(w, "  %d: %s %s, %d bytes at offset %d\n", s.Index, s.Type, s.Compression, s.Length, s.HeaderOffset)
@@ -305,7 +306,7 @@ func printSections(im *godwarfs.Image, w io.Writer) error {
 // each regular file's chunk list.
 func printInodes(im *godwarfs.Image, w io.Writer, chunks bool) error {
 	fmt.Fprintf(w, "inodes:\n")
-	return im.FS().Walk(func(p string, ino uint32, in metadata.Inode) error {
+	return imageaccess.Of(im).FS.Walk(func(p string, ino uint32, in metadata.Inode) error {
 		if p == "" {
 			p = "/"
 		}
@@ -313,7 +314,7 @@ func printInodes(im *godwarfs.Image, w io.Writer, chunks bool) error {
 		if !chunks || in.Mode&metadata.ModeType != metadata.ModeRegular {
 			return nil
 		}
-		cs, err := im.FS().FileChunks(ino)
+		cs, err := imageaccess.Of(im).FS.FileChunks(ino)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", im.Name(), p, err)
 		}

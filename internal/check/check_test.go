@@ -14,6 +14,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/manifest"
 )
 
@@ -153,8 +154,8 @@ func TestIntegrity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := im.Blocks().Blocks()[0]
-	pos := im.Blocks().Offset() + s.DataOffset + s.Length/2
+	s := imageaccess.Of(im).Blocks.Blocks()[0]
+	pos := imageaccess.Of(im).Blocks.Offset() + s.DataOffset + s.Length/2
 	im.Close()
 	raw[pos] ^= 0x40
 	bad := filepath.Join(t.TempDir(), "bad.dwarfs")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -45,8 +46,8 @@ type Info struct {
 
 // Gather collects the summary of an open image.
 func Gather(im *godwarfs.Image) (*Info, error) {
-	bi := im.Blocks()
-	md := im.Metadata()
+	bi := imageaccess.Of(im).Blocks
+	md := imageaccess.Of(im).Metadata
 	info := &Info{Major: bi.Major(), Minor: bi.Minor(), Offset: bi.Offset(), HeaderVersion: 2}
 	if bi.Minor() < 2 {
 		info.HeaderVersion = 1 // v1 framing
@@ -68,7 +69,7 @@ func Gather(im *godwarfs.Image) (*Info, error) {
 	info.BlockSize = md.BlockSize
 	blocks := bi.Blocks()
 	info.BlockCount = len(blocks)
-	info.InodeCount = im.FS().InodeCount()
+	info.InodeCount = imageaccess.Of(im).FS.InodeCount()
 	info.PathSeparator = md.PreferredPathSeparator
 	info.FsSize = md.TotalFsSize
 	info.AllocatedSize = md.TotalAllocatedFsSize
@@ -92,8 +93,8 @@ func Gather(im *godwarfs.Image) (*Info, error) {
 		uncomp[i] = n
 		info.UncompBlocks += n
 	}
-	info.CompMeta = im.MetadataSection().Length
-	info.UncompMeta = im.MetadataSize()
+	info.CompMeta = imageaccess.Of(im).MetadataSection.Length
+	info.UncompMeta = imageaccess.Of(im).MetadataSize
 
 	if o := md.Options; o != nil {
 		add := func(ok bool, name string) {
@@ -124,7 +125,7 @@ func Gather(im *godwarfs.Image) (*Info, error) {
 			info.TableOptions = append(info.TableOptions, "packed_symlinks_index")
 		}
 	}
-	info.ResSec, info.ResNsec = im.FS().TimeResolution()
+	info.ResSec, info.ResNsec = imageaccess.Of(im).FS.TimeResolution()
 
 	if md.HasCategoryNames && md.HasBlockCategories {
 		cats := make([]Category, len(md.CategoryNames))

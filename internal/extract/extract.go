@@ -17,6 +17,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/glob"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -58,7 +59,7 @@ func collect(im *godwarfs.Image, patterns []string) ([]entry, error) {
 		return nil, err
 	}
 	var all []entry
-	err = im.FS().Walk(func(p string, ino uint32, in metadata.Inode) error {
+	err = imageaccess.Of(im).FS.Walk(func(p string, ino uint32, in metadata.Inode) error {
 		if p != "" {
 			all = append(all, entry{path: p, ino: ino, in: in})
 		}
@@ -229,7 +230,7 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 			continue
 		case metadata.ModeSymlink:
 			var target string
-			if target, err = im.FS().Readlink(e.ino); err == nil {
+			if target, err = imageaccess.Of(im).FS.Readlink(e.ino); err == nil {
 				if err = os.Symlink(target, dst); err == nil {
 					err = setMeta(dst, e.in, true, cfg.Owners)
 				}
@@ -299,17 +300,25 @@ func writeFile(im *godwarfs.Image, e entry, dst string) error {
 		f.Close()
 		return err
 	}
+	// Copy the data extents only; the holes stay unwritten.
 	buf := make([]byte, 1<<20)
-	var off int64
-	for _, c := range r.Chunks() {
-		size := int64(c.Size)
-		if c.Hole {
-			off += size
-			continue
+	for off := int64(0); off < r.Size(); {
+		start, err := r.SeekData(off)
+		if errors.Is(err, unix.ENXIO) {
+			break // only a hole is left
 		}
-		for done := int64(0); done < size; {
-			n := min(int64(len(buf)), size-done)
-			got, err := r.ReadAt(buf[:n], off+done)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		end, err := r.SeekHole(start)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		for pos := start; pos < end; {
+			n := min(int64(len(buf)), end-pos)
+			got, err := r.ReadAt(buf[:n], pos)
 			if int64(got) < n {
 				if err == nil || err == io.EOF {
 					err = io.ErrUnexpectedEOF
@@ -317,13 +326,13 @@ func writeFile(im *godwarfs.Image, e entry, dst string) error {
 				f.Close()
 				return err
 			}
-			if _, err := f.WriteAt(buf[:n], off+done); err != nil {
+			if _, err := f.WriteAt(buf[:n], pos); err != nil {
 				f.Close()
 				return err
 			}
-			done += n
+			pos += n
 		}
-		off += size
+		off = end
 	}
 	if err := f.Truncate(r.Size()); err != nil {
 		f.Close()

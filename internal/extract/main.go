@@ -50,10 +50,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	} else if cfg.Output == "" || cfg.Output == "-" {
 		return usage(cli.Usagef("option '--output' is required without '--format'"))
 	}
-	opts := godwarfs.DefaultOptions()
+	opts := godwarfs.Options{}
 	if opts.ImageOffset, err = res.ImageOffset(); err != nil {
 		return usage(err)
 	}
+	// ImageOffset is -1 for --image-offset=auto; an explicit 0 is exact.
+	opts.ExactOffset = opts.ImageOffset == 0
 	if n, ok, err := res.Int("num-workers", 1, 1024); err != nil {
 		return usage(err)
 	} else if ok {

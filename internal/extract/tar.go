@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -117,7 +118,7 @@ func tarEntry(im *godwarfs.Image, tw *tar.Writer, format tar.Format, e entry, fi
 			return err
 		}
 	case metadata.ModeSymlink:
-		t, err := im.FS().Readlink(e.ino)
+		t, err := imageaccess.Of(im).FS.Readlink(e.ino)
 		if err != nil {
 			return err
 		}

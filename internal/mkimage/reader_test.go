@@ -50,7 +50,7 @@ func TestRootReader(t *testing.T) {
 				t.Errorf("%s: content differs", p)
 			}
 		case fi.Mode()&fs.ModeSymlink != 0:
-			if n.target, err = im.Readlink(p); err != nil {
+			if n.target, err = im.ReadLink(p); err != nil {
 				return err
 			}
 		}

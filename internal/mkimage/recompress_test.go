@@ -14,6 +14,7 @@ import (
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 )
 
 // entry is one file system entry as seen through godwarfs.Open.
@@ -33,7 +34,7 @@ func snapshot(t testing.TB, img string) map[string]entry {
 		t.Fatalf("open %s: %v", img, err)
 	}
 	defer im.Close()
-	if err := im.FS().Check(); err != nil {
+	if err := imageaccess.Of(im).FS.Check(); err != nil {
 		t.Fatalf("%s: metadata check: %v", img, err)
 	}
 	out := map[string]entry{}
@@ -55,7 +56,7 @@ func snapshot(t testing.TB, img string) map[string]entry {
 			}
 			e.content = sha256.Sum256(b)
 		case syscall.S_IFLNK:
-			if e.target, err = im.Readlink(p); err != nil {
+			if e.target, err = im.ReadLink(p); err != nil {
 				return err
 			}
 		case syscall.S_IFDIR:
