@@ -270,7 +270,7 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	srv, err := Mount(a.MountPoint, src, Config{Options: a.Options, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname})
+	srv, err := Mount(a.MountPoint, src, Config{Options: driverOptions(a.Options), Debug: a.Debug, Stderr: c.Stderr, FsName: fsname})
 	if err != nil {
 		return fail(err)
 	}

@@ -39,7 +39,7 @@ func mountSrc(t testing.TB, src fusefs.Source, opts string) *fusefs.Server {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	srv, err := fusefs.Mount(dir, src, fusefs.Config{Options: o})
+	srv, err := fusefs.Mount(dir, src, fusefs.Config{Options: fusefs.MountOptionsFrom(o)})
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) ||
 			strings.Contains(err.Error(), "fusermount") || strings.Contains(err.Error(), "permission") {
@@ -63,7 +63,7 @@ func mountSrcNoCleanup(t testing.TB, src fusefs.Source, opts string) *fusefs.Ser
 	if err := o.ParseString(opts); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := fusefs.Mount(t.TempDir(), src, fusefs.Config{Options: o})
+	srv, err := fusefs.Mount(t.TempDir(), src, fusefs.Config{Options: fusefs.MountOptionsFrom(o)})
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "fusermount") {
 			skipOrFail(t, err.Error())

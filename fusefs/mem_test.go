@@ -367,7 +367,7 @@ func TestMemAllowRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			m, _ := sampleSource()
-			srv, err := fusefs.Mount(base, m, fusefs.Config{Options: o})
+			srv, err := fusefs.Mount(base, m, fusefs.Config{Options: fusefs.MountOptionsFrom(o)})
 			if err != nil {
 				t.Fatal(err)
 			}

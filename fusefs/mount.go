@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
@@ -26,7 +25,8 @@ const kernelTimeout = 24 * time.Hour
 
 // Config controls a mount.
 type Config struct {
-	Options mountopts.Options
+	// Options are the driver settings; the zero value is the default.
+	Options MountOptions
 	// Debug logs every FUSE request (like -d) and implies perfmon output.
 	Debug bool
 	// Stderr receives the perfmon report at unmount (default os.Stderr).
@@ -41,7 +41,7 @@ type Config struct {
 // driver is the per-mount state shared by all nodes.
 type driver struct {
 	src     Source
-	opts    mountopts.Options
+	opts    MountOptions // with defaults applied
 	blksize uint32
 	ahead   int64 // bytes to prefetch once a sequential reader is detected
 	pid     int
@@ -79,7 +79,7 @@ type Server struct {
 
 // Mount mounts src at dir and returns once the kernel sees the mount.
 func Mount(dir string, src Source, cfg Config) (*Server, error) {
-	o := cfg.Options
+	o := cfg.Options.withDefaults()
 	if fi, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("mount point: %w", err)
 	} else if !fi.IsDir() {
@@ -164,9 +164,9 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	if s.stderr == nil {
 		s.stderr = os.Stderr
 	}
-	if o.TidyStrategy != mountopts.TidyNone && o.TidyStrategy != "" && o.TidyInterval > 0 {
+	if o.Tidy != TidyNone {
 		s.bg.Add(1)
-		go s.tidyLoop(o.TidyStrategy, o.TidyInterval, o.TidyMaxAge)
+		go s.tidyLoop(o.Tidy, o.TidyInterval, o.TidyMaxAge)
 	}
 	go func() {
 		// Serving ends on Unmount or on an external fusermount -u.
@@ -181,7 +181,7 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 // system is short of memory (the reference checks whether cache pages
 // were swapped out, which Go cannot observe; memory pressure is the cause
 // it reacts to).
-func (s *Server) tidyLoop(strategy mountopts.TidyStrategy, interval, maxAge time.Duration) {
+func (s *Server) tidyLoop(strategy TidyStrategy, interval, maxAge time.Duration) {
 	defer s.bg.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -191,9 +191,9 @@ func (s *Server) tidyLoop(strategy mountopts.TidyStrategy, interval, maxAge time
 			return
 		case <-t.C:
 			switch strategy {
-			case mountopts.TidyTime:
+			case TidyTime:
 				s.d.src.Tidy(maxAge)
-			case mountopts.TidySwap:
+			case TidySwap:
 				if memoryPressure() {
 					s.d.src.Tidy(0)
 				}

@@ -215,7 +215,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		return nil, 0, toErrno(err)
 	}
 	var ff uint32
-	if n.d.opts.CacheFiles {
+	if !n.d.opts.NoCacheFiles {
 		ff |= fuse.FOPEN_KEEP_CACHE
 	} else {
 		ff |= fuse.FOPEN_DIRECT_IO

@@ -1,0 +1,106 @@
+package fusefs
+
+import (
+	"time"
+
+	"github.com/godwarfs/godwarfs/internal/mountopts"
+)
+
+// Defaults for zero MountOptions fields; they match the dwarfs driver.
+const (
+	DefaultBlockSize    = 512 << 10 // st_blksize reported for files
+	DefaultSeqDetector  = 4         // sequential reads before prefetching starts
+	DefaultTidyInterval = 5 * time.Minute
+	DefaultTidyMaxAge   = 10 * time.Minute
+)
+
+// TidyStrategy selects how the block cache is trimmed in the background.
+type TidyStrategy string
+
+// The tidy strategies of the dwarfs driver's tidy_strategy option.
+const (
+	TidyNone TidyStrategy = ""     // never trim
+	TidyTime TidyStrategy = "time" // drop blocks idle for longer than TidyMaxAge
+	TidySwap TidyStrategy = "swap" // drop idle blocks while memory is short
+)
+
+// MountOptions are the driver settings of one mount. The zero value gives
+// the dwarfs driver's defaults. The settings that concern opening the
+// image (cache size, workers, offset) belong to godwarfs.Options instead.
+type MountOptions struct {
+	// BlockSize is the st_blksize reported for files (DefaultBlockSize
+	// if zero).
+	BlockSize int64
+	// Readahead is how many bytes are prefetched ahead of a sequential
+	// reader (one image block if zero).
+	Readahead int64
+	// SeqDetector is how many reads must each continue the previous one
+	// before prefetching starts (DefaultSeqDetector if zero; negative
+	// disables prefetching).
+	SeqDetector int
+	// NoCacheFiles makes reads bypass the kernel page cache (direct I/O),
+	// so every read reaches the driver.
+	NoCacheFiles bool
+	// EnableNlink reports the image's link counts instead of 1.
+	EnableNlink bool
+	// UID and GID, when set, replace every file's owner and group.
+	UID, GID *uint32
+	// Tidy trims the block cache every TidyInterval (DefaultTidyInterval
+	// if zero); TidyTime drops blocks idle for longer than TidyMaxAge
+	// (DefaultTidyMaxAge if zero).
+	Tidy         TidyStrategy
+	TidyInterval time.Duration
+	TidyMaxAge   time.Duration
+	// Perfmon prints performance counters to Config.Stderr at unmount.
+	Perfmon bool
+
+	// Options of the kernel mount.
+	AllowOther         bool     // let other users access the mount
+	AllowRoot          bool     // let root (and the owner) access it
+	DefaultPermissions bool     // let the kernel check permissions
+	FsName             string   // the "source" in /proc/mounts (overrides Config.FsName)
+	Subtype            string   // the type shown as fuse.SUBTYPE (default "dwarfs")
+	KernelFlags        []string // nosuid, nodev, noexec, ... passed through
+}
+
+// withDefaults returns o with zero fields set to their defaults and
+// SeqDetector normalised to 0 for "disabled".
+func (o MountOptions) withDefaults() MountOptions {
+	if o.BlockSize <= 0 {
+		o.BlockSize = DefaultBlockSize
+	}
+	switch {
+	case o.SeqDetector == 0:
+		o.SeqDetector = DefaultSeqDetector
+	case o.SeqDetector < 0:
+		o.SeqDetector = 0
+	}
+	if o.TidyInterval <= 0 {
+		o.TidyInterval = DefaultTidyInterval
+	}
+	if o.TidyMaxAge <= 0 {
+		o.TidyMaxAge = DefaultTidyMaxAge
+	}
+	return o
+}
+
+// driverOptions takes the driver settings from a parsed dwarfs -o list.
+func driverOptions(o mountopts.Options) MountOptions {
+	m := MountOptions{
+		BlockSize: o.BlockSize, Readahead: o.Readahead, SeqDetector: o.SeqDetector,
+		NoCacheFiles: !o.CacheFiles, EnableNlink: o.EnableNlink, UID: o.UID, GID: o.GID,
+		TidyInterval: o.TidyInterval, TidyMaxAge: o.TidyMaxAge, Perfmon: o.Perfmon,
+		AllowOther: o.AllowOther, AllowRoot: o.AllowRoot, DefaultPermissions: o.DefaultPermissions,
+		FsName: o.FsName, Subtype: o.Subtype, KernelFlags: o.KernelFlags,
+	}
+	if o.SeqDetector == 0 {
+		m.SeqDetector = -1 // seq_detector=0 turns prefetching off
+	}
+	switch o.TidyStrategy {
+	case mountopts.TidyTime:
+		m.Tidy = TidyTime
+	case mountopts.TidySwap:
+		m.Tidy = TidySwap
+	}
+	return m
+}
