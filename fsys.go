@@ -78,8 +78,8 @@ func FileMode(mode uint32) fs.FileMode {
 
 func toTime(t metadata.Time) time.Time { return time.Unix(t.Sec, int64(t.Nsec)) }
 
-// StatOf converts inode metadata into a *Stat.
-func StatOf(in metadata.Inode) *Stat {
+// statOf converts inode metadata into a *Stat.
+func statOf(in metadata.Inode) *Stat {
 	return &Stat{
 		Ino: in.Num, Uid: in.Uid, Gid: in.Gid, Nlink: in.Nlink, Mode: in.Mode, Rdev: in.Rdev,
 		Size: in.Size, Allocated: in.AllocatedSize,
@@ -105,7 +105,7 @@ func (im *Image) info(name string, ino uint32) (*fileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fileInfo{name: name, st: StatOf(in)}, nil
+	return &fileInfo{name: name, st: statOf(in)}, nil
 }
 
 // resolve maps an io/fs path to an inode. With follow, a final symlink is
@@ -306,7 +306,7 @@ func (im *Image) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	if in.Mode&metadata.ModeType == metadata.ModeDir {
-		return &dirFile{im: im, ino: ino, fi: &fileInfo{name: path.Base(name), st: StatOf(in)}, path: name}, nil
+		return &dirFile{im: im, ino: ino, fi: &fileInfo{name: path.Base(name), st: statOf(in)}, path: name}, nil
 	}
 	f, err := im.openFile(ino, in, path.Base(name), name)
 	if err != nil {

@@ -59,7 +59,7 @@ func (im *Image) openFile(ino uint32, in metadata.Inode, name, p string) (*File,
 	if in.Mode&metadata.ModeType == metadata.ModeDir {
 		return nil, fmt.Errorf("%s: inode %d: %w", im.name, ino, syscall.EISDIR)
 	}
-	f := &File{im: im, ino: ino, path: p, fi: &fileInfo{name: name, st: StatOf(in)}}
+	f := &File{im: im, ino: ino, path: p, fi: &fileInfo{name: name, st: statOf(in)}}
 	if p == "" {
 		f.path = fmt.Sprintf("inode %d", ino)
 	}
