@@ -7,12 +7,17 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/
 
-.PHONY: all build test vet unit fuzz-short demo bench bench-build bench-read bench-recompress clean
+.PHONY: all build man test vet unit fuzz-short demo bench bench-build bench-read bench-recompress clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
+
+# The manual pages in man/, generated from the tools' option tables and
+# texts (a test fails when they are out of date).
+man:
+	$(GO) run ./man -o man
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }

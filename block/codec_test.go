@@ -391,3 +391,21 @@ func TestCompressSectionIntoIncompressible(t *testing.T) {
 		t.Errorf("lz4 on random data: %.0f allocations per call", n)
 	}
 }
+
+// TestCompressorSpecMessages: a bad spec names what is wrong and the valid
+// range, without a trailing ": unsupported".
+func TestCompressorSpecMessages(t *testing.T) {
+	for _, tc := range []struct{ spec, want string }{
+		{"zstd:level=99", "zstd level 99 is out of range (valid: "},
+		{"zstd:level=x", "zstd level \"x\" is not a number (valid: "},
+		{"lzma:level=12", "lzma level 12 is out of range (valid: 0 to 9)"},
+		{"brotli:quality=20", "brotli quality 20 is out of range (valid: 0 to 11)"},
+		{"gzip", "unknown compression algorithm \"gzip\" (known: null, zstd, lzma, lz4, lz4hc, brotli)"},
+		{"zstd:foo=1", "unknown zstd compression option \"foo\""},
+	} {
+		_, err := NewCompressor(tc.spec)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "unsupported") || !errors.Is(err, ErrUnsupported) {
+			t.Errorf("NewCompressor(%q) = %v, want %q...", tc.spec, err, tc.want)
+		}
+	}
+}

@@ -78,6 +78,18 @@ func CompressSectionInto(c Compressor, dst, src []byte) (Compression, []byte, er
 	return c.Compression(), out, nil
 }
 
+// specError is a bad compression spec. It wraps ErrUnsupported for
+// errors.Is, but its text is only the message: it names what is wrong and
+// the valid range, which is all a user needs.
+type specError struct{ msg string }
+
+func (e *specError) Error() string { return e.msg }
+func (e *specError) Unwrap() error { return ErrUnsupported }
+
+func specErrorf(format string, args ...any) error {
+	return &specError{fmt.Sprintf(format, args...)}
+}
+
 // specOptions holds the parsed "name:key=value:flag" options of a spec and
 // tracks which ones were consumed so leftovers can be reported.
 type specOptions struct {
@@ -90,16 +102,16 @@ func parseSpec(spec string) (*specOptions, error) {
 	parts := strings.Split(strings.TrimSpace(spec), ":")
 	so := &specOptions{algo: strings.ToLower(parts[0]), opts: map[string]string{}, used: map[string]bool{}}
 	if so.algo == "" {
-		return nil, fmt.Errorf("empty compression spec: %w", ErrUnsupported)
+		return nil, specErrorf("empty compression spec")
 	}
 	for _, p := range parts[1:] {
 		k, v, _ := strings.Cut(p, "=")
 		k = strings.ToLower(strings.TrimSpace(k))
 		if k == "" {
-			return nil, fmt.Errorf("compression spec %q: empty option: %w", spec, ErrUnsupported)
+			return nil, specErrorf("compression spec %q: empty option", spec)
 		}
 		if _, dup := so.opts[k]; dup {
-			return nil, fmt.Errorf("compression spec %q: option %q given twice: %w", spec, k, ErrUnsupported)
+			return nil, specErrorf("compression spec %q: option %q given twice", spec, k)
 		}
 		so.opts[k] = v
 	}
@@ -113,8 +125,11 @@ func (so *specOptions) int(key string, def, lo, hi int) (int, error) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s option %s=%q: want an integer in [%d,%d]: %w", so.algo, key, v, lo, hi, ErrUnsupported)
+	if err != nil {
+		return 0, specErrorf("%s %s %q is not a number (valid: %d to %d)", so.algo, key, v, lo, hi)
+	}
+	if n < lo || n > hi {
+		return 0, specErrorf("%s %s %d is out of range (valid: %d to %d)", so.algo, key, n, lo, hi)
 	}
 	return n, nil
 }
@@ -128,7 +143,7 @@ func (so *specOptions) flag(key string) bool {
 func (so *specOptions) leftover() error {
 	for k := range so.opts {
 		if !so.used[k] {
-			return fmt.Errorf("unknown %s compression option %q: %w", so.algo, k, ErrUnsupported)
+			return specErrorf("unknown %s compression option %q", so.algo, k)
 		}
 	}
 	return nil
@@ -161,7 +176,7 @@ func NewCompressor(spec string) (Compressor, error) {
 	case "brotli":
 		c, err = newBrotliCompressor(so)
 	default:
-		return nil, fmt.Errorf("unknown compression algorithm %q in spec %q: %w", so.algo, spec, ErrUnsupported)
+		return nil, specErrorf("unknown compression algorithm %q (known: null, zstd, lzma, lz4, lz4hc, brotli)", so.algo)
 	}
 	if err != nil {
 		return nil, err

@@ -117,6 +117,9 @@ func TestSameMistakeSameWords(t *testing.T) {
 		{"surplus argument after image", []string{"dwarfsck", "dwarfs"}, func(string) []string {
 			return []string{img, "mnt", "surplus"}
 		}, "unexpected argument 'surplus'"},
+		{"compression level out of range", []string{"mkdwarfs"}, func(string) []string {
+			return []string{"-i", ".", "-o", img, "-C", "zstd:level=99"}
+		}, "invalid value 'zstd:level=99' for option '--compression': zstd level 99 is out of range (valid: 1 to 22)"},
 		{"missing input", []string{"mkdwarfs", "dwarfsextract"}, func(string) []string { return []string{"-o", img + ".out"} },
 			"option '--input' is required"},
 	} {

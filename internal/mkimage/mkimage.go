@@ -300,7 +300,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 			*c.dst = v
 		}
 		if _, err := cfg.compressor(*c.dst); err != nil {
-			return nil, usagef("invalid --%s %q: %v", c.name, *c.dst, err)
+			return nil, cli.BadValue(c.name, *c.dst, err.Error())
 		}
 	}
 	o.WithDevices = p.Has("with-devices")
