@@ -3,7 +3,10 @@
 package check
 
 import (
+	"crypto/md5"
+	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha3"
 	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
@@ -12,11 +15,15 @@ import (
 	"hash"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/zeebo/xxh3"
+	"golang.org/x/crypto/blake2b"
+	"golang.org/x/crypto/blake2s"
+	"golang.org/x/crypto/ripemd160"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/cli"
@@ -70,10 +77,10 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	if _, err := res.LogLevel(); err != nil {
 		return err
 	}
-	detail := 2
-	if v := res.Get("detail", ""); v != "" {
-		if detail, err = strconv.Atoi(v); err != nil || detail < 0 {
-			return cli.BadValue("detail", v, "expected a level from 0 to 6")
+	features := FeaturesForLevel(2)
+	if v, ok := res.Lookup("detail"); ok {
+		if features, err = ParseFeatures(v); err != nil {
+			return err
 		}
 	}
 	var algo string
@@ -83,8 +90,32 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 			return cli.BadValue("checksum", algo, "expected one of "+strings.Join(algoNames(), ", "))
 		}
 	}
+	if res.Has("no-check") && res.Has("check-integrity") {
+		return cli.Conflict("no-check", "check-integrity")
+	}
+	if res.Has("print-header") {
+		for _, o := range []string{"json", "export-metadata", "check-integrity", "list", "checksum"} {
+			if res.Has(o) {
+				return cli.Conflict("print-header", o)
+			}
+		}
+	}
+	quiet, verbose := res.Has("quiet"), res.Has("verbose")
+	if quiet && verbose {
+		return cli.Conflict("quiet", "verbose")
+	}
 	// off is -1 for --image-offset=auto; an explicit 0 is exact.
 	opts := godwarfs.Options{ImageOffset: off, ExactOffset: off == 0}
+	if n, ok, err := res.Int("num-workers", 1, 1024); err != nil {
+		return err
+	} else if ok {
+		opts.Workers = n
+	}
+	if n, ok, err := res.Size("cache-size", false); err != nil {
+		return err
+	} else if ok {
+		opts.CacheSize = n
+	}
 	// The library only warns about bad blocks; dwarfsck checks them itself.
 	opts.NoCheck = true
 	im, err := godwarfs.Open(img, &opts)
@@ -105,16 +136,31 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	if err := imageaccess.Of(im).FS.Check(); err != nil {
 		return fmt.Errorf("%s: metadata check: %w", img, err)
 	}
-	switch {
-	case res.Has("list"):
-		return list(im, stdout)
-	case algo != "":
-		return checksums(im, algo, stdout)
-	case res.Has("json"):
-		info, err := Gather(im)
-		if err != nil {
+	// As the reference: the report unless -q, --list or --checksum; then
+	// the list and the checksums.
+	if !quiet && !res.Has("list") && algo == "" {
+		if err := report(im, features, res.Has("json"), stdout); err != nil {
 			return err
 		}
+	}
+	if res.Has("list") {
+		if err := list(im, stdout, verbose); err != nil {
+			return err
+		}
+	}
+	if algo != "" {
+		return checksums(im, algo, stdout)
+	}
+	return nil
+}
+
+// report prints the summary parts selected by features, as text or JSON.
+func report(im *godwarfs.Image, features Features, asJSON bool, stdout io.Writer) error {
+	info, err := Gather(im)
+	if err != nil {
+		return err
+	}
+	if asJSON {
 		b, err := json.Marshal(info.JSON())
 		if err != nil {
 			return err
@@ -122,24 +168,27 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	if detail == 0 {
-		return nil
+	var b strings.Builder
+	if features&FeatVersion != 0 {
+		b.WriteString(info.VersionLine())
 	}
-	info, err := Gather(im)
-	if err != nil {
+	if features&FeatSectionDetails != 0 {
+		writeSections(&b, im)
+	}
+	b.WriteString(info.Text(features &^ FeatVersion))
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
 		return err
 	}
-	_, err = io.WriteString(stdout, info.Text(detail))
-	if err != nil {
-		return err
-	}
-	if detail >= 3 {
-		if err := printSections(im, stdout); err != nil {
+	if features&FeatDirectoryTree != 0 {
+		if err := printInodes(im, stdout, features&FeatChunkDetails != 0); err != nil {
 			return err
 		}
 	}
-	if detail >= 4 {
-		return printInodes(im, stdout, detail >= 5)
+	if features&FeatMetadataFullDump != 0 {
+		if _, err := io.WriteString(stdout, "metadata:\n"); err != nil {
+			return err
+		}
+		return metadata.ExportJSON(imageaccess.Of(im).Metadata, stdout)
 	}
 	return nil
 }
@@ -223,13 +272,40 @@ func verifySections(im *godwarfs.Image, fast, full bool) error {
 	return nil
 }
 
-func list(im *godwarfs.Image, w io.Writer) error {
+// list prints every path; verbose adds mode, owner, size and mtime like
+// "ls -l" (and the root, whose path is empty), as the reference does.
+func list(im *godwarfs.Image, w io.Writer, verbose bool) error {
 	var b strings.Builder
-	err := imageaccess.Of(im).FS.Walk(func(p string, _ uint32, _ metadata.Inode) error {
-		if p != "" {
-			b.WriteString(p)
-			b.WriteByte('\n')
+	var uidW, gidW, sizeW int
+	if verbose {
+		err := imageaccess.Of(im).FS.Walk(func(_ string, _ uint32, in metadata.Inode) error {
+			uidW = max(uidW, len(strconv.FormatUint(uint64(in.Uid), 10)))
+			gidW = max(gidW, len(strconv.FormatUint(uint64(in.Gid), 10)))
+			sizeW = max(sizeW, len(strconv.FormatInt(in.Size, 10)))
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", im.Name(), err)
 		}
+	}
+	err := imageaccess.Of(im).FS.Walk(func(p string, ino uint32, in metadata.Inode) error {
+		if !verbose {
+			if p != "" {
+				b.WriteString(p)
+				b.WriteByte('\n')
+			}
+			return nil
+		}
+		name := p
+		if in.Mode&metadata.ModeType == metadata.ModeSymlink {
+			t, err := imageaccess.Of(im).FS.Readlink(ino)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			name += " -> " + t
+		}
+		mtime := time.Unix(in.Mtime.Sec, 0).Format("2006-01-02 15:04")
+		fmt.Fprintf(&b, "%s %*d/%*d %*d %s %s\n", modeString(in.Mode), uidW, in.Uid, gidW, in.Gid, sizeW, in.Size, mtime, name)
 		return nil
 	})
 	if err != nil {
@@ -237,6 +313,48 @@ func list(im *godwarfs.Image, w io.Writer) error {
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// modeString is the "ls -l" form of an st_mode: type, then rwx triplets
+// with setuid, setgid and sticky as s/S and t/T.
+func modeString(mode uint32) string {
+	var b [10]byte
+	switch mode & metadata.ModeType {
+	case metadata.ModeDir:
+		b[0] = 'd'
+	case metadata.ModeSymlink:
+		b[0] = 'l'
+	case metadata.ModeChar:
+		b[0] = 'c'
+	case metadata.ModeBlock:
+		b[0] = 'b'
+	case metadata.ModeFIFO:
+		b[0] = 'p'
+	case metadata.ModeSocket:
+		b[0] = 's'
+	default:
+		b[0] = '-'
+	}
+	const rwx = "rwxrwxrwx"
+	for i := range 9 {
+		b[1+i] = '-'
+		if mode&(1<<(8-i)) != 0 {
+			b[1+i] = rwx[i]
+		}
+	}
+	special := func(bit uint32, pos int, set, unset byte) {
+		if mode&bit != 0 {
+			if b[pos] == '-' {
+				b[pos] = unset
+			} else {
+				b[pos] = set
+			}
+		}
+	}
+	special(0o4000, 3, 's', 'S')
+	special(0o2000, 6, 's', 'S')
+	special(0o1000, 9, 't', 'T')
+	return string(b[:])
 }
 
 // xxh3128 adapts zeebo/xxh3's 128-bit hasher, printing Hi then Lo (the
@@ -252,25 +370,59 @@ func (x xxh3128) Reset()         { x.h.Reset() }
 func (x xxh3128) Size() int      { return 16 }
 func (x xxh3128) BlockSize() int { return x.h.BlockSize() }
 
+// hashes are the --checksum algorithms, named as the reference tools (and
+// OpenSSL) name them; sha512/256 is also accepted for sha512-256.
+var hashes = map[string]func() hash.Hash{
+	"blake2b512": func() hash.Hash { h, _ := blake2b.New512(nil); return h },
+	"blake2s256": func() hash.Hash { h, _ := blake2s.New256(nil); return h },
+	"md5":        md5.New,
+	"md5-sha1":   func() hash.Hash { return &concatHash{md5.New(), sha1.New()} },
+	"ripemd160":  ripemd160.New,
+	"sha1":       sha1.New,
+	"sha224":     sha256.New224,
+	"sha256":     sha256.New,
+	"sha3-224":   func() hash.Hash { return sha3.New224() },
+	"sha3-256":   func() hash.Hash { return sha3.New256() },
+	"sha3-384":   func() hash.Hash { return sha3.New384() },
+	"sha3-512":   func() hash.Hash { return sha3.New512() },
+	"sha384":     sha512.New384,
+	"sha512":     sha512.New,
+	"sha512-224": sha512.New512_224,
+	"sha512-256": sha512.New512_256,
+	"xxh3-64":    func() hash.Hash { return xxh3.New() },
+	"xxh3-128":   func() hash.Hash { return xxh3128{xxh3.New()} },
+}
+
 func algoNames() []string {
-	return []string{"sha256", "sha512", "sha512-256", "xxh3-64", "xxh3-128"}
+	names := make([]string, 0, len(hashes))
+	for n := range hashes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func newHash(algo string) hash.Hash {
-	switch algo {
-	case "sha256":
-		return sha256.New()
-	case "sha512":
-		return sha512.New()
-	case "sha512-256", "sha512/256":
-		return sha512.New512_256()
-	case "xxh3-64":
-		return xxh3.New()
-	case "xxh3-128":
-		return xxh3128{xxh3.New()}
+	if algo == "sha512/256" {
+		algo = "sha512-256"
+	}
+	if h := hashes[algo]; h != nil {
+		return h()
 	}
 	return nil
 }
+
+// concatHash is OpenSSL's md5-sha1: the two digests one after the other.
+type concatHash struct{ a, b hash.Hash }
+
+func (c *concatHash) Write(p []byte) (int, error) {
+	c.a.Write(p)
+	return c.b.Write(p)
+}
+func (c *concatHash) Sum(b []byte) []byte { return c.b.Sum(c.a.Sum(b)) }
+func (c *concatHash) Reset()              { c.a.Reset(); c.b.Reset() }
+func (c *concatHash) Size() int           { return c.a.Size() + c.b.Size() }
+func (c *concatHash) BlockSize() int      { return c.a.BlockSize() }
 
 // checksums prints "HEX  path" for every regular file in walk order.
 func checksums(im *godwarfs.Image, algo string, w io.Writer) error {
@@ -293,13 +445,12 @@ func checksums(im *godwarfs.Image, algo string, w io.Writer) error {
 	})
 }
 
-func printSections(im *godwarfs.Image, w io.Writer) error {
+func writeSections(w *strings.Builder, im *godwarfs.Image) {
 	bi := imageaccess.Of(im).Blocks
 	fmt.Fprintf(w, "sections:\n")
 	for _, s := range bi.Sections() {
 		fmt.Fprintf(w, "  %d: %s %s, %d bytes at offset %d\n", s.Index, s.Type, s.Compression, s.Length, s.HeaderOffset)
 	}
-	return nil
 }
 
 // printInodes lists every path with its inode data; with chunks, also

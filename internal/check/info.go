@@ -188,16 +188,25 @@ func resolutionText(sec, nsec uint32) string {
 	return fmt.Sprintf("%d ns", nsec)
 }
 
-// Text renders the summary like the reference "dwarfsck -d N" (without the
-// metadata memory usage table).
-func (info *Info) Text(detail int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "DwarFS version %d.%d [%d]", info.Major, info.Minor, info.HeaderVersion)
+// VersionLine is the first line of the summary.
+func (info *Info) VersionLine() string {
+	s := fmt.Sprintf("DwarFS version %d.%d [%d]", info.Major, info.Minor, info.HeaderVersion)
 	if info.Offset > 0 {
-		fmt.Fprintf(&b, " at offset %d", info.Offset)
+		s += fmt.Sprintf(" at offset %d", info.Offset)
 	}
-	b.WriteByte('\n')
-	if len(info.History) > 0 {
+	return s + "\n"
+}
+
+// Text renders the summary parts selected by f like the reference
+// "dwarfsck -d": the version line, the history, the creator (always) and the
+// metadata summary. The metadata memory usage table (frozen_analysis) is
+// not shown.
+func (info *Info) Text(f Features) string {
+	var b strings.Builder
+	if f&FeatVersion != 0 {
+		b.WriteString(info.VersionLine())
+	}
+	if f&FeatHistory != 0 && len(info.History) > 0 {
 		b.WriteString("History:\n")
 		for i, h := range info.History {
 			fmt.Fprintf(&b, "  %d: ", i+1)
@@ -218,6 +227,9 @@ func (info *Info) Text(detail int) string {
 	}
 	if len(info.Features) > 0 {
 		fmt.Fprintf(&b, "features: %s\n", strings.Join(info.Features, ", "))
+	}
+	if f&FeatMetadataSummary == 0 {
+		return b.String()
 	}
 	fmt.Fprintf(&b, "block size: %s\n", SizeWithUnit(int64(info.BlockSize)))
 	fmt.Fprintf(&b, "block count: %d\n", info.BlockCount)
