@@ -3,15 +3,58 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/internal/version"
 )
+
+// binDir holds godwarfs and the standalone mkdwarfs, built once on first
+// use into a directory anyone may read (tests run them as another user).
+var binDir struct {
+	sync.Once
+	dir string
+	err error
+}
+
+func buildTools(t *testing.T) string {
+	t.Helper()
+	binDir.Do(func() {
+		dir, err := os.MkdirTemp("", "godwarfs-bin")
+		if err == nil {
+			err = os.Chmod(dir, 0o755)
+		}
+		for _, pkg := range []string{".", "../mkdwarfs"} {
+			if err != nil {
+				break
+			}
+			var out []byte
+			if out, err = exec.Command("go", "build", "-o", dir, pkg).CombinedOutput(); err != nil {
+				err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+			}
+		}
+		binDir.dir, binDir.err = dir, err
+	})
+	if binDir.err != nil {
+		t.Fatal(binDir.err)
+	}
+	return binDir.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir.dir != "" {
+		os.RemoveAll(binDir.dir)
+	}
+	os.Exit(code)
+}
 
 // runTool runs a tool in-process as godwarfs --tool=NAME would.
 func runTool(name string, args ...string) (code int, stdout, stderr string) {
@@ -195,16 +238,7 @@ func TestHelpVersionMan(t *testing.T) {
 // standalone mkdwarfs behave the same: the same image bytes, the same
 // messages and exit statuses.
 func TestMultiCall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped: -short (builds two binaries)")
-	}
-	bin := t.TempDir()
-	for _, pkg := range []string{".", "../mkdwarfs"} {
-		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
+	bin := buildTools(t)
 	links := t.TempDir()
 	if err := os.Symlink(filepath.Join(bin, "godwarfs"), filepath.Join(links, "mkdwarfs")); err != nil {
 		t.Fatal(err)
@@ -279,6 +313,125 @@ func TestMultiCall(t *testing.T) {
 	for i := range images[1:] {
 		if !bytes.Equal(images[i+1], images[0]) {
 			t.Errorf("the image from %s differs from the one from %s", ways[i+1].name, ways[0].name)
+		}
+	}
+}
+
+// TestExitStatusPartial: mkdwarfs exits 2 when it wrote the image but
+// could not read some inputs (--continue-on-error), and 1 without writing
+// anything when it stops at the first unreadable input.
+func TestExitStatusPartial(t *testing.T) {
+	bin := buildTools(t)
+	base, err := os.MkdirTemp("", "godwarfs-partial")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	src := filepath.Join(base, "src")
+	for name, data := range map[string]string{"ok": "readable\n", "secret": "unreadable\n", "locked/inner": "hidden\n"} {
+		p := filepath.Join(src, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Chmod(filepath.Join(src, "secret"), 0))
+	must(os.Chmod(filepath.Join(src, "locked"), 0))
+	must(os.Chmod(base, 0o777))
+	// Root reads everything: run the tools as nobody then.
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+	}
+	tool := func(args ...string) (int, string) {
+		cmd := exec.Command(filepath.Join(bin, "godwarfs"), args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		cmd.Env = append(os.Environ(), "HOME=/")
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	img := filepath.Join(base, "out.dwarfs")
+	code, out := tool("--tool=mkdwarfs", "-i", src, "-o", img, "-l", "1", "--log-level=warn")
+	if code != 1 || !strings.Contains(out, filepath.Join(src, "secret")) && !strings.Contains(out, filepath.Join(src, "locked")) {
+		t.Errorf("without --continue-on-error: exit %d, want 1 naming the unreadable input:\n%s", code, out)
+	}
+	if _, err := os.Stat(img); err == nil {
+		t.Error("an image was written although mkdwarfs failed")
+	}
+	code, out = tool("--tool=mkdwarfs", "-i", src, "-o", img, "-l", "1", "--log-level=warn", "--continue-on-error")
+	if code != 2 || !strings.Contains(out, filepath.Join(src, "secret")) || !strings.Contains(out, filepath.Join(src, "locked")) {
+		t.Errorf("--continue-on-error: exit %d, want 2 naming both unreadable inputs:\n%s", code, out)
+	}
+	code, out = tool("--tool=dwarfsck", "-l", img)
+	if code != 0 || !strings.Contains(out, "ok\n") || strings.Contains(out, "secret") {
+		t.Errorf("the image: exit %d, list:\n%s", code, out)
+	}
+	// dwarfsextract: the same status when some entries cannot be written.
+	dst := filepath.Join(base, "dst")
+	must(os.Mkdir(dst, 0o777))
+	must(os.WriteFile(filepath.Join(dst, "ok"), []byte("in the way"), 0o444))
+	code, out = tool("--tool=dwarfsextract", "-i", img, "-o", dst, "--continue-on-error")
+	if code != 2 || !strings.Contains(out, "ok") {
+		t.Errorf("dwarfsextract --continue-on-error: exit %d, want 2:\n%s", code, out)
+	}
+	if code, out = tool("--tool=dwarfsextract", "-i", img, "-o", dst); code != 1 {
+		t.Errorf("dwarfsextract: exit %d, want 1:\n%s", code, out)
+	}
+}
+
+// TestMountThroughGodwarfs mounts in the background with "godwarfs
+// --tool=dwarfs" and through a link named mount.dwarfs: the driver
+// re-executes itself for the daemon, which must again run as dwarfs.
+func TestMountThroughGodwarfs(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		if os.Getenv("GODWARFS_REQUIRE_FUSE") == "1" {
+			t.Fatalf("FUSE required but unusable: %v", err)
+		}
+		t.Skipf("skipped: FUSE unusable: %v", err)
+	}
+	bin := buildTools(t)
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "f.txt"), []byte("through godwarfs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "m.dwarfs")
+	if out, err := exec.Command(filepath.Join(bin, "godwarfs"), "--tool=mkdwarfs", "-i", src, "-o", img, "-l", "1", "--log-level=error").CombinedOutput(); err != nil {
+		t.Fatalf("mkdwarfs: %v\n%s", err, out)
+	}
+	links := t.TempDir()
+	if err := os.Symlink(filepath.Join(bin, "godwarfs"), filepath.Join(links, "mount.dwarfs")); err != nil {
+		t.Fatal(err)
+	}
+	for _, argv := range [][]string{
+		{filepath.Join(bin, "godwarfs"), "--tool=dwarfs"},
+		{filepath.Join(links, "mount.dwarfs")},
+	} {
+		mnt := t.TempDir()
+		out, err := exec.Command(argv[0], append(argv[1:], img, mnt)...).CombinedOutput()
+		if err != nil {
+			if os.Getenv("GODWARFS_REQUIRE_FUSE") != "1" && strings.Contains(strings.ToLower(string(out)), "permission") {
+				t.Skipf("skipped: cannot mount here: %s", out)
+			}
+			t.Fatalf("%q: %v\n%s", argv, err, out)
+		}
+		b, rerr := os.ReadFile(filepath.Join(mnt, "f.txt"))
+		if uout, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
+			if err := syscall.Unmount(mnt, 0); err != nil {
+				t.Errorf("unmount %s: %s %v", mnt, uout, err)
+			}
+		}
+		if rerr != nil || string(b) != "through godwarfs\n" {
+			t.Errorf("%q: read %q, %v", argv, b, rerr)
 		}
 	}
 }
