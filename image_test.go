@@ -26,11 +26,7 @@ import (
 )
 
 func goodImages(t testing.TB) []fixtures.Image {
-	imgs := fixtures.Good()
-	if len(imgs) == 0 {
-		t.Skip("fixtures not found")
-	}
-	return imgs
+	return fixtures.Good(t)
 }
 
 func open(t testing.TB, p string) *godwarfs.Image {
@@ -157,10 +153,7 @@ func checkManifest(t *testing.T, im *godwarfs.Image, want []manifest.Entry) {
 }
 
 func TestFutureFeatures(t *testing.T) {
-	p := fixtures.Path("upstream", "future-features.dwarfs")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("fixture missing")
-	}
+	p := fixtures.File(t, "upstream", "future-features.dwarfs")
 	im, err := godwarfs.Open(p, nil)
 	if err == nil {
 		im.Close()
@@ -174,10 +167,7 @@ func TestFutureFeatures(t *testing.T) {
 // TestBadFS opens corrupt images: every one must fail cleanly or work,
 // never panic or hang.
 func TestBadFS(t *testing.T) {
-	files, _ := filepath.Glob(fixtures.Path("badfs-sample", "*.dwarfs"))
-	if len(files) == 0 {
-		t.Skip("no badfs samples")
-	}
+	files := fixtures.Glob(t, "badfs-sample/*.dwarfs")
 	for _, f := range files {
 		done := make(chan string, 1)
 		go func() {
@@ -264,10 +254,7 @@ func exercise(p string) string {
 }
 
 func TestSparseSeek(t *testing.T) {
-	p := fixtures.Path("reference", "images", "default.dwarfs")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("fixture missing")
-	}
+	p := fixtures.File(t, "reference", "images", "default.dwarfs")
 	im := open(t, p)
 	ino, err := im.Lookup("data/sparse.bin")
 	if err != nil {
@@ -333,10 +320,7 @@ func TestSparseSeek(t *testing.T) {
 }
 
 func TestIOFS(t *testing.T) {
-	p := fixtures.Path("reference", "images", "default.dwarfs")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("fixture missing")
-	}
+	p := fixtures.File(t, "reference", "images", "default.dwarfs")
 	im := open(t, p)
 	// Whole-image TestFS would trip over dangling links, as os.DirFS does.
 	for dir, files := range map[string][]string{
@@ -398,10 +382,10 @@ func TestIOFS(t *testing.T) {
 }
 
 func TestCorruptBlockFailsAtRead(t *testing.T) {
-	p := fixtures.Path("upstream", "compat-v0.9.10.dwarfs")
+	p := fixtures.File(t, "upstream", "compat-v0.9.10.dwarfs")
 	raw, err := os.ReadFile(p)
 	if err != nil {
-		t.Skip("fixture missing")
+		t.Fatal(err)
 	}
 	im0 := open(t, p)
 	s := imageaccess.Of(im0).Blocks.Blocks()[0]
@@ -429,10 +413,7 @@ func TestCorruptBlockFailsAtRead(t *testing.T) {
 }
 
 func BenchmarkExtract(b *testing.B) {
-	p := fixtures.Path("reference", "images", "level-0.dwarfs")
-	if _, err := os.Stat(p); err != nil {
-		b.Skip("fixture missing")
-	}
+	p := fixtures.File(b, "reference", "images", "level-0.dwarfs")
 	im := open(b, p)
 	var files []uint32
 	var total int64
@@ -469,10 +450,7 @@ func BenchmarkExtract(b *testing.B) {
 }
 
 func BenchmarkStatAll(b *testing.B) {
-	p := fixtures.Path("upstream", "catdata.dwarfs")
-	if _, err := os.Stat(p); err != nil {
-		b.Skip("fixture missing")
-	}
+	p := fixtures.File(b, "upstream", "catdata.dwarfs")
 	im := open(b, p)
 	var paths []string
 	imageaccess.Of(im).FS.Walk(func(p string, _ uint32, _ metadata.Inode) error {
@@ -492,10 +470,10 @@ func BenchmarkStatAll(b *testing.B) {
 }
 
 func TestWarnings(t *testing.T) {
-	p := fixtures.Path("reference", "images", "default.dwarfs")
+	p := fixtures.File(t, "reference", "images", "default.dwarfs")
 	raw, err := os.ReadFile(p)
 	if err != nil {
-		t.Skip("fixture missing")
+		t.Fatal(err)
 	}
 	im0 := open(t, p)
 	if len(im0.Warnings()) != 0 {
@@ -532,10 +510,7 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestConcurrentReadAt(t *testing.T) {
-	p := fixtures.Path("upstream", "catdata.dwarfs")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("fixture missing")
-	}
+	p := fixtures.File(t, "upstream", "catdata.dwarfs")
 	o := godwarfs.Options{}
 	o.CacheSize = 4 << 20 // force evictions
 	im, err := godwarfs.Open(p, &o)

@@ -6,20 +6,26 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // fuzzSeeds adds small images as seeds. Only images below ~1 KiB are used:
 // the fuzzer minimises every new interesting input, which is slow for large
 // inputs and would eat the whole short fuzz budget of "make test".
 func fuzzSeeds(f *testing.F) {
+	dir := sharedfixtures.Dir() // the fuzzers also run from their own seeds without it
+	if dir == "" {
+		return
+	}
 	for _, name := range []string{
 		"upstream/future-features.dwarfs", "upstream/setuidgid-v0.4.1.dwarfs", "upstream/setuidgid-v0.5.6.dwarfs",
 	} {
-		if data, err := os.ReadFile(filepath.Join(fixtureRoot, name)); err == nil {
+		if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
 			f.Add(data)
 		}
 	}
-	bad, _ := filepath.Glob(filepath.Join(fixtureRoot, "badfs-sample", "*.dwarfs"))
+	bad, _ := filepath.Glob(filepath.Join(dir, "badfs-sample", "*.dwarfs"))
 	for i, p := range bad {
 		if i%16 != 0 {
 			continue

@@ -9,19 +9,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
-const fixtureRoot = "../../shared/fixtures"
-
-// fixtures returns the *.dwarfs files of a fixture directory or skips.
+// fixtures returns the *.dwarfs files of a fixture directory.
 func fixtures(t testing.TB, sub string) []string {
 	t.Helper()
-	dir := filepath.Join(fixtureRoot, sub)
-	files, err := filepath.Glob(filepath.Join(dir, "*.dwarfs"))
-	if err != nil || len(files) == 0 {
-		t.Skipf("fixture directory %s not available (%v); skipping", dir, err)
-	}
-	return files
+	return sharedfixtures.Glob(t, sub+"/*.dwarfs")
 }
 
 func openFile(t testing.TB, path string, opts Options) (*Image, []byte) {
@@ -153,7 +148,7 @@ func TestFixtures(t *testing.T) {
 
 func TestUpstreamLayout(t *testing.T) {
 	fixtures(t, "upstream")
-	im, _ := openFile(t, filepath.Join(fixtureRoot, "upstream/compat-v0.9.10.dwarfs"), Options{ImageOffset: -1})
+	im, _ := openFile(t, sharedfixtures.File(t, "upstream/compat-v0.9.10.dwarfs"), Options{ImageOffset: -1})
 	want := []struct {
 		off int64
 		t   SectionType
@@ -172,7 +167,7 @@ func TestUpstreamLayout(t *testing.T) {
 		t.Errorf("xxh3 %x", secs[0].XXH3)
 	}
 
-	v1, _ := openFile(t, filepath.Join(fixtureRoot, "upstream/compat-v0.2.0.dwarfs"), Options{ImageOffset: -1})
+	v1, _ := openFile(t, sharedfixtures.File(t, "upstream/compat-v0.2.0.dwarfs"), Options{ImageOffset: -1})
 	if !v1.V1() || v1.Minor() != 0 || v1.HasSectionIndex() {
 		t.Fatalf("v1 image: minor %d v1 %v", v1.Minor(), v1.V1())
 	}
@@ -186,7 +181,7 @@ func TestUpstreamLayout(t *testing.T) {
 
 func TestHeaderAutoDetect(t *testing.T) {
 	fixtures(t, "reference/images")
-	path := filepath.Join(fixtureRoot, "reference/images/header.dwarfs")
+	path := sharedfixtures.File(t, "reference/images/header.dwarfs")
 	im, data := openFile(t, path, Options{ImageOffset: -1})
 	if im.Offset() <= 0 {
 		t.Fatalf("offset %d, want > 0", im.Offset())
@@ -218,7 +213,7 @@ func TestHeaderAutoDetect(t *testing.T) {
 
 func TestNoSectionIndex(t *testing.T) {
 	fixtures(t, "reference/images")
-	im, _ := openFile(t, filepath.Join(fixtureRoot, "reference/images/no-section-index.dwarfs"), Options{ImageOffset: -1})
+	im, _ := openFile(t, sharedfixtures.File(t, "reference/images/no-section-index.dwarfs"), Options{ImageOffset: -1})
 	if im.HasSectionIndex() || len(im.Find(SectionIndex)) != 0 {
 		t.Fatal("unexpected index")
 	}
@@ -227,7 +222,7 @@ func TestNoSectionIndex(t *testing.T) {
 
 func TestTruncated(t *testing.T) {
 	fixtures(t, "reference/images")
-	data, err := os.ReadFile(filepath.Join(fixtureRoot, "reference/images/default.dwarfs"))
+	data, err := os.ReadFile(sharedfixtures.File(t, "reference/images/default.dwarfs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +240,7 @@ func TestTruncated(t *testing.T) {
 
 func TestFlippedByte(t *testing.T) {
 	fixtures(t, "reference/images")
-	orig, err := os.ReadFile(filepath.Join(fixtureRoot, "reference/images/default.dwarfs"))
+	orig, err := os.ReadFile(sharedfixtures.File(t, "reference/images/default.dwarfs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +285,7 @@ func TestFlippedByte(t *testing.T) {
 
 func TestBadIndexFallsBack(t *testing.T) {
 	fixtures(t, "reference/images")
-	orig, err := os.ReadFile(filepath.Join(fixtureRoot, "reference/images/default.dwarfs"))
+	orig, err := os.ReadFile(sharedfixtures.File(t, "reference/images/default.dwarfs"))
 	if err != nil {
 		t.Fatal(err)
 	}

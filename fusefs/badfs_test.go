@@ -9,6 +9,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // TestCorruptImages mounts every corrupt sample that the library accepts
@@ -16,10 +17,7 @@ import (
 // crashes or hangs.
 func TestCorruptImages(t *testing.T) {
 	requireFuse(t)
-	imgs, _ := filepath.Glob(filepath.Join(fixtures, "badfs-sample/*.dwarfs"))
-	if len(imgs) == 0 {
-		t.Skip("no corrupt samples")
-	}
+	imgs := fixtures.Glob(t, "badfs-sample/*.dwarfs")
 	mounted := 0
 	// Skip the open-time block check so bad blocks surface as read errors.
 	gopts := godwarfs.Options{}

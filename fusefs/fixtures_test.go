@@ -19,12 +19,11 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 	"golang.org/x/sys/unix"
 )
-
-const fixtures = "../../shared/fixtures"
 
 // fullCheck lists the images that also get the expensive extra checks.
 var fullCheck = map[string]bool{
@@ -138,16 +137,9 @@ func mountImageWith(t testing.TB, path string, gopts *godwarfs.Options, opts str
 }
 
 func imageList(t *testing.T) []string {
-	ref, _ := filepath.Glob(filepath.Join(fixtures, "reference/images/*.dwarfs"))
-	up, _ := filepath.Glob(filepath.Join(fixtures, "upstream/*.dwarfs"))
 	var all []string
-	for _, p := range append(ref, up...) {
-		if !strings.Contains(filepath.Base(p), "future-features") {
-			all = append(all, p)
-		}
-	}
-	if len(all) == 0 {
-		t.Skip("no fixture images found")
+	for _, img := range fixtures.Good(t) {
+		all = append(all, img.Path)
 	}
 	return all
 }

@@ -9,23 +9,14 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
-
-// skipOrFail skips the test when FUSE is unusable here, unless
-// GODWARFS_REQUIRE_FUSE=1 demands that it works.
-func skipOrFail(t testing.TB, reason string) {
-	t.Helper()
-	if os.Getenv("GODWARFS_REQUIRE_FUSE") == "1" {
-		t.Fatalf("FUSE required but unusable: %s", reason)
-	}
-	t.Skipf("FUSE unusable: %s", reason)
-}
 
 func requireFuse(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		skipOrFail(t, err.Error())
+		fixtures.FUSEUnusable(t, err.Error())
 	}
 }
 
@@ -43,7 +34,7 @@ func mountSrc(t testing.TB, src fusefs.Source, opts string) *fusefs.Server {
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) ||
 			strings.Contains(err.Error(), "fusermount") || strings.Contains(err.Error(), "permission") {
-			skipOrFail(t, err.Error())
+			fixtures.FUSEUnusable(t, err.Error())
 		}
 		t.Fatalf("mount: %v", err)
 	}
@@ -66,7 +57,7 @@ func mountSrcNoCleanup(t testing.TB, src fusefs.Source, opts string) *fusefs.Ser
 	srv, err := fusefs.Mount(t.TempDir(), src, fusefs.Config{Options: fusefs.MountOptionsFrom(o)})
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "fusermount") {
-			skipOrFail(t, err.Error())
+			fixtures.FUSEUnusable(t, err.Error())
 		}
 		t.Fatalf("mount: %v", err)
 	}

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
 
 // TestOpenImageOptions checks offset, imagesize, cache_image and
 // preloading without mounting.
 func TestOpenImageOptions(t *testing.T) {
-	img := fixtures + "/reference/images/lookback-4.dwarfs"
+	img := fixtures.File(t, "reference", "images", "lookback-4.dwarfs")
 	raw, err := os.ReadFile(img)
 	if err != nil {
 		t.Fatal(err)

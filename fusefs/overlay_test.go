@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 func fileSHA(t *testing.T, p string) [32]byte {
@@ -27,7 +29,7 @@ func TestOverlay(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("overlayfs test needs root")
 	}
-	img := fixtures + "/reference/images/default.dwarfs"
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
 	imgHash := fileSHA(t, img)
 	srv, _ := mountImage(t, img, "")
 

@@ -15,16 +15,18 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
-// stressImage has 11 blocks of 64 KiB, so a 100 KiB cache holds less than
+// stressImage(t) has 11 blocks of 64 KiB, so a 100 KiB cache holds less than
 // two of them and readers constantly evict each other's blocks.
-const (
-	stressImage     = fixtures + "/reference/images/lookback-4.dwarfs"
-	stressCacheSize = 100 << 10
-)
+func stressImage(t testing.TB) string {
+	return fixtures.File(t, "reference", "images", "lookback-4.dwarfs")
+}
+
+const stressCacheSize = 100 << 10
 
 type refFile struct {
 	path string
@@ -75,10 +77,10 @@ func stressDuration() time.Duration {
 }
 
 func TestConcurrentReads(t *testing.T) {
-	files := referenceFiles(t, stressImage)
+	files := referenceFiles(t, stressImage(t))
 	gopts := godwarfs.Options{}
 	gopts.CacheSize = stressCacheSize
-	srv, im := mountImageWith(t, stressImage, &gopts, "no_cache_files,seq_detector=2")
+	srv, im := mountImageWith(t, stressImage(t), &gopts, "no_cache_files,seq_detector=2")
 	if n := imageaccess.Of(im).Blocks.NumBlocks(); n < 3 {
 		t.Fatalf("stress image has only %d blocks", n)
 	}
@@ -138,12 +140,12 @@ func TestConcurrentReads(t *testing.T) {
 
 func TestUnmountUnderLoad(t *testing.T) {
 	requireFuse(t)
-	files := referenceFiles(t, stressImage)
+	files := referenceFiles(t, stressImage(t))
 	before := runtime.NumGoroutine()
 
 	gopts := godwarfs.Options{}
 	gopts.CacheSize = stressCacheSize
-	im, err := godwarfs.Open(stressImage, &gopts)
+	im, err := godwarfs.Open(stressImage(t), &gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +234,7 @@ func TestUnmountUnderLoad(t *testing.T) {
 // TestSequentialPrefetchImage checks that the sequential detector reaches
 // the block cache on a real image with many small blocks.
 func TestSequentialPrefetchImage(t *testing.T) {
-	srv, im := mountImage(t, stressImage, "no_cache_files,seq_detector=2,readahead=128k")
+	srv, im := mountImage(t, stressImage(t), "no_cache_files,seq_detector=2,readahead=128k")
 	f, err := os.Open(filepath.Join(srv.Dir(), "data/repeated-segments.bin"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,18 +1,19 @@
 package metadata
 
 import (
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 func decLoadFixture(t testing.TB, rel string) *imageSections {
 	t.Helper()
-	p := filepath.Join(decFixtureDir, rel)
+	p := fixtures.File(t, rel)
 	secs, err := decLoadSections(p)
 	if err != nil {
-		t.Skipf("fixture %s unavailable: %v", p, err)
+		t.Fatal(err)
 	}
 	return secs
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/internal/fixtures"
+
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
 )
@@ -27,18 +29,8 @@ type fixtureImage struct {
 
 func fixturePaths(t testing.TB) []string {
 	t.Helper()
-	var paths []string
-	for _, g := range []string{
-		"../../shared/fixtures/reference/images/*.dwarfs",
-		"../../shared/fixtures/upstream/*.dwarfs",
-	} {
-		m, _ := filepath.Glob(g)
-		paths = append(paths, m...)
-	}
+	paths := append(fixtures.Glob(t, "reference/images/*.dwarfs"), fixtures.Glob(t, "upstream/*.dwarfs")...)
 	sort.Strings(paths)
-	if len(paths) == 0 {
-		t.Skip("no fixture images found under ../../shared/fixtures")
-	}
 	return paths
 }
 

@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 func TestExportJSON(t *testing.T) {
 	for _, name := range []string{"reference/images/default.dwarfs", "reference/images/pack-all.dwarfs", "upstream/compat-v0.2.0.dwarfs", "upstream/catdata.dwarfs"} {
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			p := filepath.Join(decFixtureDir, name)
+			p := fixtures.File(t, name)
 			secs, err := decLoadSections(p)
 			if err != nil {
-				t.Skipf("fixture %s unavailable: %v", p, err)
+				t.Fatal(err)
 			}
 			md, err := Decode(secs.schema, secs.data)
 			if err != nil {

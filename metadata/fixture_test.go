@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/internal/fixtures"
+
 	"github.com/godwarfs/godwarfs/block"
 )
-
-const decFixtureDir = "../../shared/fixtures"
 
 // imageSections holds the decompressed metadata sections of one image.
 type imageSections struct {
@@ -61,11 +61,7 @@ func decLoadSections(path string) (*imageSections, error) {
 
 func decGlobFixtures(t testing.TB, pattern string) []string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(decFixtureDir, pattern))
-	if len(files) == 0 {
-		t.Skipf("no fixtures matching %s (fixtures directory %s missing?)", pattern, decFixtureDir)
-	}
-	return files
+	return fixtures.Glob(t, pattern)
 }
 
 type manifestRow struct {

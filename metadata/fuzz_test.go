@@ -1,15 +1,23 @@
 package metadata
 
 import (
+	"path/filepath"
 	"testing"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
-// fuzzSeeds returns schema/metadata pairs of a few small fixtures.
+// fuzzSeeds returns schema/metadata pairs of a few small fixtures; the
+// fuzzers also run (from their own seeds) without them.
 func fuzzSeeds(_ testing.TB) []*imageSections {
+	dir := fixtures.Dir()
+	if dir == "" {
+		return nil
+	}
 	var out []*imageSections
 	for _, name := range []string{"upstream/compat-v0.9.10.dwarfs", "upstream/compat-v0.2.0.dwarfs", "upstream/gh307.dwarfs",
 		"upstream/timestamps.dwarfs", "reference/images/pack-all.dwarfs", "reference/images/nanosecond-times.dwarfs"} {
-		secs, err := decLoadSections(decFixtureDir + "/" + name)
+		secs, err := decLoadSections(filepath.Join(dir, name))
 		if err != nil {
 			continue
 		}

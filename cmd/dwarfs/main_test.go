@@ -15,9 +15,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
-const image = "../../../shared/fixtures/reference/images/default.dwarfs"
+// defaultImage is the image the tests mount.
+func defaultImage(t *testing.T) string {
+	return fixtures.File(t, "reference", "images", "default.dwarfs")
+}
 
 // binDir holds the binary built once by TestMain, plus helper-named links.
 var binDir string
@@ -46,14 +51,6 @@ func TestMain(m *testing.M) {
 func buildBinary(t *testing.T, name string) string {
 	t.Helper()
 	return filepath.Join(binDir, name)
-}
-
-func skipOrFail(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv("GODWARFS_REQUIRE_FUSE") == "1" {
-		t.Fatalf("FUSE required but unusable: %s", reason)
-	}
-	t.Skipf("FUSE unusable: %s", reason)
 }
 
 func unmount(dir string) error {
@@ -87,11 +84,11 @@ func processGone(pid int) bool {
 
 func TestDaemonMount(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		skipOrFail(t, err.Error())
+		fixtures.FUSEUnusable(t, err.Error())
 	}
 	bin := buildBinary(t, "dwarfs")
 	mnt := t.TempDir()
-	cmd := exec.Command(bin, image, mnt, "-o", "cachesize=64m")
+	cmd := exec.Command(bin, defaultImage(t), mnt, "-o", "cachesize=64m")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	done := make(chan error, 1)
@@ -101,7 +98,7 @@ func TestDaemonMount(t *testing.T) {
 		if err != nil {
 			msg := stderr.String()
 			if strings.Contains(msg, "permission") || strings.Contains(msg, "fusermount") {
-				skipOrFail(t, msg)
+				fixtures.FUSEUnusable(t, msg)
 			}
 			t.Fatalf("dwarfs: %v\n%s", err, msg)
 		}
@@ -146,7 +143,7 @@ func TestUnknownOption(t *testing.T) {
 	bin := buildBinary(t, "dwarfs")
 	for _, opt := range []string{"frobnicate", "cachesize=12q", "mlock=sometimes"} {
 		name, _, _ := strings.Cut(opt, "=")
-		cmd := exec.Command(bin, image, t.TempDir(), "-o", "workers=2,"+opt)
+		cmd := exec.Command(bin, defaultImage(t), t.TempDir(), "-o", "workers=2,"+opt)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
@@ -162,11 +159,11 @@ func TestMountHelperFake(t *testing.T) {
 	bin := buildBinary(t, "mount.fuse.dwarfs")
 	// mount(8) -f (fake) must parse everything, ignore generic mount
 	// options, and not mount.
-	out, err := exec.Command(bin, image, t.TempDir(), "-f", "-o", "rw,noauto,user,_netdev,defaults,cachesize=1g").CombinedOutput()
+	out, err := exec.Command(bin, defaultImage(t), t.TempDir(), "-f", "-o", "rw,noauto,user,_netdev,defaults,cachesize=1g").CombinedOutput()
 	if err != nil {
 		t.Fatalf("mount helper: %v\n%s", err, out)
 	}
-	out, err = exec.Command(bin, image, t.TempDir(), "-f", "-o", "nosuchopt").CombinedOutput()
+	out, err = exec.Command(bin, defaultImage(t), t.TempDir(), "-f", "-o", "nosuchopt").CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "nosuchopt") {
 		t.Errorf("bad option via helper: %v %s", err, out)
@@ -175,14 +172,14 @@ func TestMountHelperFake(t *testing.T) {
 
 func TestMountHelper(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		skipOrFail(t, err.Error())
+		fixtures.FUSEUnusable(t, err.Error())
 	}
 	bin := buildBinary(t, "mount.dwarfs")
 	mnt := t.TempDir()
-	out, err := exec.Command(bin, image, mnt, "-o", "ro,noauto,_netdev,enable_nlink").CombinedOutput()
+	out, err := exec.Command(bin, defaultImage(t), mnt, "-o", "ro,noauto,_netdev,enable_nlink").CombinedOutput()
 	if err != nil {
 		if strings.Contains(string(out), "permission") {
-			skipOrFail(t, string(out))
+			fixtures.FUSEUnusable(t, string(out))
 		}
 		t.Fatalf("mount.dwarfs: %v\n%s", err, out)
 	}
@@ -218,12 +215,12 @@ func waitMounted(t *testing.T, mnt string, exited <-chan error) {
 
 func TestForegroundSignal(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		skipOrFail(t, err.Error())
+		fixtures.FUSEUnusable(t, err.Error())
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			mnt := t.TempDir()
-			cmd := exec.Command(buildBinary(t, "dwarfs"), image, mnt, "-f", "-o", "perfmon,tidy_strategy=time,tidy_interval=10ms")
+			cmd := exec.Command(buildBinary(t, "dwarfs"), defaultImage(t), mnt, "-f", "-o", "perfmon,tidy_strategy=time,tidy_interval=10ms")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -265,13 +262,13 @@ func TestUserMount(t *testing.T) {
 		t.Skip("needs root to switch to an unprivileged user")
 	}
 	if _, err := exec.LookPath("fusermount3"); err != nil {
-		skipOrFail(t, "fusermount3 not installed")
+		fixtures.FUSEUnusable(t, "fusermount3 not installed")
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		skipOrFail(t, err.Error())
+		fixtures.FUSEUnusable(t, err.Error())
 	}
 	const uid, gid = 65534, 65534
-	img, err := filepath.Abs(image)
+	img, err := filepath.Abs(defaultImage(t))
 	if err != nil {
 		t.Fatal(err)
 	}

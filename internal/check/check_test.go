@@ -25,11 +25,7 @@ func runck(args ...string) (int, string, string) {
 }
 
 func good(t *testing.T) []fixtures.Image {
-	imgs := fixtures.Good()
-	if len(imgs) == 0 {
-		t.Skip("fixtures not found")
-	}
-	return imgs
+	return fixtures.Good(t)
 }
 
 // summaryFields are the summary lines that must equal the reference.
@@ -145,10 +141,10 @@ func TestIntegrity(t *testing.T) {
 			t.Errorf("%s: rc %d: %s", img.Name, rc, errs)
 		}
 	}
-	src := fixtures.Path("reference", "images", "default.dwarfs")
+	src := fixtures.File(t, "reference", "images", "default.dwarfs")
 	raw, err := os.ReadFile(src)
 	if err != nil {
-		t.Skip("default.dwarfs missing")
+		t.Fatal(err)
 	}
 	im, err := godwarfs.Open(src, nil)
 	if err != nil {
@@ -176,10 +172,10 @@ func TestIntegrity(t *testing.T) {
 }
 
 func TestChecksum(t *testing.T) {
-	img := fixtures.Path("reference", "images", "default.dwarfs")
-	man, err := manifest.ParseFile(fixtures.Path("reference", "expected", "default.manifest.tsv"))
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
+	man, err := manifest.ParseFile(fixtures.File(t, "reference", "expected", "default.manifest.tsv"))
 	if err != nil {
-		t.Skip("fixture missing")
+		t.Fatal(err)
 	}
 	want := map[string]string{}
 	for _, e := range man {
@@ -227,10 +223,7 @@ func TestChecksum(t *testing.T) {
 }
 
 func TestUsageAndHeader(t *testing.T) {
-	img := fixtures.Path("reference", "images", "header.dwarfs")
-	if _, err := os.Stat(img); err != nil {
-		t.Skip("fixture missing")
-	}
+	img := fixtures.File(t, "reference", "images", "header.dwarfs")
 	rc, out, errs := runck("--print-header", img)
 	if rc != 0 || len(out) != 41 {
 		t.Errorf("print-header: rc %d, %d bytes, %s", rc, len(out), errs)
@@ -239,7 +232,7 @@ func TestUsageAndHeader(t *testing.T) {
 	if out != string(raw[:41]) {
 		t.Error("header bytes differ")
 	}
-	if rc, _, _ := runck("--print-header", fixtures.Path("reference", "images", "default.dwarfs")); rc != ExitNoHeader {
+	if rc, _, _ := runck("--print-header", fixtures.File(t, "reference", "images", "default.dwarfs")); rc != ExitNoHeader {
 		t.Errorf("print-header without header: rc %d, want 2", rc)
 	}
 	if rc, out, _ := runck("-O", "41", "--json", img); rc != 0 || !strings.Contains(out, `"image_offset":41`) {
@@ -260,7 +253,7 @@ func TestUsageAndHeader(t *testing.T) {
 	if rc, _, errs := runck(missing); rc != ExitImage || !strings.Contains(errs, missing) {
 		t.Errorf("missing image: rc %d %q", rc, errs)
 	}
-	ff := fixtures.Path("upstream", "future-features.dwarfs")
+	ff := fixtures.File(t, "upstream", "future-features.dwarfs")
 	if rc, _, errs := runck(ff); rc != ExitImage || !strings.Contains(errs, "this-feature-will-never-exist") {
 		t.Errorf("future-features: rc %d %q", rc, errs)
 	}
@@ -336,7 +329,7 @@ func TestExportMetadata(t *testing.T) {
 		t.Skip("no fixture with a reference inode count")
 	}
 	// Stdout and usage errors.
-	img := fixtures.Path("reference", "images", "default.dwarfs")
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
 	if rc, stdout, stderr := runck("--export-metadata", "-", img); rc != 0 || !json.Valid([]byte(stdout)) {
 		t.Errorf("to stdout: exit %d %s", rc, stderr)
 	}

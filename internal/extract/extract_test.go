@@ -26,17 +26,11 @@ func runx(args ...string) (int, string, string) {
 type fixture struct{ image, manifest string }
 
 func fixturesFor(t *testing.T) []fixture {
-	fs := []fixture{
-		{fixtures.Path("reference", "images", "default.dwarfs"), fixtures.Path("reference", "expected", "default.manifest.tsv")},
-		{fixtures.Path("upstream", "compat-v0.9.10.dwarfs"), fixtures.Path("upstream", "expected", "compat-v0.9.10.manifest.tsv")},
-		{fixtures.Path("reference", "images", "nanosecond-times.dwarfs"), fixtures.Path("reference", "expected", "nanosecond-times.manifest.tsv")},
+	return []fixture{
+		{fixtures.File(t, "reference", "images", "default.dwarfs"), fixtures.File(t, "reference", "expected", "default.manifest.tsv")},
+		{fixtures.File(t, "upstream", "compat-v0.9.10.dwarfs"), fixtures.File(t, "upstream", "expected", "compat-v0.9.10.manifest.tsv")},
+		{fixtures.File(t, "reference", "images", "nanosecond-times.dwarfs"), fixtures.File(t, "reference", "expected", "nanosecond-times.manifest.tsv")},
 	}
-	for _, f := range fs {
-		if _, err := os.Stat(f.image); err != nil {
-			t.Skip("fixtures missing")
-		}
-	}
-	return fs
 }
 
 func TestExtractToDisk(t *testing.T) {
@@ -251,7 +245,7 @@ func TestTarFileAndUsage(t *testing.T) {
 			t.Errorf("%v: rc %d, want 1 and a pointer to --help: %q", args, rc, errs)
 		}
 	}
-	if rc, _, errs := runx("-i", fixtures.Path("upstream", "future-features.dwarfs"), "-o", t.TempDir()); rc != 1 || !strings.Contains(errs, "this-feature-will-never-exist") {
+	if rc, _, errs := runx("-i", fixtures.File(t, "upstream", "future-features.dwarfs"), "-o", t.TempDir()); rc != 1 || !strings.Contains(errs, "this-feature-will-never-exist") {
 		t.Errorf("future-features: rc %d %q", rc, errs)
 	}
 	// Extracting into a tree that already has the files fails unless

@@ -257,10 +257,7 @@ func TestRecompressPackFlags(t *testing.T) {
 }
 
 func TestRecompressFixture(t *testing.T) {
-	in := fixtures.Path("upstream", "compat-v0.4.1.dwarfs")
-	if _, err := os.Stat(in); err != nil {
-		t.Skipf("fixture missing: %v", err)
-	}
+	in := fixtures.File(t, "upstream", "compat-v0.4.1.dwarfs")
 	out := filepath.Join(t.TempDir(), "new.dwarfs")
 	h := fileHash(t, in)
 	mk(t, "-i", in, "-o", out, "--recompress", "-l", "1", "--log-level", "warn")

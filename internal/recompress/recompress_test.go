@@ -21,15 +21,7 @@ import (
 
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	dir := fixtures.Dir() // ../../../shared/fixtures from this package
-	if dir == "" {
-		t.Skip("shared fixtures directory not found")
-	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("fixture %s missing: %v", p, err)
-	}
-	return p
+	return fixtures.File(t, name)
 }
 
 type image struct {
