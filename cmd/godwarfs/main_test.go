@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/version"
 )
 
@@ -394,10 +395,7 @@ func TestExitStatusPartial(t *testing.T) {
 // re-executes itself for the daemon, which must again run as dwarfs.
 func TestMountThroughGodwarfs(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		if os.Getenv("GODWARFS_REQUIRE_FUSE") == "1" {
-			t.Fatalf("FUSE required but unusable: %v", err)
-		}
-		t.Skipf("skipped: FUSE unusable: %v", err)
+		fixtures.FUSEUnusable(t, err.Error())
 	}
 	bin := buildTools(t)
 	src := t.TempDir()
@@ -419,8 +417,8 @@ func TestMountThroughGodwarfs(t *testing.T) {
 		mnt := t.TempDir()
 		out, err := exec.Command(argv[0], append(argv[1:], img, mnt)...).CombinedOutput()
 		if err != nil {
-			if os.Getenv("GODWARFS_REQUIRE_FUSE") != "1" && strings.Contains(strings.ToLower(string(out)), "permission") {
-				t.Skipf("skipped: cannot mount here: %s", out)
+			if strings.Contains(strings.ToLower(string(out)), "permission") {
+				fixtures.FUSEUnusable(t, "cannot mount here: "+string(out))
 			}
 			t.Fatalf("%q: %v\n%s", argv, err, out)
 		}

@@ -11,7 +11,7 @@ import (
 // TestDetail: -d takes a level (0 to 7) or feature names; each level shows
 // more than the one below, as the reference does.
 func TestDetail(t *testing.T) {
-	img := fixtures.Path("reference", "images", "default.dwarfs")
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
 	type want struct{ has, lacks []string }
 	for _, tc := range []struct {
 		d string
@@ -79,7 +79,7 @@ func TestFeatureLevels(t *testing.T) {
 }
 
 func TestQuietVerbose(t *testing.T) {
-	img := fixtures.Path("reference", "images", "default.dwarfs")
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
 	if rc, out, errs := runck("-q", img); rc != 0 || out != "" || errs != "" {
 		t.Errorf("-q: exit %d, stdout %q, stderr %q", rc, out, errs)
 	}
@@ -137,7 +137,7 @@ func TestModeString(t *testing.T) {
 // TestChecksumAlgorithms checks every --checksum algorithm against the
 // digest of the empty input (the fixture has an empty file).
 func TestChecksumAlgorithms(t *testing.T) {
-	img := fixtures.Path("reference", "images", "default.dwarfs")
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
 	empty := map[string]string{
 		"md5":        "d41d8cd98f00b204e9800998ecf8427e",
 		"sha1":       "da39a3ee5e6b4b0d3255bfef95601890afd80709",
@@ -170,7 +170,7 @@ func TestChecksumAlgorithms(t *testing.T) {
 }
 
 func TestCheckOptions(t *testing.T) {
-	img := fixtures.Path("reference", "images", "default.dwarfs")
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
 	for _, tc := range []struct {
 		args []string
 		rc   int
