@@ -1,18 +1,15 @@
 package fusefs_test
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -21,6 +18,7 @@ import (
 	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
+	"github.com/godwarfs/godwarfs/internal/manifest"
 	"github.com/godwarfs/godwarfs/metadata"
 	"golang.org/x/sys/unix"
 )
@@ -29,59 +27,6 @@ import (
 var fullCheck = map[string]bool{
 	"default": true, "pack-all": true, "nanosecond-times": true,
 	"compat-v0.2.0": true, "gh307": true, "lz4hc-12": true, "level-9": true,
-}
-
-type manifestEntry struct {
-	path    string
-	typ     byte
-	perm    uint32
-	uid     uint32
-	gid     uint32
-	size    int64
-	mtime   string // sec.nsec
-	nlink   uint64
-	extra   string
-	lineNum int
-}
-
-func readManifest(t *testing.T, p string) []manifestEntry {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []manifestEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		name, rest, ok := strings.Cut(sc.Text(), "\t")
-		if !ok {
-			continue
-		}
-		fld := strings.SplitN(rest, " ", 8)
-		if len(fld) < 7 {
-			t.Fatalf("%s:%d: short line", p, n)
-		}
-		e := manifestEntry{path: name, typ: fld[0][0], mtime: fld[5], lineNum: n}
-		perm, err1 := strconv.ParseUint(fld[1], 8, 32)
-		uid, err2 := strconv.ParseUint(fld[2], 10, 32)
-		gid, err3 := strconv.ParseUint(fld[3], 10, 32)
-		size, err4 := strconv.ParseInt(fld[4], 10, 64)
-		nl, err5 := strconv.ParseUint(fld[6], 10, 32)
-		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
-			t.Fatalf("%s:%d: %v", p, n, err)
-		}
-		e.perm, e.uid, e.gid, e.size, e.nlink = uint32(perm), uint32(uid), uint32(gid), size, nl
-		if len(fld) == 8 {
-			e.extra = fld[7]
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func typeChar(mode uint32) byte {
@@ -136,30 +81,21 @@ func mountImageWith(t testing.TB, path string, gopts *godwarfs.Options, opts str
 	return mountSrc(t, src, opts), im
 }
 
-func imageList(t *testing.T) []string {
-	var all []string
-	for _, img := range fixtures.Good(t) {
-		all = append(all, img.Path)
-	}
-	return all
-}
-
 func TestImages(t *testing.T) {
 	requireFuse(t)
-	for _, img := range imageList(t) {
-		name := strings.TrimSuffix(filepath.Base(img), ".dwarfs")
-		t.Run(name, func(t *testing.T) {
+	for _, img := range fixtures.Good(t) {
+		t.Run(img.Name, func(t *testing.T) {
 			t.Parallel()
-			srv, im := mountImage(t, img, "")
-			manifest := filepath.Join(filepath.Dir(filepath.Dir(img)), "expected", name+".manifest.tsv")
-			if filepath.Base(filepath.Dir(img)) != "images" {
-				manifest = filepath.Join(filepath.Dir(img), "expected", name+".manifest.tsv")
+			srv, im := mountImage(t, img.Path, "")
+			if img.Manifest != "" {
+				want, err := manifest.ParseFile(img.Manifest)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkManifest(t, srv.Dir(), want, legacyLinkTimes(im))
 			}
-			if _, err := os.Stat(manifest); err == nil {
-				checkManifest(t, srv.Dir(), readManifest(t, manifest), legacyLinkTimes(im))
-			}
-			checkAgainstLibrary(t, srv.Dir(), im, fullCheck[name])
-			if fullCheck[name] {
+			checkAgainstLibrary(t, srv.Dir(), im, fullCheck[img.Name])
+			if fullCheck[img.Name] {
 				checkExtras(t, srv.Dir(), im)
 			}
 		})
@@ -170,62 +106,62 @@ func TestImages(t *testing.T) {
 //
 // linkTimes, if non-nil, maps shared inodes of legacy images to the mtimes
 // their directory entries carry: see legacyLinkTimes.
-func checkManifest(t *testing.T, dir string, want []manifestEntry, linkTimes map[uint64]map[int64]bool) {
+func checkManifest(t *testing.T, dir string, want []manifest.Entry, linkTimes map[uint64]map[int64]bool) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, e := range want {
-		seen[e.path] = true
-		p := filepath.Join(dir, e.path)
+		seen[e.Path] = true
+		p := filepath.Join(dir, e.Path)
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
-			t.Errorf("%s: %v", e.path, err)
+			t.Errorf("%s: %v", e.Path, err)
 			continue
 		}
-		if st.Mode&syscall.S_IFMT == syscall.S_IFSOCK && e.typ == '-' && e.size == 0 {
+		if st.Mode&syscall.S_IFMT == syscall.S_IFSOCK && e.Type == '-' && e.Size == 0 {
 			// The expected manifests come from an extraction, which turns
 			// sockets into empty regular files; the mount keeps the socket.
-			e.typ, e.extra = 's', ""
+			e.Type, e.SHA256 = 's', ""
 		}
-		if c := typeChar(st.Mode); c != e.typ {
-			t.Errorf("%s: type %c, want %c", e.path, c, e.typ)
+		if c := typeChar(st.Mode); c != e.Type {
+			t.Errorf("%s: type %c, want %c", e.Path, c, e.Type)
 		}
 		// Extraction cannot set symlink permissions on Linux (they read
 		// 0777 there); the mount reports the stored mode, which
 		// checkAgainstLibrary verifies.
-		if st.Mode&0o7777 != e.perm && e.typ != 'l' {
-			t.Errorf("%s: perm %o, want %o", e.path, st.Mode&0o7777, e.perm)
+		if st.Mode&0o7777 != e.Perm && e.Type != 'l' {
+			t.Errorf("%s: perm %o, want %o", e.Path, st.Mode&0o7777, e.Perm)
 		}
-		if st.Uid != e.uid || st.Gid != e.gid {
-			t.Errorf("%s: owner %d:%d, want %d:%d", e.path, st.Uid, st.Gid, e.uid, e.gid)
+		if st.Uid != e.Uid || st.Gid != e.Gid {
+			t.Errorf("%s: owner %d:%d, want %d:%d", e.Path, st.Uid, st.Gid, e.Uid, e.Gid)
 		}
-		if mt := fmt.Sprintf("%d.%09d", st.Mtim.Sec, st.Mtim.Nsec); mt != e.mtime && !linkTimes[st.Ino][st.Mtim.Sec] {
-			t.Errorf("%s: mtime %s, want %s", e.path, mt, e.mtime)
+		if (st.Mtim.Sec != e.Sec || st.Mtim.Nsec != e.Nsec) && !linkTimes[st.Ino][st.Mtim.Sec] {
+			t.Errorf("%s: mtime %d.%09d, want %d.%09d", e.Path, st.Mtim.Sec, st.Mtim.Nsec, e.Sec, e.Nsec)
 		}
-		if e.typ != 'd' {
+		if e.Type != 'd' {
 			// Directory sizes and link counts in the manifest come from
 			// the source tree; DwarFS does not store them.
-			if st.Size != e.size {
-				t.Errorf("%s: size %d, want %d", e.path, st.Size, e.size)
+			if st.Size != e.Size {
+				t.Errorf("%s: size %d, want %d", e.Path, st.Size, e.Size)
 			}
-			if st.Nlink != e.nlink {
-				t.Errorf("%s: nlink %d, want %d", e.path, st.Nlink, e.nlink)
+			if st.Nlink != uint64(e.Nlink) {
+				t.Errorf("%s: nlink %d, want %d", e.Path, st.Nlink, e.Nlink)
 			}
 		}
 		switch {
-		case strings.HasPrefix(e.extra, "sha256="):
+		case e.SHA256 != "":
 			h, err := hashFile(p)
 			if err != nil {
-				t.Errorf("%s: %v", e.path, err)
-			} else if h != e.extra[7:] {
-				t.Errorf("%s: sha256 %s, want %s", e.path, h, e.extra[7:])
+				t.Errorf("%s: %v", e.Path, err)
+			} else if h != e.SHA256 {
+				t.Errorf("%s: sha256 %s, want %s", e.Path, h, e.SHA256)
 			}
-		case strings.HasPrefix(e.extra, "-> "):
-			if s, err := os.Readlink(p); err != nil || s != e.extra[3:] {
-				t.Errorf("%s: readlink %q %v, want %q", e.path, s, err, e.extra[3:])
+		case e.Type == 'l':
+			if s, err := os.Readlink(p); err != nil || s != e.Target {
+				t.Errorf("%s: readlink %q %v, want %q", e.Path, s, err, e.Target)
 			}
-		case strings.HasPrefix(e.extra, "rdev="):
-			if got := fmt.Sprintf("rdev=%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev)); got != e.extra {
-				t.Errorf("%s: %s, want %s", e.path, got, e.extra)
+		case e.HasRdev:
+			if maj, mnr := unix.Major(st.Rdev), unix.Minor(st.Rdev); maj != e.Major || mnr != e.Minor {
+				t.Errorf("%s: rdev %d:%d, want %d:%d", e.Path, maj, mnr, e.Major, e.Minor)
 			}
 		}
 	}

@@ -1,16 +1,13 @@
 package metadata
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/manifest"
 
 	"github.com/godwarfs/godwarfs/block"
 )
@@ -64,59 +61,6 @@ func decGlobFixtures(t testing.TB, pattern string) []string {
 	return fixtures.Glob(t, pattern)
 }
 
-type manifestRow struct {
-	path    string
-	symMode string
-	uid     uint32
-	gid     uint32
-	size    int64
-	sec     int64
-	nsec    uint32
-	nlink   uint32
-	extra   string
-}
-
-func readManifest(path string) ([]manifestRow, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	var rows []manifestRow
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		p, rest, ok := strings.Cut(line, "\t")
-		if !ok {
-			return nil, fmt.Errorf("bad manifest line %q", line)
-		}
-		fields := strings.SplitN(rest, " ", 8)
-		if len(fields) < 7 {
-			return nil, fmt.Errorf("bad manifest line %q", line)
-		}
-		r := manifestRow{path: p, symMode: fields[0]}
-		u, _ := strconv.ParseUint(fields[2], 10, 32)
-		g, _ := strconv.ParseUint(fields[3], 10, 32)
-		r.uid, r.gid = uint32(u), uint32(g)
-		r.size, _ = strconv.ParseInt(fields[4], 10, 64)
-		secs, nsecs, _ := strings.Cut(fields[5], ".")
-		r.sec, _ = strconv.ParseInt(secs, 10, 64)
-		ns, _ := strconv.ParseUint(nsecs, 10, 32)
-		r.nsec = uint32(ns)
-		nl, _ := strconv.ParseUint(fields[6], 10, 32)
-		r.nlink = uint32(nl)
-		if len(fields) == 8 {
-			r.extra = fields[7]
-		}
-		rows = append(rows, r)
-	}
-	return rows, sc.Err()
-}
-
 // symbolicMode renders st_mode like ls -l (with setuid/setgid/sticky).
 func symbolicMode(m uint32) string {
 	var b [10]byte
@@ -168,7 +112,7 @@ func linuxMajorMinor(dev uint64) (uint64, uint64) {
 }
 
 // checkAgainstManifest compares the FS view with an expected manifest.
-func checkAgainstManifest(t *testing.T, f *FS, rows []manifestRow) {
+func checkAgainstManifest(t *testing.T, f *FS, rows []manifest.Entry) {
 	t.Helper()
 	got := map[string]Inode{}
 	gotIno := map[string]uint32{}
@@ -190,94 +134,84 @@ func checkAgainstManifest(t *testing.T, f *FS, rows []manifestRow) {
 	}
 	sec, _ := f.TimeResolution()
 	for _, r := range rows {
-		in, ok := got[r.path]
+		in, ok := got[r.Path]
 		if !ok {
-			t.Errorf("%s: missing", r.path)
+			t.Errorf("%s: missing", r.Path)
 			continue
 		}
-		ino := gotIno[r.path]
-		if lp, err := f.LookupPath(r.path); err != nil || lp != ino {
-			t.Errorf("%s: LookupPath = %d, %v; want %d", r.path, lp, err, ino)
+		ino := gotIno[r.Path]
+		if lp, err := f.LookupPath(r.Path); err != nil || lp != ino {
+			t.Errorf("%s: LookupPath = %d, %v; want %d", r.Path, lp, err, ino)
 		}
 		s := symbolicMode(in.Mode)
 		switch {
 		case s[0] == 'l':
 			// Extracted symlinks always show 0777 on Linux.
-			s = s[:1] + r.symMode[1:]
-		case s[0] == 's' && r.symMode[0] == '-':
+			s = s[:1] + r.Symbolic[1:]
+		case s[0] == 's' && r.Symbolic[0] == '-':
 			// Extraction cannot create sockets and writes regular files.
 			s = "-" + s[1:]
 		}
-		if s != r.symMode {
-			t.Errorf("%s: mode %s, want %s", r.path, s, r.symMode)
+		if s != r.Symbolic {
+			t.Errorf("%s: mode %s, want %s", r.Path, s, r.Symbolic)
 		}
-		if in.Uid != r.uid || in.Gid != r.gid {
-			t.Errorf("%s: uid/gid %d/%d, want %d/%d", r.path, in.Uid, in.Gid, r.uid, r.gid)
+		if in.Uid != r.Uid || in.Gid != r.Gid {
+			t.Errorf("%s: uid/gid %d/%d, want %d/%d", r.Path, in.Uid, in.Gid, r.Uid, r.Gid)
 		}
-		if (in.Mtime.Sec != r.sec || in.Mtime.Nsec != r.nsec) && !legacyLinkTime(f, ino, r) {
-			t.Errorf("%s: mtime %d.%09d, want %d.%09d (resolution %d s)", r.path, in.Mtime.Sec, in.Mtime.Nsec, r.sec, r.nsec, sec)
+		if (in.Mtime.Sec != r.Sec || int64(in.Mtime.Nsec) != r.Nsec) && !legacyLinkTime(f, ino, r) {
+			t.Errorf("%s: mtime %d.%09d, want %d.%09d (resolution %d s)", r.Path, in.Mtime.Sec, in.Mtime.Nsec, r.Sec, r.Nsec, sec)
 		}
 		switch in.Mode & ModeType {
 		case ModeRegular:
-			if in.Size != r.size {
-				t.Errorf("%s: size %d, want %d", r.path, in.Size, r.size)
+			if in.Size != r.Size {
+				t.Errorf("%s: size %d, want %d", r.Path, in.Size, r.Size)
 			}
-			if in.Nlink != r.nlink {
-				t.Errorf("%s: nlink %d, want %d", r.path, in.Nlink, r.nlink)
+			if int(in.Nlink) != r.Nlink {
+				t.Errorf("%s: nlink %d, want %d", r.Path, in.Nlink, r.Nlink)
 			}
 			chunks, err := f.FileChunks(ino)
 			if err != nil {
-				t.Errorf("%s: FileChunks: %v", r.path, err)
+				t.Errorf("%s: FileChunks: %v", r.Path, err)
 			}
 			var sum uint64
 			for _, c := range chunks {
 				sum += c.Size
 			}
 			if int64(sum) != in.Size {
-				t.Errorf("%s: chunks sum to %d, size %d", r.path, sum, in.Size)
+				t.Errorf("%s: chunks sum to %d, size %d", r.Path, sum, in.Size)
 			}
 			if in.AllocatedSize > in.Size {
-				t.Errorf("%s: allocated %d > size %d", r.path, in.AllocatedSize, in.Size)
+				t.Errorf("%s: allocated %d > size %d", r.Path, in.AllocatedSize, in.Size)
 			}
 		case ModeSymlink:
 			target, err := f.Readlink(ino)
-			if err != nil || "-> "+target != r.extra {
-				t.Errorf("%s: readlink %q, %v; want %q", r.path, target, err, r.extra)
+			if err != nil || target != r.Target {
+				t.Errorf("%s: readlink %q, %v; want %q", r.Path, target, err, r.Target)
 			}
-			if in.Size != r.size {
-				t.Errorf("%s: symlink size %d, want %d", r.path, in.Size, r.size)
+			if in.Size != r.Size {
+				t.Errorf("%s: symlink size %d, want %d", r.Path, in.Size, r.Size)
 			}
 		case ModeDir:
 			ents, err := f.ReadDir(ino)
 			if err != nil || int64(len(ents)) != in.Size {
-				t.Errorf("%s: ReadDir %d entries, %v; size %d", r.path, len(ents), err, in.Size)
+				t.Errorf("%s: ReadDir %d entries, %v; size %d", r.Path, len(ents), err, in.Size)
 			}
 			if in.Nlink != 1 {
-				t.Errorf("%s: dir nlink %d", r.path, in.Nlink)
+				t.Errorf("%s: dir nlink %d", r.Path, in.Nlink)
 			}
 		case ModeChar, ModeBlock:
 			ma, mi := linuxMajorMinor(in.Rdev)
-			if want := fmt.Sprintf("rdev=%d:%d", ma, mi); want != r.extra {
-				t.Errorf("%s: %s, want %s", r.path, want, r.extra)
+			if !r.HasRdev || ma != uint64(r.Major) || mi != uint64(r.Minor) {
+				t.Errorf("%s: rdev %d:%d, want %d:%d", r.Path, ma, mi, r.Major, r.Minor)
 			}
 		}
 	}
 }
 
-func expectedManifest(img string) string {
-	dir, base := filepath.Split(img)
-	if filepath.Base(dir) == "images" {
-		dir = filepath.Join(dir, "..") // reference/images -> reference/expected
-	}
-	return filepath.Join(dir, "expected", strings.TrimSuffix(base, ".dwarfs")+".manifest.tsv")
-}
-
 func TestFixtures(t *testing.T) {
-	imgs := append(decGlobFixtures(t, "upstream/*.dwarfs"), decGlobFixtures(t, "reference/images/*.dwarfs")...)
-	for _, img := range imgs {
-		name := strings.TrimSuffix(filepath.Base(img), ".dwarfs")
-		t.Run(name, func(t *testing.T) {
-			secs, err := decLoadSections(img)
+	for _, img := range fixtures.Good(t) {
+		t.Run(img.Name, func(t *testing.T) {
+			secs, err := decLoadSections(img.Path)
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
@@ -291,22 +225,16 @@ func TestFixtures(t *testing.T) {
 				}
 			}
 			f, err := NewFS(md)
-			if name == "future-features" {
-				if err == nil || !strings.Contains(err.Error(), "this-feature-will-never-exist") {
-					t.Fatalf("NewFS = %v, want refusal naming the feature", err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatalf("NewFS: %v", err)
 			}
 			if err := f.Check(); err != nil {
 				t.Errorf("Check: %v", err)
 			}
-			rows, err := readManifest(expectedManifest(img))
-			if errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("no expected manifest for %s", name)
+			if img.Manifest == "" {
+				t.Fatalf("no expected manifest for %s", img.Name)
 			}
+			rows, err := manifest.ParseFile(img.Manifest)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -315,19 +243,35 @@ func TestFixtures(t *testing.T) {
 	}
 }
 
+// TestFutureFeatures checks that an image using a feature this reader does
+// not know is refused with the feature's name.
+func TestFutureFeatures(t *testing.T) {
+	secs, err := decLoadSections(fixtures.File(t, "upstream", "future-features.dwarfs"))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	md, err := Decode(secs.schema, secs.data)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if _, err := NewFS(md); err == nil || !strings.Contains(err.Error(), "this-feature-will-never-exist") {
+		t.Fatalf("NewFS = %v, want refusal naming the feature", err)
+	}
+}
+
 // legacyLinkTime reports whether, in a <= 2.2 image, some entry of the
 // hard-link group of ino carries the expected mtime. Such images store
 // attributes per entry; Inode reports the entry_table_v2_2 representative
 // (as upstream's getattr does) while extraction tools may apply another
 // entry's attributes last.
-func legacyLinkTime(f *FS, ino uint32, r manifestRow) bool {
+func legacyLinkTime(f *FS, ino uint32, r manifest.Entry) bool {
 	md := f.Metadata()
 	if md.HasDirEntries {
 		return false
 	}
 	sec, _ := f.TimeResolution()
 	for _, e := range md.Inodes {
-		if e.InodeV22 == ino && int64(sec)*int64(md.TimestampBase+e.MtimeOffset) == r.sec {
+		if e.InodeV22 == ino && int64(sec)*int64(md.TimestampBase+e.MtimeOffset) == r.Sec {
 			return true
 		}
 	}
