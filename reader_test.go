@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,60 +14,37 @@ import (
 	"github.com/godwarfs/godwarfs/internal/imagetest"
 )
 
-// Chunk counts compared by the many-chunk tests and benchmarks.
-const (
-	fewChunks  = 1_000
-	manyChunks = 100_000
-	readSize   = 128 << 10
-)
+const readSize = 128 << 10
 
-// chunkedImage writes an image with a 1,000-chunk file "few" and a
-// 100,000-chunk file "many".
+// chunkedImage writes the imagetest.NewManyChunks image.
 func chunkedImage(tb testing.TB) (*imagetest.Chunked, string) {
 	tb.Helper()
-	c := &imagetest.Chunked{Files: []imagetest.File{{Name: "few", Chunks: fewChunks}, {Name: "many", Chunks: manyChunks}}}
-	p := filepath.Join(tb.TempDir(), "chunked.dwarfs")
-	if err := c.Write(p); err != nil {
-		tb.Fatal(err)
-	}
-	return c, p
-}
-
-// randomOffsets returns n offsets at which a readSize read fits in size.
-func randomOffsets(n int, size int64) []int64 {
-	rng := rand.New(rand.NewPCG(3, 4))
-	offs := make([]int64, n)
-	for i := range offs {
-		offs[i] = rng.Int64N(size - readSize)
-	}
-	return offs
+	c := imagetest.NewManyChunks()
+	return c, c.WriteTemp(tb)
 }
 
 func TestManyChunksReadAt(t *testing.T) {
 	c, p := chunkedImage(t)
 	im := open(t, p)
-	for _, tc := range []struct {
-		name   string
-		chunks int
-	}{{"few", fewChunks}, {"many", manyChunks}} {
-		f, err := im.Open(tc.name)
+	for _, tc := range c.Files {
+		f, err := im.Open(tc.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		h := f.(*godwarfs.File)
-		if h.Size() != c.Size(tc.chunks) {
-			t.Fatalf("%s: size %d, want %d", tc.name, h.Size(), c.Size(tc.chunks))
+		if h.Size() != c.Size(tc.Chunks) {
+			t.Fatalf("%s: size %d, want %d", tc.Name, h.Size(), c.Size(tc.Chunks))
 		}
 		got, want := make([]byte, readSize), make([]byte, readSize)
-		offs := append(randomOffsets(50, h.Size()), 0, 1, h.Size()-readSize, h.Size()-100)
+		offs := append(imagetest.RandomOffsets(50, h.Size(), readSize), 0, 1, h.Size()-readSize, h.Size()-100)
 		for _, off := range offs {
 			n, err := h.ReadAt(got, off)
-			wn := c.Want(want, off, tc.chunks)
+			wn := c.Want(want, off, tc.Chunks)
 			if n != wn || (n < readSize) != errors.Is(err, io.EOF) || (err != nil && !errors.Is(err, io.EOF)) {
-				t.Fatalf("%s: ReadAt(%d) = %d, %v; want %d bytes", tc.name, off, n, err, wn)
+				t.Fatalf("%s: ReadAt(%d) = %d, %v; want %d bytes", tc.Name, off, n, err, wn)
 			}
 			if !bytes.Equal(got[:n], want[:n]) {
-				t.Fatalf("%s: ReadAt(%d): content differs", tc.name, off)
+				t.Fatalf("%s: ReadAt(%d): content differs", tc.Name, off)
 			}
 		}
 		f.Close()
@@ -89,7 +64,7 @@ func TestManyChunksReadAllocs(t *testing.T) {
 		}
 		h := f.(*godwarfs.File)
 		buf := make([]byte, readSize)
-		offs := randomOffsets(64, h.Size())
+		offs := imagetest.RandomOffsets(64, h.Size(), readSize)
 		h.ReadAt(buf, 0) // load the block into the cache
 		i := 0
 		allocs[name] = testing.AllocsPerRun(100, func() {
@@ -131,23 +106,22 @@ func TestReadAtContextCancelled(t *testing.T) {
 // 1,000 chunks and of one with 100,000 chunks; the time per read should
 // not depend on the chunk count.
 func BenchmarkReadAtRandom(b *testing.B) {
-	_, p := chunkedImage(b)
+	c, p := chunkedImage(b)
 	im, err := godwarfs.Open(p, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer im.Close()
-	for _, name := range []string{"few", "many"} {
-		chunks := map[string]int{"few": fewChunks, "many": manyChunks}[name]
-		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
-			f, err := im.Open(name)
+	for _, file := range c.Files {
+		b.Run(fmt.Sprintf("chunks=%d", file.Chunks), func(b *testing.B) {
+			f, err := im.Open(file.Name)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer f.Close()
 			h := f.(*godwarfs.File)
 			buf := make([]byte, readSize)
-			offs := randomOffsets(1024, h.Size())
+			offs := imagetest.RandomOffsets(1024, h.Size(), readSize)
 			h.ReadAt(buf, 0)
 			b.SetBytes(readSize)
 			b.ReportAllocs()
@@ -194,7 +168,7 @@ func TestZeroOptionsFindImage(t *testing.T) {
 			}
 			continue
 		}
-		if fi, err := im.Stat("many"); err != nil || fi.Size() != manyChunks<<10 {
+		if fi, err := im.Stat("many"); err != nil || fi.Size() != imagetest.ManyChunks<<10 {
 			t.Errorf("%s: stat many = %v, %v", tc.name, fi, err)
 		}
 		im.Close()

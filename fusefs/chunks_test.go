@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,53 +12,31 @@ import (
 	"github.com/godwarfs/godwarfs/internal/imagetest"
 )
 
-// Chunk counts compared by the many-chunk test and benchmark.
-const (
-	fewChunks  = 1_000
-	manyChunks = 100_000
-	readSize   = 128 << 10
-)
+const readSize = 128 << 10
 
-// mountChunked mounts an image with a 1,000-chunk file "few" and a
-// 100,000-chunk file "many", with direct I/O so that every read reaches
-// the driver instead of the page cache.
+// mountChunked mounts the imagetest.NewManyChunks image with direct I/O,
+// so that every read reaches the driver instead of the page cache.
 func mountChunked(tb testing.TB) (*imagetest.Chunked, string) {
 	tb.Helper()
-	c := &imagetest.Chunked{Files: []imagetest.File{{Name: "few", Chunks: fewChunks}, {Name: "many", Chunks: manyChunks}}}
-	p := filepath.Join(tb.TempDir(), "chunked.dwarfs")
-	if err := c.Write(p); err != nil {
-		tb.Fatal(err)
-	}
-	srv, _ := mountImage(tb, p, "no_cache_files")
+	c := imagetest.NewManyChunks()
+	srv, _ := mountImage(tb, c.WriteTemp(tb), "no_cache_files")
 	return c, srv.Dir()
-}
-
-func randomOffsets(n int, size int64) []int64 {
-	rng := rand.New(rand.NewPCG(3, 4))
-	offs := make([]int64, n)
-	for i := range offs {
-		offs[i] = rng.Int64N(size - readSize)
-	}
-	return offs
 }
 
 func TestManyChunksMounted(t *testing.T) {
 	c, dir := mountChunked(t)
-	for _, tc := range []struct {
-		name   string
-		chunks int
-	}{{"few", fewChunks}, {"many", manyChunks}} {
-		f, err := os.Open(filepath.Join(dir, tc.name))
+	for _, file := range c.Files {
+		f, err := os.Open(filepath.Join(dir, file.Name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		size := c.Size(tc.chunks)
+		size := c.Size(file.Chunks)
 		got, want := make([]byte, readSize), make([]byte, readSize)
-		for _, off := range append(randomOffsets(30, size), 0, size-readSize, size-100) {
+		for _, off := range append(imagetest.RandomOffsets(30, size, readSize), 0, size-readSize, size-100) {
 			n, err := f.ReadAt(got, off)
-			wn := c.Want(want, off, tc.chunks)
+			wn := c.Want(want, off, file.Chunks)
 			if n != wn || (err != nil && !errors.Is(err, io.EOF)) || !bytes.Equal(got[:n], want[:n]) {
-				t.Fatalf("%s: pread at %d = %d, %v; want %d matching bytes", tc.name, off, n, err, wn)
+				t.Fatalf("%s: pread at %d = %d, %v; want %d matching bytes", file.Name, off, n, err, wn)
 			}
 		}
 		f.Close()
@@ -67,21 +44,19 @@ func TestManyChunksMounted(t *testing.T) {
 }
 
 // BenchmarkMountedReadRandom is BenchmarkReadAtRandom of the root package
-// through a FUSE mount: pread(2) of 128 KiB at random offsets.
+// through a FUSE mount: pread(2) of 128 KiB at random offsets of a file
+// with 1,000 chunks and of one with 100,000.
 func BenchmarkMountedReadRandom(b *testing.B) {
 	c, dir := mountChunked(b)
-	for _, tc := range []struct {
-		name   string
-		chunks int
-	}{{"few", fewChunks}, {"many", manyChunks}} {
-		b.Run(fmt.Sprintf("chunks=%d", tc.chunks), func(b *testing.B) {
-			f, err := os.Open(filepath.Join(dir, tc.name))
+	for _, file := range c.Files {
+		b.Run(fmt.Sprintf("chunks=%d", file.Chunks), func(b *testing.B) {
+			f, err := os.Open(filepath.Join(dir, file.Name))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer f.Close()
 			buf := make([]byte, readSize)
-			offs := randomOffsets(1024, c.Size(tc.chunks))
+			offs := imagetest.RandomOffsets(1024, c.Size(file.Chunks), readSize)
 			f.ReadAt(buf, 0)
 			b.SetBytes(readSize)
 			b.ReportAllocs()

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
+	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -77,6 +79,41 @@ func (c *Chunked) Want(p []byte, off int64, n int) int {
 		done += copy(p[done:], c.block[start:start+c.ChunkSize-within])
 	}
 	return min(done, len(p))
+}
+
+// Chunk counts of the files of ManyChunks: the reader must read both at
+// the same cost per byte.
+const (
+	FewChunks  = 1_000
+	ManyChunks = 100_000
+)
+
+// NewManyChunks describes an image with a file "few" of FewChunks chunks and
+// a file "many" of ManyChunks chunks, 1 KiB each.
+func NewManyChunks() *Chunked {
+	return &Chunked{Files: []File{{Name: "few", Chunks: FewChunks}, {Name: "many", Chunks: ManyChunks}}}
+}
+
+// RandomOffsets returns n offsets, the same in every run, at which a read
+// of readSize bytes fits in a file of size bytes.
+func RandomOffsets(n int, size, readSize int64) []int64 {
+	rng := rand.New(rand.NewPCG(3, 4))
+	offs := make([]int64, n)
+	for i := range offs {
+		offs[i] = rng.Int64N(size - readSize)
+	}
+	return offs
+}
+
+// WriteTemp writes the image into a temporary directory of tb and returns
+// its path.
+func (c *Chunked) WriteTemp(tb testing.TB) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "chunked.dwarfs")
+	if err := c.Write(p); err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }
 
 // Write writes the image to path.
