@@ -239,7 +239,19 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 			continue
 		}
 		if err := b.segmentFile(seg, c); err != nil {
-			return err
+			var se *segmenterError
+			if ctx.Err() != nil || !b.opt.ContinueOnErr || errors.As(err, &se) {
+				return err
+			}
+			// As the reference does with a file that fails while being
+			// read: keep it, empty, and report the error.
+			b.sc.warn("%v; storing it as an empty file", err)
+			b.stats.Errors++
+			c.chunks, c.size = nil, 0
+			for _, in := range append(c.inodes, c.rep) {
+				in.size = 0
+			}
+			continue
 		}
 		if b.opt.Progress != nil {
 			progMu.Lock()
@@ -249,6 +261,14 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 	}
 	return seg.finish()
 }
+
+// segmenterError marks a segmentFile error after which the segmenter
+// cannot go on: the block sink failed, or a fault interrupted it mid-file.
+// It always ends the build; other errors are the input's.
+type segmenterError struct{ err error }
+
+func (e *segmenterError) Error() string { return e.err.Error() }
+func (e *segmenterError) Unwrap() error { return e.err }
 
 // segmentFile maps the file (falling back to reading it) and segments its
 // data extents; a file that shrinks while mapped is caught as a fault.
@@ -277,7 +297,7 @@ func (b *builder) segmentFile(seg *segmenter, c *content) (err error) {
 			defer func() {
 				debug.SetPanicOnFault(old)
 				if r := recover(); r != nil {
-					err = fmt.Errorf("%s: %w (fault while reading: %v)", f.osPath, errSizeChanged, r)
+					err = &segmenterError{fmt.Errorf("%s: %w (fault while reading: %v)", f.osPath, errSizeChanged, r)}
 				}
 			}()
 		}
@@ -322,7 +342,7 @@ func (b *builder) segmentFile(seg *segmenter, c *content) (err error) {
 		}
 	}
 	if err != nil {
-		return err
+		return &segmenterError{err}
 	}
 	// Catch files that grew (or were replaced) while being read.
 	if fi, err := fh.Stat(); err != nil {

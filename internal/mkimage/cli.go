@@ -32,7 +32,7 @@ var options = []cli.Option{
 	{Long: "no-progress", Help: "don't show progress"},
 	{Long: "filter", Short: "F", HasValue: true, Arg: "RULE", Help: "add rsync-style filter rule ('- *.o', '+ dir/**'), first match wins"},
 	{Long: "remove-empty-dirs", Help: "remove empty directories"},
-	{Long: "continue-on-error", Help: "skip unreadable entries instead of failing (godwarfs extension)"},
+	{Long: "continue-on-error", Help: "report unreadable inputs and go on, as the reference does by default: they are left out (stored empty when reading fails only while the data is packed), and the exit status is 2"},
 	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "N", Default: "1", Help: "how many blocks to scan for segments"},
 	{Long: "window-size", Short: "W", HasValue: true, Arg: "N", Default: "12", Help: "window size bits for block hashing (0 disables)"},
 	{Long: "window-step", Short: "w", HasValue: true, Arg: "N", Default: "3", Help: "window step (as right shift of size)"},

@@ -25,8 +25,9 @@ var manual = cli.Manual{
 		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
 			"Categorizers (--categorize and the --incompressible-* options), --hollow and --hotness-list are " +
-				"refused. --continue-on-error is a godwarfs extension: unreadable inputs are reported and " +
-				"skipped, and the exit status is 2.",
+				"refused. By default godwarfs stops at the first input it cannot read and writes no image; " +
+				"with --continue-on-error it behaves as the reference does by default: it reports the input, " +
+				"leaves it out (or stores it empty when reading fails only while its data is packed), and exits with status 2.",
 		}},
 	},
 	SeeAlso: []string{"dwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)"},
