@@ -263,8 +263,8 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 }
 
 // segmenterError marks a segmentFile error after which the segmenter
-// cannot go on: the block sink failed, or a fault interrupted it mid-file.
-// It always ends the build; other errors are the input's.
+// cannot go on: the block sink failed. It always ends the build; other
+// errors are the input's.
 type segmenterError struct{ err error }
 
 func (e *segmenterError) Error() string { return e.err.Error() }
@@ -297,7 +297,11 @@ func (b *builder) segmentFile(seg *segmenter, c *content) (err error) {
 			defer func() {
 				debug.SetPanicOnFault(old)
 				if r := recover(); r != nil {
-					err = &segmenterError{fmt.Errorf("%s: %w (fault while reading: %v)", f.osPath, errSizeChanged, r)}
+					// An input error, not a segmenter one: the segmenter
+					// reads the mapped input before changing any state,
+					// and appendLiteral's copy is assigned to the block
+					// only once complete, so a fault leaves it consistent.
+					err = fmt.Errorf("%s: %w, or unreadable (fault while reading the mapped file: %v)", f.osPath, errSizeChanged, r)
 				}
 			}()
 		}

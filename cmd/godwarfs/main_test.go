@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -431,5 +433,94 @@ func TestMountThroughGodwarfs(t *testing.T) {
 		if rerr != nil || string(b) != "through godwarfs\n" {
 			t.Errorf("%q: read %q, %v", argv, b, rerr)
 		}
+	}
+}
+
+// TestReadErrorMidFile packs a tree read through a FUSE mount of an image
+// whose second data block is corrupt: reading the big file fails part way
+// through (EIO), after mkdwarfs's scan read its first byte fine. Without
+// --continue-on-error mkdwarfs exits 1 and writes nothing; with it the
+// file is stored empty, the rest intact, and the exit status is 2.
+func TestReadErrorMidFile(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		if os.Getenv("GODWARFS_REQUIRE_FUSE") == "1" {
+			t.Fatalf("FUSE required but unusable: %v", err)
+		}
+		t.Skipf("skipped: FUSE unusable: %v", err)
+	}
+	bin := buildTools(t)
+	godwarfs := filepath.Join(bin, "godwarfs")
+	tool := func(args ...string) (int, string) {
+		out, err := exec.Command(godwarfs, args...).CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	src := t.TempDir()
+	var big strings.Builder
+	for i := 0; big.Len() < 1<<20; i++ {
+		fmt.Fprintf(&big, "line %d of a compressible file, %x\n", i, i*i*2654435761)
+	}
+	for name, data := range map[string]string{"big": big.String(), "small": "fine\n"} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	img := filepath.Join(dir, "src.dwarfs")
+	if code, out := tool("--tool=mkdwarfs", "-i", src, "-o", img, "-S", "16", "-C", "zstd:level=3", "--order=path", "--log-level=error"); code != 0 {
+		t.Fatalf("mkdwarfs: %d %s", code, out)
+	}
+	// Corrupt the middle of the second block section.
+	_, sections := tool("--tool=dwarfsck", "-d", "section_details", img)
+	m := regexp.MustCompile(`(?m)^  1: BLOCK \S+, (\d+) bytes at offset (\d+)$`).FindStringSubmatch(sections)
+	if m == nil {
+		t.Fatalf("no second block in:\n%s", sections)
+	}
+	length, _ := strconv.ParseInt(m[1], 10, 64)
+	off, _ := strconv.ParseInt(m[2], 10, 64)
+	raw, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := off + length/2; i < off+length/2+64; i++ {
+		raw[i] ^= 0x5a
+	}
+	if err := os.WriteFile(img, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mnt := t.TempDir()
+	if code, out := tool("--tool=dwarfs", img, mnt); code != 0 {
+		t.Fatalf("mount: %d %s", code, out)
+	}
+	defer func() {
+		if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
+			if err := syscall.Unmount(mnt, 0); err != nil {
+				t.Errorf("unmount: %s %v", out, err)
+			}
+		}
+	}()
+	if _, err := os.ReadFile(filepath.Join(mnt, "big")); err == nil {
+		t.Fatal("reading the corrupt file through the mount succeeded")
+	}
+	out1 := filepath.Join(dir, "strict.dwarfs")
+	code, out := tool("--tool=mkdwarfs", "-i", mnt, "-o", out1, "--file-hash=none", "--order=path", "--log-level=warn")
+	if code != 1 || !strings.Contains(out, filepath.Join(mnt, "big")) {
+		t.Errorf("without --continue-on-error: exit %d, want 1 naming big:\n%s", code, out)
+	}
+	if _, err := os.Stat(out1); err == nil {
+		t.Error("an image was written although mkdwarfs failed")
+	}
+	out2 := filepath.Join(dir, "lenient.dwarfs")
+	code, out = tool("--tool=mkdwarfs", "-i", mnt, "-o", out2, "--file-hash=none", "--order=path", "--log-level=warn", "--continue-on-error")
+	if code != 2 || !strings.Contains(out, "storing it as an empty file") {
+		t.Fatalf("--continue-on-error: exit %d, want 2 and the file stored empty:\n%s", code, out)
+	}
+	code, list := tool("--tool=dwarfsck", "-l", "-v", out2)
+	if code != 0 || !regexp.MustCompile(`(?m) 0 \S+ \S+ big$`).MatchString(list) || !regexp.MustCompile(`(?m) 5 \S+ \S+ small$`).MatchString(list) {
+		t.Errorf("the image: exit %d, want big empty and small intact:\n%s", code, list)
 	}
 }
