@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/godwarfs/godwarfs/internal/chmod"
+	"github.com/godwarfs/godwarfs/internal/version"
 	"io"
-	"math/bits"
 	"os"
 	"runtime/debug"
 	"sort"
@@ -16,9 +16,6 @@ import (
 
 	"github.com/godwarfs/godwarfs/metadata"
 )
-
-// Version is written as metadata dwarfs_version.
-const Version = "godwarfs v0.1.0"
 
 type builder struct {
 	opt   *Options
@@ -370,7 +367,7 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 		Features:            []string{},
 		Options:             &metadata.FsOptions{MtimeOnly: !opt.KeepAllTimes, InodesHaveNlink: !opt.NoHardlinks},
 	}
-	ver := Version
+	ver := version.Get().Name()
 	md.DwarfsVersion = &ver
 	sep := uint32('/')
 	md.PreferredPathSeparator = &sep
@@ -449,38 +446,31 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 			}
 		}
 	}
-	k := uint(opt.BlockSizeBits)
-	inlineLimit := uint64(1)<<(uint(bits.Len32(maxData))+k) - 1
-	large := map[int64]uint32{}
+	holes := metadata.NewHoleEncoder(holeIdx, uint32(1)<<opt.BlockSizeBits, maxData)
 	md.ChunkTable = make([]uint32, 0, len(contentsInTable)+1)
 	for _, c := range contentsInTable {
 		md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
 		for _, ch := range c.chunks {
-			if !ch.hole {
+			if ch.hole {
+				md.Chunks = append(md.Chunks, holes.Chunk(uint64(ch.holeLen)))
+			} else {
 				md.Chunks = append(md.Chunks, metadata.Chunk{Block: ch.block, Offset: ch.off, Size: ch.size})
-				continue
 			}
-			L := uint64(ch.holeLen)
-			if L <= inlineLimit {
-				md.Chunks = append(md.Chunks, metadata.Chunk{Block: holeIdx, Offset: uint32(L & (1<<k - 1)), Size: uint32(L >> k)})
-				continue
-			}
-			li, ok := large[ch.holeLen]
-			if !ok {
-				li = uint32(len(md.LargeHoleSize))
-				large[ch.holeLen] = li
-				md.LargeHoleSize = append(md.LargeHoleSize, L)
-			}
-			md.Chunks = append(md.Chunks, metadata.Chunk{Block: holeIdx, Offset: 0xFFFFFFFF, Size: li})
 		}
 	}
 	md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
-	md.RegFileSizeCache = sizeCache(md.ChunkTable, contentsInTable)
 	if hasHoles {
 		md.HoleBlockIndex = &holeIdx
 		md.Features = []string{"sparsefiles"}
-		md.HasLargeHoleSize = len(md.LargeHoleSize) > 0
+		// The reference sets large_hole_size, empty or not, in every
+		// sparse image.
+		md.LargeHoleSize, md.HasLargeHoleSize = holes.Sizes, true
 	}
+	sc, err := md.SizeCache(md.ChunkTable, metadata.SizeCacheMinChunks)
+	if err != nil {
+		return nil, err
+	}
+	md.RegFileSizeCache = sc
 	for i, c := range n.shared {
 		for range c.inodes {
 			md.SharedFilesTable = append(md.SharedFilesTable, uint32(i))
@@ -633,33 +623,6 @@ func (b *builder) inodes(md *metadata.Metadata, n *numbering) error {
 		}
 	}
 	return nil
-}
-
-// sizeCacheMinChunks is the reference mkdwarfs threshold for caching a file
-// size: summing fewer chunks is cheap enough for readers.
-const sizeCacheMinChunks = 128
-
-// sizeCache builds reg_file_size_cache, keyed by chunk_table index, for
-// contents with many chunks (allocated sizes only where holes exist).
-func sizeCache(ct []uint32, cs []*content) *metadata.InodeSizeCache {
-	c := &metadata.InodeSizeCache{MinChunkCount: sizeCacheMinChunks}
-	for i, ct0 := range ct[:len(ct)-1] {
-		if ct[i+1]-ct0 < sizeCacheMinChunks {
-			continue
-		}
-		k := uint32(i)
-		c.SizeLookup = append(c.SizeLookup, metadata.KV{Key: k, Value: uint64(cs[i].size)})
-		var holes int64
-		for _, ch := range cs[i].chunks {
-			if ch.hole {
-				holes += ch.holeLen
-			}
-		}
-		if holes > 0 {
-			c.AllocatedSizeLookup = append(c.AllocatedSizeLookup, metadata.KV{Key: k, Value: uint64(cs[i].size - holes)})
-		}
-	}
-	return c
 }
 
 // sortedIndex returns the set's strings in byte order (the reference sorts

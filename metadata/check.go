@@ -208,7 +208,7 @@ func (f *FS) checkChunks() error {
 	}
 	for i, c := range md.Chunks {
 		if f.holes && c.Block == f.holeBlk {
-			if c.Offset == largeHoleOffset {
+			if c.Offset == LargeHoleOffset {
 				if int(c.Size) >= len(md.LargeHoleSize) {
 					return fmt.Errorf("metadata: check: chunks[%d]: large hole index %d out of range", i, c.Size)
 				}

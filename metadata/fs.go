@@ -28,9 +28,6 @@ const (
 	maxSymlinkLen = 4096
 )
 
-// largeHoleOffset marks a hole chunk whose size is large_hole_size[size].
-const largeHoleOffset = 0xFFFFFFFF
-
 // knownFeatures lists the metadata features this reader implements.
 var knownFeatures = map[string]bool{"sparsefiles": true}
 
@@ -627,13 +624,11 @@ func (f *FS) chunkRef(c Chunk) (ChunkRef, error) {
 	if !f.holes || c.Block != f.holeBlk {
 		return ChunkRef{Block: c.Block, Offset: c.Offset, Size: uint64(c.Size)}, nil
 	}
-	if c.Offset == largeHoleOffset {
-		if int(c.Size) >= len(f.md.LargeHoleSize) {
-			return ChunkRef{}, fmt.Errorf("metadata: large hole index %d out of range (%d)", c.Size, len(f.md.LargeHoleSize))
-		}
-		return ChunkRef{Size: f.md.LargeHoleSize[c.Size], Hole: true}, nil
+	n, err := f.md.HoleLength(c)
+	if err != nil {
+		return ChunkRef{}, err
 	}
-	return ChunkRef{Size: uint64(c.Size)*uint64(f.md.BlockSize) + uint64(c.Offset), Hole: true}, nil
+	return ChunkRef{Size: n, Hole: true}, nil
 }
 
 // FileChunks returns the content pieces of regular file ino, holes

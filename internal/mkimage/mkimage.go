@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/internal/recompress"
+	"github.com/godwarfs/godwarfs/internal/version"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -547,18 +547,15 @@ func writeSection(cfg *Config, bw *block.Writer, t block.SectionType, spec strin
 }
 
 func history(cfg *Config) []byte {
-	rec := metadata.HistoryRecord{
-		Version:    metadata.DwarfsVersion{Major: 0, Minor: 1, Patch: 0, IsRelease: true},
-		SystemID:   runtime.GOOS + " " + runtime.GOARCH,
-		CompilerID: runtime.Version(),
-	}
+	var args []string
 	if !cfg.NoHistArgs {
-		rec.Arguments = cfg.Args
-		rec.HasArguments = true
+		args = cfg.Args
 	}
+	var now *time.Time
 	if !cfg.NoHistTime {
-		t := uint64(max(cfg.Build.Now().Unix(), 0))
-		rec.Timestamp = &t
+		t := cfg.Build.Now()
+		now = &t
 	}
+	rec := version.Get().HistoryRecord(args, now)
 	return metadata.EncodeHistory(&metadata.History{Entries: []metadata.HistoryRecord{rec}})
 }

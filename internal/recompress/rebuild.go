@@ -3,6 +3,7 @@ package recompress
 import (
 	"fmt"
 	"github.com/godwarfs/godwarfs/internal/chmod"
+	"github.com/godwarfs/godwarfs/internal/version"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,7 +202,7 @@ func rebuildMetadata(orig, prev *metadata.Metadata, major, minor int, opts Optio
 		md.MetadataVersionHistory = append(slices.Clone(prev.MetadataVersionHistory), h)
 		md.HasMetadataVersionHistory = true
 	}
-	v := version
+	v := version.Get().Name()
 	md.DwarfsVersion = &v
 	if md.PreferredPathSeparator == nil && !orig.HasDirEntries {
 		sep := uint32('/')

@@ -9,9 +9,6 @@ import (
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
-// largeHoleOffset marks a hole chunk whose size is large_hole_size[size].
-const largeHoleOffset = 0xFFFFFFFF
-
 // rechunker lays the contents of every chunk_table entry out into new
 // blocks of a different size (--change-block-size). It is simple
 // concatenation: no segmenter, so data that the input shared between files
@@ -33,7 +30,16 @@ type rechunker struct {
 
 	chunks []metadata.Chunk
 	prov   []bool // chunks[i].Block is a provisional id (false: hole)
+	holes  []holeChunk
+	large  []uint64 // large_hole_size of the output
 	table  []uint32
+}
+
+// holeChunk is a hole at chunks[idx]; holes are encoded once the largest
+// output data chunk is known.
+type holeChunk struct {
+	idx    int
+	length uint64
 }
 
 // streamKey identifies an output stream: category (-1: none) and
@@ -130,14 +136,11 @@ func (rc *rechunker) produce(ctx context.Context, emit func(data []byte) error) 
 		rc.table = append(rc.table, uint32(len(rc.chunks)))
 		for _, c := range md.Chunks[ct[i]:ct[i+1]] {
 			if holes && c.Block == holeBlk {
-				if c.Offset != largeHoleOffset {
-					total := uint64(c.Size)*uint64(md.BlockSize) + uint64(c.Offset)
-					q := total / uint64(rc.bs)
-					if q > 1<<32-1 {
-						return fmt.Errorf("hole of %d bytes not representable with block size %d: %w", total, rc.bs, ErrNotSupported)
-					}
-					c = metadata.Chunk{Size: uint32(q), Offset: uint32(total % uint64(rc.bs))}
+				n, err := md.HoleLength(c)
+				if err != nil {
+					return fmt.Errorf("%w: %w", err, block.ErrCorrupt)
 				}
+				rc.holes = append(rc.holes, holeChunk{len(rc.chunks), n})
 				rc.chunks = append(rc.chunks, c)
 				rc.prov = append(rc.prov, false)
 				continue
@@ -195,18 +198,25 @@ func (rc *rechunker) produce(ctx context.Context, emit func(data []byte) error) 
 			return err
 		}
 	}
+	var maxData uint32
 	for i := range rc.chunks {
 		if rc.prov[i] {
 			rc.chunks[i].Block = rc.final[rc.chunks[i].Block]
-		} else if holes {
-			rc.chunks[i].Block = rc.nFlushed
+			maxData = max(maxData, rc.chunks[i].Size)
 		}
+	}
+	if holes {
+		enc := metadata.NewHoleEncoder(rc.nFlushed, rc.bs, maxData)
+		for _, h := range rc.holes {
+			rc.chunks[h.idx] = enc.Chunk(h.length)
+		}
+		rc.large = enc.Sizes
 	}
 	return nil
 }
 
 // apply returns a copy of the input metadata with the new chunks.
-func (rc *rechunker) apply(orig *metadata.Metadata) *metadata.Metadata {
+func (rc *rechunker) apply(orig *metadata.Metadata) (*metadata.Metadata, error) {
 	md := *orig
 	md.Chunks = rc.chunks
 	md.ChunkTable = rc.table
@@ -221,6 +231,7 @@ func (rc *rechunker) apply(orig *metadata.Metadata) *metadata.Metadata {
 	if md.HoleBlockIndex != nil {
 		h := rc.nFlushed
 		md.HoleBlockIndex = &h
+		md.LargeHoleSize, md.HasLargeHoleSize = rc.large, true
 	}
 	if md.HasBlockCategories {
 		md.BlockCategories = rc.cats
@@ -228,8 +239,13 @@ func (rc *rechunker) apply(orig *metadata.Metadata) *metadata.Metadata {
 	if md.HasBlockCategoryMetadata {
 		md.BlockCategoryMetadata = rc.catMeta
 	}
-	// Cached sizes stay correct, but the cache selects files by chunk
-	// count, which changed; readers compute sizes without it.
-	md.RegFileSizeCache = nil
-	return &md
+	if orig.RegFileSizeCache != nil {
+		// The cache selects files by chunk count, which changed.
+		sc, err := md.SizeCache(rc.table, uint32(orig.RegFileSizeCache.MinChunkCount))
+		if err != nil {
+			return nil, err
+		}
+		md.RegFileSizeCache = sc
+	}
+	return &md, nil
 }

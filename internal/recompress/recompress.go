@@ -27,7 +27,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/godwarfs/godwarfs/block"
-	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/internal/version"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -660,7 +660,10 @@ func (r *rewriter) writeMetadata(w *block.Writer) error {
 		}
 		src := r.md
 		if r.rechunk != nil {
-			src = r.rechunk.apply(r.md)
+			var err error
+			if src, err = r.rechunk.apply(r.md); err != nil {
+				return fmt.Errorf("rebuild metadata: %w", err)
+			}
 		}
 		md, err := rebuildMetadata(src, r.md, r.im.Major(), r.im.Minor(), o)
 		if err != nil {
@@ -691,6 +694,9 @@ func (r *rewriter) writeMetadata(w *block.Writer) error {
 }
 
 func (r *rewriter) writeHistory(w *block.Writer) error {
+	// Like the reference, all entries of the input's HISTORY sections and
+	// the new one go into a single HISTORY section.
+	var hist metadata.History
 	last := block.CompNone
 	have := false
 	for _, s := range r.im.Sections() {
@@ -699,9 +705,15 @@ func (r *rewriter) writeHistory(w *block.Writer) error {
 			continue
 		case block.SectionHistory:
 			last, have = s.Compression, true
-			if err := r.writeSection(w, s, r.opts.HistoryCompression, nil); err != nil {
-				return err
+			b, err := r.im.ReadDecompressed(s)
+			if err != nil {
+				return fmt.Errorf("history: %w", err)
 			}
+			h, err := metadata.DecodeHistory(b)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s, err)
+			}
+			hist.Entries = append(hist.Entries, h.Entries...)
 		default:
 			// Unknown section types are tolerated by readers >= 0.7.3;
 			// copy them unchanged.
@@ -714,27 +726,21 @@ func (r *rewriter) writeHistory(w *block.Writer) error {
 			}
 		}
 	}
-	if r.opts.NoHistory {
+	if !r.opts.NoHistory {
+		var now *time.Time
+		if !r.opts.NoHistoryTimestamps {
+			t := time.Now()
+			if r.opts.Now != nil {
+				t = r.opts.Now()
+			}
+			now = &t
+		}
+		hist.Entries = append(hist.Entries, version.Get().HistoryRecord(r.opts.HistoryArgs, now))
+	}
+	if len(hist.Entries) == 0 {
 		return nil
 	}
-	rec := metadata.HistoryRecord{
-		Version:    metadata.DwarfsVersion{Major: 0, Minor: 1, Patch: 0, IsRelease: true},
-		SystemID:   "Linux [" + goarchName() + "]",
-		CompilerID: runtime.Version(),
-	}
-	if r.opts.HistoryArgs != nil {
-		rec.Arguments = append([]string(nil), r.opts.HistoryArgs...)
-		rec.HasArguments = true
-	}
-	if !r.opts.NoHistoryTimestamps {
-		now := time.Now
-		if r.opts.Now != nil {
-			now = r.opts.Now
-		}
-		t := uint64(max(now().Unix(), 0))
-		rec.Timestamp = &t
-	}
-	payload := metadata.EncodeHistory(&metadata.History{Entries: []metadata.HistoryRecord{rec}})
+	payload := metadata.EncodeHistory(&hist)
 	orig := last
 	if !have {
 		orig = r.metaSec.Compression
@@ -749,18 +755,3 @@ func (r *rewriter) writeHistory(w *block.Writer) error {
 	}
 	return w.WriteSection(block.SectionHistory, ct, p)
 }
-
-func goarchName() string {
-	switch runtime.GOARCH {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
-	case "386":
-		return "i686"
-	}
-	return runtime.GOARCH
-}
-
-// version is recorded as dwarfs_version of rebuilt metadata.
-const version = dedup.Version
