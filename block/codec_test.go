@@ -163,7 +163,7 @@ func TestNewCompressorErrors(t *testing.T) {
 		}
 	}
 	c, err := NewCompressor("lz4hc:level=12")
-	if err != nil || c.Compression() != CompLZ4HC {
+	if err != nil || c.Compression() != CompLZ4 {
 		t.Errorf("lz4hc: %v %v", c, err)
 	}
 }

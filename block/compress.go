@@ -382,12 +382,9 @@ type lz4Compressor struct {
 	pool  sync.Pool // *lz4.Compressor or *lz4.CompressorHC; they are not concurrency-safe
 }
 
-func (l *lz4Compressor) Compression() Compression {
-	if l.hc {
-		return CompLZ4HC
-	}
-	return CompLZ4
-}
+// Compression is LZ4 for both: lz4hc output is a plain LZ4 block, and the
+// reference tools label it LZ4 too.
+func (l *lz4Compressor) Compression() Compression { return CompLZ4 }
 
 // lz4hcDepth maps the reference 1..12 levels onto the Go search depths.
 func lz4hcDepth(level int) lz4.CompressionLevel {
