@@ -246,7 +246,7 @@ func compare(t *testing.T, ref, ours *Shape, wantHistory int) {
 	if om.HoleBlockIndex != nil && int(*om.HoleBlockIndex) != ours.Blocks {
 		t.Errorf("hole block index %d, want the block count %d", *om.HoleBlockIndex, ours.Blocks)
 	}
-	if om.DwarfsVersion != nil && !strings.HasPrefix(*om.DwarfsVersion, "godwarfs v") {
+	if om.DwarfsVersion != nil && !strings.HasPrefix(*om.DwarfsVersion, "godwarfs ") {
 		t.Errorf("dwarfs_version %q", *om.DwarfsVersion)
 	}
 
