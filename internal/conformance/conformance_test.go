@@ -15,6 +15,7 @@ import (
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/extract"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/metadata"
 )
 
 // common are the options every reference fixture image was built with:
@@ -233,6 +234,11 @@ func compare(t *testing.T, ref, ours *Shape, wantHistory int) {
 	}
 	if !reflect.DeepEqual(om.Options, rm.Options) {
 		t.Errorf("options %+v, reference %+v", deref(om.Options), deref(rm.Options))
+	}
+	for _, st := range [][2]*metadata.StringTable{{om.CompactNames, rm.CompactNames}, {om.CompactSymlinks, rm.CompactSymlinks}} {
+		if st[0] != nil && st[1] != nil && st[0].PackedIndex != st[1].PackedIndex {
+			t.Errorf("string table packed index %v, reference %v", st[0].PackedIndex, st[1].PackedIndex)
+		}
 	}
 	if !slices.Equal(om.Features, rm.Features) {
 		t.Errorf("features %v, reference %v", om.Features, rm.Features)

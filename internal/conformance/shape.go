@@ -123,9 +123,10 @@ func contains(l []string, s string) bool {
 }
 
 // present records the set optional fields of struct v under prefix: a
-// non-nil pointer, a true HasX flag (container presence), or a non-empty
-// slice whose presence has no flag. Nested structs behind pointers are
-// described under their own field name.
+// non-nil pointer or a true HasX flag (container presence). Nested structs
+// are described too, those behind pointers under their own field name.
+// Plain values (flags such as is_release or mtime_only) are not presence;
+// the comparison checks the ones that follow from the options.
 func present(out map[string]bool, prefix string, v reflect.Value) {
 	t := v.Type()
 	for i := range t.NumField() {
@@ -146,10 +147,6 @@ func present(out map[string]bool, prefix string, v reflect.Value) {
 			}
 		case f.Type.Kind() == reflect.Struct:
 			present(out, name, fv)
-		case f.Type.Kind() == reflect.Bool:
-			if fv.Bool() {
-				out[name] = true
-			}
 		}
 	}
 }

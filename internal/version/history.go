@@ -3,6 +3,7 @@ package version
 import (
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,7 +67,21 @@ func libName(path, ver string) string {
 	return path + "-" + strings.TrimPrefix(ver, "v")
 }
 
-// libraries lists the modules linked into the binary, sorted.
+// imageLibraries are the modules whose code shapes an image's bytes (the
+// encoders and checksums). Only these are listed in history entries, so the
+// standalone tools and the multi-call binary, which link different sets of
+// modules, write identical images.
+var imageLibraries = []string{
+	"github.com/DataDog/zstd",
+	"github.com/andybalholm/brotli",
+	"github.com/cespare/xxhash/v2",
+	"github.com/klauspost/compress",
+	"github.com/pierrec/lz4/v4",
+	"github.com/ulikunitz/xz",
+	"github.com/zeebo/xxh3",
+}
+
+// libraries lists the image libraries linked into the binary, sorted.
 func libraries() []string {
 	out := []string{}
 	bi, ok := debug.ReadBuildInfo()
@@ -74,6 +89,9 @@ func libraries() []string {
 		return out
 	}
 	for _, d := range bi.Deps {
+		if !slices.Contains(imageLibraries, d.Path) {
+			continue
+		}
 		if d.Replace != nil {
 			d = d.Replace
 		}
