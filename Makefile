@@ -7,7 +7,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/
 
-.PHONY: all build man test vet unit fuzz-short demo bench bench-build bench-read bench-recompress clean
+.PHONY: all build man test vet unit fuzz-short demo bench bench-build bench-read bench-recompress check-compat clean
 
 all: build
 
@@ -50,6 +50,11 @@ bench-build: build
 
 bench-read: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/read.sh
+
+# Images from every level, codec, packing option and rewrite, checked with
+# the reference tools (REF_DWARFS=DIR; skipped with a message without it).
+check-compat: build
+	BIN=$(abspath $(BIN)) ./bench/check-compat.sh
 
 bench-recompress: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/recompress.sh

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# make check-compat: build images with godwarfs at every level, codec,
+# packing option and rewrite, then check each with the reference tools:
+# dwarfsck (summary, -d 3, --json, --check-integrity, --list),
+# dwarfsextract (compared with the source tree) and a reference FUSE mount
+# (compared likewise).
+#
+#   REF_DWARFS  directory with the reference mkdwarfs, dwarfsck,
+#               dwarfsextract and dwarfs binaries (required; without it the
+#               check prints "skipped" and exits 0)
+#   BIN         godwarfs binaries (default <repo>/bin; built if missing)
+#   SRC         source tree (default: the reference fixture tree, extracted
+#               from ../shared/fixtures/reference/images/default.dwarfs)
+#   CASES       subset of case names to run
+#   KEEP=1      keep the work directory
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+if [[ -z ${REF_DWARFS:-} ]]; then
+	echo "skipped: reference tools not installed (set REF_DWARFS to the directory holding the reference dwarfsck, dwarfsextract and dwarfs)"
+	exit 0
+fi
+for t in dwarfsck dwarfsextract dwarfs; do
+	[[ -x $REF_DWARFS/$t ]] || { echo "skipped: reference tools not installed ($REF_DWARFS/$t missing)"; exit 0; }
+done
+ensure_bin mkdwarfs dwarfsck dwarfsextract
+need python3
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/godwarfs-compat.XXXXXX")
+MNT=$WORK/mnt
+mkdir -p "$MNT"
+cleanup() {
+	mountpoint -q "$MNT" 2>/dev/null && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
+	[[ ${KEEP:-0} == 1 ]] && log "kept $WORK" || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if [[ -z ${SRC:-} ]]; then
+	fix=$REPO_ROOT/../shared/fixtures/reference/images/default.dwarfs
+	[[ -f $fix ]] || die "no SRC given and $fix not found"
+	SRC=$WORK/src
+	"$BIN/dwarfsextract" -i "$fix" -o "$SRC" || die "extracting the fixture tree failed"
+fi
+
+# CASE lines: name | build options | rewrite options (empty: none).
+# Every image is built with devices and specials, so the whole tree is kept.
+read -r -d '' MATRIX <<'LIST'
+l0|-l 0|
+l1|-l 1|
+l2|-l 2|
+l3|-l 3|
+l4|-l 4|
+l5|-l 5|
+l6|-l 6|
+l7|-l 7|
+l8|-l 8|
+l9|-l 9|
+null|-C null|
+zstd3|-C zstd:level=3|
+zstd22|-C zstd:level=22|
+lzma1|-C lzma:level=1|
+lz4|-C lz4|
+lz4hc|-C lz4hc:level=9|
+brotli|-C brotli:quality=5|
+pack-all|-P all|
+pack-none|-P none|
+pack-plain|-P plain|
+pack-shared|-P shared_files,chunk_table,directories|
+small-blocks|-S 16|
+no-history|--no-history|
+no-index|--no-section-index|
+no-sparse|--no-sparse-files|
+times-ns|--time-resolution ns --keep-all-times|
+times-min|--time-resolution min|
+history-full||
+header|--header HEADER|
+rw-recompress|-S 20|--recompress -C lzma:level=1
+rw-recompress-meta|-S 20|--recompress=metadata --metadata-compression null
+rw-rebuild|-S 20|--rebuild-metadata -P all
+rw-rebuild-times|-S 20 --keep-all-times|--rebuild-metadata --time-resolution 60
+rw-block-size|-S 20|--change-block-size -S 16
+rw-twice|-S 20|--recompress -C zstd:level=3 ; --rebuild-metadata -P none
+LIST
+
+printf '#!/bin/false\nheader\n' >"$WORK/header"
+# tree_listing DIR: type, permissions, size and link target of every entry.
+tree_listing() { (cd "$1" && find . -mindepth 1 -printf '%P\t%y\t%m\t%s\t%l\n' | sort); }
+tree_listing "$SRC" >"$WORK/src.listing"
+
+pass=0
+fail=0
+declare -a ROWS
+check() { # check NAME DESC CMD...: run, record result
+	local name=$1 desc=$2
+	shift 2
+	if "$@" >"$WORK/out" 2>&1; then
+		return 0
+	fi
+	log "$name: $desc failed:"
+	head -5 "$WORK/out" >&2
+	return 1
+}
+
+same_tree() { # same_tree DIR: content and listing equal to the source
+	diff -r --no-dereference "$SRC" "$1" >"$WORK/diff" 2>&1 || { head -5 "$WORK/diff" >&2; return 1; }
+	tree_listing "$1" | diff "$WORK/src.listing" - >"$WORK/diff" || { head -5 "$WORK/diff" >&2; return 1; }
+}
+
+while IFS='|' read -r name build rewrite; do
+	[[ -z $name ]] && continue
+	if [[ -n ${CASES:-} && " $CASES " != *" $name "* ]]; then continue; fi
+	img=$WORK/$name.dwarfs
+	hist=(--no-history-timestamps)
+	[[ $name == history-full ]] && hist=()
+	# shellcheck disable=SC2086
+	if ! "$BIN/mkdwarfs" -i "$SRC" -o "$img" --with-devices --with-specials --progress none "${hist[@]}" ${build//HEADER/$WORK/header} >"$WORK/out" 2>&1; then
+		log "$name: mkdwarfs failed"; head -5 "$WORK/out" >&2
+		ROWS+=("$name|build failed|||||||"); fail=$((fail + 1)); continue
+	fi
+	if [[ -n $rewrite ]]; then
+		IFS=';' read -ra steps <<<"$rewrite"
+		for step in "${steps[@]}"; do
+			# shellcheck disable=SC2086
+			if ! "$BIN/mkdwarfs" -i "$img" -o "$img.new" --progress none $step >"$WORK/out" 2>&1; then
+				log "$name: rewrite '$step' failed"; head -5 "$WORK/out" >&2
+				img=""; break
+			fi
+			mv "$img.new" "$img"
+		done
+		[[ -z $img ]] && { ROWS+=("$name|rewrite failed|||||||"); fail=$((fail + 1)); continue; }
+	fi
+	r=()
+	ok=1
+	res() { if "$@"; then r+=(ok); else r+=(FAIL); ok=0; fi; }
+	res check "$name" "dwarfsck" sh -c '"$1/dwarfsck" "$2" >"$3/summary" && { [ "$4" = no-history ] || grep -q "^History:" "$3/summary"; }' _ "$REF_DWARFS" "$img" "$WORK" "$name"
+	res check "$name" "dwarfsck -d 3" "$REF_DWARFS/dwarfsck" -d 3 "$img"
+	res check "$name" "dwarfsck --json" sh -c '"$1/dwarfsck" --json "$2" | python3 -m json.tool >/dev/null' _ "$REF_DWARFS" "$img"
+	res check "$name" "dwarfsck --check-integrity" "$REF_DWARFS/dwarfsck" --check-integrity "$img"
+	res check "$name" "dwarfsck --list" sh -c '"$1/dwarfsck" --list "$2" | sort | diff - "$3"' _ "$REF_DWARFS" "$img" <(cut -f1 "$WORK/src.listing")
+	rm -rf "$WORK/x" && mkdir "$WORK/x"
+	res check "$name" "dwarfsextract" "$REF_DWARFS/dwarfsextract" -i "$img" -o "$WORK/x"
+	[[ ${r[-1]} == ok ]] && { same_tree "$WORK/x" || { r[-1]=FAIL; ok=0; log "$name: extracted tree differs"; }; }
+	if "$REF_DWARFS/dwarfs" "$img" "$MNT" -o ro >"$WORK/out" 2>&1; then
+		if same_tree "$MNT"; then r+=(ok); else r+=(FAIL); ok=0; log "$name: mounted tree differs"; fi
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
+	else
+		log "$name: reference mount failed"; head -5 "$WORK/out" >&2; r+=(FAIL); ok=0
+	fi
+	ROWS+=("$name|$(IFS='|'; echo "${r[*]}")|$(stat -c %s "$img")")
+	if [[ $ok == 1 ]]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done <<<"$MATRIX"
+
+echo
+echo "Reference tools: $("$REF_DWARFS/dwarfsck" --version 2>/dev/null | head -1)"
+echo
+echo "| case | dwarfsck | -d 3 | --json | --check-integrity | --list | dwarfsextract | mount | image bytes |"
+echo "|---|---|---|---|---|---|---|---|---:|"
+for row in "${ROWS[@]}"; do echo "|${row//|/ | }|"; done
+echo
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]
