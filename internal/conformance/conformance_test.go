@@ -97,7 +97,7 @@ func buildTool(t *testing.T, dir, name string) string {
 // extracting the reference default image.
 func sourceTree(t *testing.T, dir string) string {
 	t.Helper()
-	img := filepath.Join(fixtures.Dir(), "reference", "images", "default.dwarfs")
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
 	im, err := godwarfs.Open(img, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +118,7 @@ func sourceTree(t *testing.T, dir string) string {
 }
 
 func TestMatchesReferenceFixtures(t *testing.T) {
-	fix := fixtures.Dir()
-	if fix == "" {
-		t.Fatal("fixtures directory ../shared/fixtures not found")
-	}
+	fix := fixtures.Require(t)
 	dir := t.TempDir()
 	mk := buildTool(t, dir, "mkdwarfs")
 	tree := sourceTree(t, dir)
