@@ -154,6 +154,29 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	return nil
 }
 
+// selectJSON keeps the parts of the JSON summary that features select, as
+// the reference does: the creator keys always, the version and offset with
+// version, the history with history, and the rest with metadata_summary.
+func selectJSON(m map[string]any, f Features) map[string]any {
+	for k := range m {
+		var need Features
+		switch k {
+		case "created_by", "created_on", "features":
+			continue
+		case "version", "image_offset":
+			need = FeatVersion
+		case "history":
+			need = FeatHistory
+		default:
+			need = FeatMetadataSummary
+		}
+		if f&need == 0 {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
 // report prints the summary parts selected by features, as text or JSON.
 func report(im *godwarfs.Image, features Features, asJSON bool, stdout io.Writer) error {
 	info, err := Gather(im)
@@ -161,7 +184,7 @@ func report(im *godwarfs.Image, features Features, asJSON bool, stdout io.Writer
 		return err
 	}
 	if asJSON {
-		b, err := json.Marshal(info.JSON())
+		b, err := json.Marshal(selectJSON(info.JSON(), features))
 		if err != nil {
 			return err
 		}

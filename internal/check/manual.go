@@ -22,9 +22,8 @@ var manual = cli.Manual{
 			"The reference's dumps of its internal metadata encoding (the features metadata_details, " +
 				"frozen_analysis, frozen_details, frozen_layout and schema_raw_dump, including the metadata memory " +
 				"usage table of -d 2) are not shown; asked for by name they are refused. metadata_full_dump prints " +
-				"the metadata as JSON (as --export-metadata does) instead of the reference's debug dump. --json " +
-				"prints the level 2 summary whatever -d says. --checksum offers no sm3, and prints the files in " +
-				"path order.",
+				"the metadata as JSON (as --export-metadata does) instead of the reference's debug dump; --json " +
+				"does not list the sections. --checksum offers no sm3, and prints the files in path order.",
 		}},
 	},
 	SeeAlso: []string{"mkdwarfs(1)", "dwarfs(1)", "dwarfsextract(1)"},

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -188,5 +190,41 @@ func TestCheckOptions(t *testing.T) {
 		if rc != tc.rc || (tc.msg != "" && !strings.HasPrefix(errs, "dwarfsck: error: "+tc.msg+"\n")) || (tc.msg == "" && errs != "") {
 			t.Errorf("%q: exit %d, stderr %q; want %d %q", tc.args, rc, errs, tc.rc, tc.msg)
 		}
+	}
+}
+
+// TestDetailJSON: --json shows what -d selects, as the reference does.
+func TestDetailJSON(t *testing.T) {
+	img := fixtures.File(t, "reference", "images", "default.dwarfs")
+	keys := func(args ...string) string {
+		rc, out, errs := runck(append(args, img)...)
+		if rc != 0 {
+			t.Fatalf("%q: exit %d: %s", args, rc, errs)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		var k []string
+		for key := range m {
+			k = append(k, key)
+		}
+		sort.Strings(k)
+		return strings.Join(k, " ")
+	}
+	for _, tc := range []struct {
+		d, want string
+	}{
+		{"0", "created_by created_on features"},
+		{"version", "created_by created_on features image_offset version"},
+		{"history", "created_by created_on features history"},
+	} {
+		if got := keys("-j", "-d", tc.d); got != tc.want {
+			t.Errorf("-j -d %s: keys %q, want %q", tc.d, got, tc.want)
+		}
+	}
+	d1, d2 := keys("-j", "-d1"), keys("-j")
+	if strings.Contains(d1, "history") || !strings.Contains(d1, "block_size") || !strings.Contains(d1, "version") || !strings.Contains(d2, "history") {
+		t.Errorf("-j -d1 keys %q, -j keys %q", d1, d2)
 	}
 }
