@@ -67,6 +67,8 @@ type Image struct {
 
 	// need[n] is how far into block n the chunks reach.
 	need []metadata.BlockNeed
+
+	layouts layoutCache // of files with many chunks
 }
 
 // Open opens the image file at path; nil opts means the zero Options.

@@ -1,6 +1,7 @@
 package godwarfs
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"github.com/godwarfs/godwarfs/metadata"
 )
@@ -23,14 +25,11 @@ import (
 // ReadAt, ReadAtContext, SeekData, SeekHole and Prefetch are safe for
 // concurrent use. Read and Seek share a position and are not.
 type File struct {
-	im     *Image
-	ino    uint32
-	path   string // as opened, for errors
-	fi     *fileInfo
-	chunks []metadata.ChunkRef
-	ends   []int64 // ends[i] = end offset of chunks[i] in the file
-	holes  []int   // indices of the hole chunks, ascending
-	size   int64
+	im   *Image
+	ino  uint32
+	path string // as opened, for errors
+	fi   *fileInfo
+	*layout
 	closed atomic.Bool
 
 	mu  sync.Mutex // guards pos for Read/Seek
@@ -59,31 +58,103 @@ func (im *Image) openFile(ino uint32, in metadata.Inode, name, p string) (*File,
 	if in.Mode&metadata.ModeType == metadata.ModeDir {
 		return nil, fmt.Errorf("%s: inode %d: %w", im.name, ino, syscall.EISDIR)
 	}
-	f := &File{im: im, ino: ino, path: p, fi: &fileInfo{name: name, st: statOf(in)}}
+	f := &File{im: im, ino: ino, path: p, fi: &fileInfo{name: name, st: statOf(in)}, layout: &layout{}}
 	if p == "" {
 		f.path = fmt.Sprintf("inode %d", ino)
 	}
 	if in.Mode&metadata.ModeType != metadata.ModeRegular {
 		return f, nil
 	}
+	l, err := im.layoutOf(ino)
+	if err != nil {
+		return nil, err
+	}
+	f.layout = l
+	return f, nil
+}
+
+// layout is where a regular file's bytes are: its chunks in order and
+// where each ends. It is never modified once built, so the files open on
+// one inode share it.
+type layout struct {
+	chunks []metadata.ChunkRef
+	ends   []int64 // ends[i] = end offset of chunks[i] in the file
+	holes  []int   // indices of the hole chunks, ascending
+	size   int64
+}
+
+// bytes is roughly the memory the layout holds.
+func (l *layout) bytes() int64 {
+	return int64(len(l.chunks))*int64(unsafe.Sizeof(metadata.ChunkRef{})) + int64(len(l.ends)+len(l.holes))*8
+}
+
+// Files with at least layoutCacheMinChunks chunks keep their layout in
+// the image's layout cache, up to layoutCacheBytes in all: opening such a
+// file again (each open(2) through FUSE, each request of an
+// http.FileServer) then skips resolving its chunk list.
+const (
+	layoutCacheMinChunks = 1024
+	layoutCacheBytes     = 64 << 20
+)
+
+// layoutCache is a small LRU cache of layouts by inode.
+type layoutCache struct {
+	mu    sync.Mutex
+	lru   list.List // of *layoutEntry, front = most recently opened
+	m     map[uint32]*list.Element
+	bytes int64
+}
+
+type layoutEntry struct {
+	ino uint32
+	l   *layout
+}
+
+// layoutOf returns the layout of regular file ino.
+func (im *Image) layoutOf(ino uint32) (*layout, error) {
+	c := &im.layouts
+	c.mu.Lock()
+	if el, ok := c.m[ino]; ok {
+		c.lru.MoveToFront(el)
+		c.mu.Unlock()
+		return el.Value.(*layoutEntry).l, nil
+	}
+	c.mu.Unlock()
+
 	chunks, err := im.fs.FileChunks(ino)
 	if err != nil {
 		return nil, fmt.Errorf("%s: inode %d: %w", im.name, ino, err)
 	}
-	ends := make([]int64, len(chunks))
-	var total int64
+	l := &layout{chunks: chunks, ends: make([]int64, len(chunks))}
 	for i, c := range chunks {
-		if c.Size > uint64(1<<62) || total+int64(c.Size) < total {
+		if c.Size > uint64(1<<62) || l.size+int64(c.Size) < l.size {
 			return nil, fmt.Errorf("%s: inode %d: file size overflows", im.name, ino)
 		}
-		total += int64(c.Size)
-		ends[i] = total
+		l.size += int64(c.Size)
+		l.ends[i] = l.size
 		if c.Hole && c.Size > 0 {
-			f.holes = append(f.holes, i)
+			l.holes = append(l.holes, i)
 		}
 	}
-	f.chunks, f.ends, f.size = chunks, ends, total
-	return f, nil
+	if len(chunks) < layoutCacheMinChunks || l.bytes() > layoutCacheBytes {
+		return l, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[ino]; ok { // opened meanwhile
+		return el.Value.(*layoutEntry).l, nil
+	}
+	if c.m == nil {
+		c.m = map[uint32]*list.Element{}
+	}
+	for c.bytes+l.bytes() > layoutCacheBytes {
+		e := c.lru.Remove(c.lru.Back()).(*layoutEntry)
+		delete(c.m, e.ino)
+		c.bytes -= e.l.bytes()
+	}
+	c.m[ino] = c.lru.PushFront(&layoutEntry{ino: ino, l: l})
+	c.bytes += l.bytes()
+	return l, nil
 }
 
 // Size is the file size in bytes.
