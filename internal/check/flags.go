@@ -25,7 +25,7 @@ var options = []cli.Option{
 	{Long: "image-offset", Short: "O", HasValue: true, Arg: "auto|N", Default: "auto", Help: "image offset in bytes"},
 	{Long: "num-workers", Short: "n", HasValue: true, Arg: "N", Default: "2", Help: "block decompression workers"},
 	{Long: "cache-size", Short: "s", HasValue: true, Arg: "SIZE", Default: "512m", Help: "block cache size"},
-	cli.LogLevelOption,
+	cli.LogLevelOption(),
 }
 
 // implementedNames are the -d features godwarfs shows.

@@ -390,8 +390,10 @@ const (
 var logLevelNames = []string{"error", "warn", "info", "verbose", "debug", "trace"}
 
 // LogLevelOption is the --log-level option of every tool.
-var LogLevelOption = Option{Long: "log-level", HasValue: true, Arg: "LEVEL", Default: "info",
-	Help: "log level (" + strings.Join(logLevelNames, ", ") + ")"}
+func LogLevelOption() Option {
+	return Option{Long: "log-level", HasValue: true, Arg: "LEVEL", Default: "info",
+		Help: "log level (" + strings.Join(logLevelNames, ", ") + ")"}
+}
 
 // LogLevel returns the --log-level value (LogInfo when not given).
 func (r *Result) LogLevel() (int, error) {

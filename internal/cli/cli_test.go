@@ -68,7 +68,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestValues(t *testing.T) {
-	opts := []Option{{Long: "n", HasValue: true}, {Long: "size", HasValue: true}, LogLevelOption, {Long: "image-offset", HasValue: true}}
+	opts := []Option{{Long: "n", HasValue: true}, {Long: "size", HasValue: true}, LogLevelOption(), {Long: "image-offset", HasValue: true}}
 	for _, tc := range []struct {
 		args []string
 		get  func(r *Result) (any, error)

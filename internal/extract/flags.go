@@ -13,7 +13,7 @@ var options = []cli.Option{
 	{Long: "stdout-progress", Help: "print progress lines to stdout"},
 	{Long: "continue-on-error", Help: "warn about failed entries and go on"},
 	{Long: "num-workers", Short: "n", HasValue: true, Arg: "N", Help: "worker threads (default 4)"},
-	cli.LogLevelOption,
+	cli.LogLevelOption(),
 	{Long: "cache-size", Short: "s", HasValue: true, Arg: "SIZE", Help: "block cache size (default 512m)"},
 }
 

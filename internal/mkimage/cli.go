@@ -18,7 +18,7 @@ var options = []cli.Option{
 	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, or - for stdout"},
 	{Long: "force", Short: "f", Help: "overwrite an existing output image"},
 	{Long: "compress-level", Short: "l", HasValue: true, Arg: "N", Default: "7", Help: "compression level (0=fast, 9=best, see -H)"},
-	cli.LogLevelOption,
+	cli.LogLevelOption(),
 	{Long: "long-help", Short: "H", Help: "print full help including the level table and exit"},
 	{Long: "block-size-bits", Short: "S", HasValue: true, Arg: "N", Default: "24", Help: "block size bits (size = 2^N bytes)"},
 	{Long: "num-workers", Short: "N", HasValue: true, Arg: "N", Default: "2", Help: "number of compression workers"},
