@@ -246,6 +246,11 @@ func (f *File) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// maxPrefetchChunks bounds the chunks one Prefetch looks at, so a hint
+// over a long range of tiny chunks stays cheap; the cache starts only a
+// few loads at a time anyway.
+const maxPrefetchChunks = 1024
+
 // Prefetch hints that bytes [off, off+n) will be read soon: decompression
 // of the blocks behind them starts in the background, as far as the
 // cache's prefetch budget allows. It never blocks on decompression.
@@ -255,7 +260,8 @@ func (f *File) Prefetch(off, n int64) {
 	}
 	end := off + n
 	last := int64(-1)
-	for i := f.find(off); i < len(f.chunks) && f.start(i) < end; i++ {
+	first := f.find(off)
+	for i := first; i < len(f.chunks) && i < first+maxPrefetchChunks && f.start(i) < end; i++ {
 		c := f.chunks[i]
 		if c.Hole || int64(c.Block) == last {
 			continue
