@@ -90,7 +90,8 @@ func TestFilterRules(t *testing.T) {
 		{[]string{"- *.o"}, false, "a.c doc keep src src/b.c src/sub src/sub/c.c"},
 		{[]string{"+ keep/**", "- *.o"}, false, "a.c doc keep keep/x.o src src/b.c src/sub src/sub/c.c"},
 		{[]string{"- /src/sub/"}, false, "a.c a.o doc keep keep/x.o src src/b.c src/b.o"},
-		{[]string{"+ src/", "+ src/**", "- *"}, false, "src src/b.c src/b.o src/sub src/sub/c.c"},
+		{[]string{"+ src/**", "- *"}, false, "doc keep src src/b.c src/b.o src/sub src/sub/c.c"},
+		{[]string{"+ src/**", "- *", "- */"}, false, "src src/b.c src/b.o src/sub src/sub/c.c"},
 		{[]string{"- *.o"}, true, "a.c src src/b.c src/sub src/sub/c.c"},
 		{[]string{"- sub/*.c"}, true, "a.c a.o keep keep/x.o src src/b.c src/b.o"},
 	} {

@@ -30,7 +30,7 @@ var options = []cli.Option{
 	{Long: "file-hash", HasValue: true, Default: "xxh3-128", Help: "whole-file hash (none, xxh3-128, xxh3-64, md5, sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512)"},
 	{Long: "progress", HasValue: true, Default: "none", Help: "progress mode (ascii, none, simple, unicode)"},
 	{Long: "no-progress", Help: "don't show progress"},
-	{Long: "filter", Short: "F", HasValue: true, Arg: "RULE", Help: "add rsync-style filter rule ('- *.o', '+ dir/**'), first match wins"},
+	{Long: "filter", Short: "F", HasValue: true, Arg: "RULE", Help: "add filter rule: '+ PATTERN' include, '- PATTERN' exclude, '. FILE' merge rules from FILE; first match wins (see FILTER RULES in the manual)"},
 	{Long: "remove-empty-dirs", Help: "remove empty directories"},
 	{Long: "continue-on-error", Help: "report unreadable inputs and go on, as the reference does by default: they are left out (stored empty when reading fails only while the data is packed), and the exit status is 2"},
 	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "N", Default: "1", Help: "how many blocks to scan for segments"},

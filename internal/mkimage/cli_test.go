@@ -352,18 +352,25 @@ func TestDebugFilterAndUnsupported(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "a.c"), nil, 0o644)
 	os.WriteFile(filepath.Join(src, "a.o"), nil, 0o644)
 	os.WriteFile(filepath.Join(src, "obj/x"), nil, 0o644)
+	// As the reference: absolute paths, directories with a trailing '/'.
+	abs, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for mode, want := range map[string]string{
-		"all":            "+ /a.c\n- /a.o\n- /obj\n",
-		"excluded":       "/a.o\n/obj\n",
-		"included-files": "/a.c\n",
+		"all":            "+ R/a.c\n- R/a.o\n- R/obj/\n",
+		"files":          "+ R/a.c\n- R/a.o\n",
+		"excluded":       "R/a.o\nR/obj/\n",
+		"included-files": "R/a.c\n",
 	} {
+		want = strings.ReplaceAll(want, "R/", abs+"/")
 		code, stdout, stderr := run("-i", src, "-F", "- *.o", "-F", "- obj/", "--debug-filter="+mode)
 		if code != 0 || stdout != want {
 			t.Errorf("%s: exit %d %q (want %q) %s", mode, code, stdout, want, stderr)
 		}
 	}
 	code, stdout, _ := run("-i", src, "-F", "- *.o", "--debug-filter")
-	if code != 0 || !strings.Contains(stdout, "- /a.o") {
+	if code != 0 || !strings.Contains(stdout, "- "+abs+"/a.o\n") {
 		t.Errorf("implicit all: %d %q", code, stdout)
 	}
 	for _, opt := range []string{"--categorize", "--hollow", "--hotness-list=x"} {
@@ -384,5 +391,26 @@ func TestOutputInsideInput(t *testing.T) {
 	got, _ := readBack(t, img)
 	if len(got) != 2 {
 		t.Errorf("image contains %d entries, want root and f", len(got))
+	}
+}
+
+func TestFilterMergeFileAndBadRule(t *testing.T) {
+	src := t.TempDir()
+	os.MkdirAll(filepath.Join(src, "d"), 0o755)
+	os.WriteFile(filepath.Join(src, "d/a.c"), nil, 0o644)
+	os.WriteFile(filepath.Join(src, "d/a.o"), nil, 0o644)
+	rules := filepath.Join(t.TempDir(), "rules")
+	os.WriteFile(rules, []byte("# keep sources\n+ *.c\n- *\n"), 0o644)
+	abs, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run("-i", src, "-F", ". "+rules, "--debug-filter=files")
+	if want := "+ " + abs + "/d/a.c\n- " + abs + "/d/a.o\n"; code != 0 || stdout != want {
+		t.Errorf("merge file: exit %d %q (want %q) %s", code, stdout, want, stderr)
+	}
+	code, _, stderr = run("-i", src, "-o", filepath.Join(t.TempDir(), "x"), "-F", "* oops")
+	if code != 1 || !strings.Contains(stderr, "could not parse filter rule '* oops'") {
+		t.Errorf("bad rule: exit %d %q", code, stderr)
 	}
 }

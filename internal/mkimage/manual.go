@@ -23,6 +23,23 @@ var manual = cli.Manual{
 				"(0 to 11). The -l level (0 to 9) chooses all of them together with block size and ordering; " +
 				"mkdwarfs -H prints the table.",
 		}},
+		{Title: "FILTER RULES", Paragraphs: []string{
+			"Each -F rule is '+ PATTERN' (include), '- PATTERN' (exclude) or '. FILE' (read more rules " +
+				"from FILE, one a line; blank lines and lines starting with # are skipped; FILE may merge " +
+				"others). Rules are tried in the order given and the first one that matches an entry decides; " +
+				"an entry no rule matches is included. An excluded directory is not scanned. A letter i after " +
+				"the sign ('+i *.jpg') makes the rule ignore case.",
+			"A pattern starting with / is anchored at the input directory; any other pattern matches at " +
+				"any depth. A pattern ending in / matches only directories; any other pattern matches only " +
+				"files, links and other non-directories, unless it ends in **. ? and * match any one and any " +
+				"number of characters except /, ** matches across directories, [abc], [a-h] and [!a-h] are " +
+				"character classes, {a,b} alternatives, and \\ quotes the next character.",
+			"For example, these rules keep the File/Spec/E*.pm and M*.pm modules at any depth and all .pl " +
+				"files except those below a unicore directory, and leave out every other file (the " +
+				"directories stay; --remove-empty-dirs drops the empty ones); --debug-filter lists the result " +
+				"without building an image:",
+			"  mkdwarfs -i perl -o perl.dwarfs --remove-empty-dirs \\\n    -F '+ File/Spec/[EM]*.pm' -F '- unicore/**.pl' -F '+ *.pl' -F '- *'",
+		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
 			"Categorizers (--categorize and the --incompressible-* options), --hollow and --hotness-list are " +
 				"refused. By default godwarfs stops at the first input it cannot read and writes no image; " +

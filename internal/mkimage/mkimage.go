@@ -257,11 +257,11 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		cfg.Progress = "none"
 	}
 	for _, f := range p.All("filter") {
-		r, err := dedup.ParseFilterRule(f)
+		rs, err := dedup.ParseFilterRules(f, nil)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, fmt.Errorf("could not parse filter rule '%s': %w", f, err)
 		}
-		o.Filters = append(o.Filters, r)
+		o.Filters = append(o.Filters, rs...)
 	}
 	o.RemoveEmpty = p.Has("remove-empty-dirs")
 	o.ContinueOnErr = p.Has("continue-on-error")
