@@ -259,7 +259,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	for _, f := range p.All("filter") {
 		rs, err := dedup.ParseFilterRules(f, nil)
 		if err != nil {
-			return nil, fmt.Errorf("could not parse filter rule '%s': %w", f, err)
+			return nil, usagef("could not parse filter rule '%s': %v", f, err)
 		}
 		o.Filters = append(o.Filters, rs...)
 	}
