@@ -3,11 +3,12 @@
 package mkimage
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/recompress"
 	"github.com/godwarfs/godwarfs/internal/version"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/writer"
 )
 
 // Config is a fully parsed mkdwarfs invocation.
@@ -106,6 +108,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
 		return cli.ExitError
+	}
+	if errors.Is(err, fs.ErrExist) {
+		err = fmt.Errorf("%w (use -f to overwrite)", err)
 	}
 	if err != nil {
 		return prog.Fail(stderr, err)
@@ -417,80 +422,40 @@ type Result struct {
 	ImageBytes int64
 }
 
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// Run builds the image. The output is written to a temporary file next to
-// cfg.Output and renamed at the end, so a failed or interrupted run never
+// Run builds the image. A file output is written to a temporary file next
+// to cfg.Output and renamed at the end, so a failed or interrupted run never
 // leaves a partial image under the output name.
 func Run(ctx context.Context, cfg *Config, stdout io.Writer) (*Result, error) {
-	if cfg.Output == "-" {
-		bw := bufio.NewWriterSize(stdout, 1<<20)
-		res, err := write(ctx, cfg, bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		return res, err
-	}
-	if _, err := os.Lstat(cfg.Output); err == nil && !cfg.Force {
-		return nil, fmt.Errorf("output file %s already exists (use -f to overwrite)", cfg.Output)
-	}
-	dir := filepath.Dir(cfg.Output)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(cfg.Output)+".tmp*")
+	out, err := writer.CreateOutput(cfg.Output, cfg.Force, stdout)
 	if err != nil {
-		return nil, fmt.Errorf("creating output: %w", err)
+		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	defer out.Abort()
 	// An output inside the input tree must not be scanned.
-	for _, p := range []string{tmp.Name(), cfg.Output} {
+	for _, p := range []string{out.TempName(), cfg.Output} {
+		if p == "" || cfg.Output == "-" {
+			continue
+		}
 		if abs, err := filepath.Abs(p); err == nil {
 			if in, err := filepath.Abs(cfg.Build.Input); err == nil && strings.HasPrefix(abs, in+string(filepath.Separator)) {
 				cfg.Build.Exclude = append(cfg.Build.Exclude, filepath.Join(cfg.Build.Input, abs[len(in)+1:]))
 			}
 		}
 	}
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	res, err := write(ctx, cfg, bw)
+	res, err := write(ctx, cfg, out)
 	if err != nil {
 		return nil, err
 	}
-	if err := bw.Flush(); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", cfg.Output, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", cfg.Output, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", cfg.Output, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := out.Commit(ctx); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(tmp.Name(), cfg.Output); err != nil {
-		return nil, fmt.Errorf("renaming output: %w", err)
-	}
-	ok = true
+	res.ImageBytes = out.Size()
 	return res, nil
 }
 
 // write produces the whole image on w.
 func write(ctx context.Context, cfg *Config, w io.Writer) (*Result, error) {
-	cw := &countingWriter{w: w}
-	bw := block.NewWriter(cw, block.WriterOptions{NoSectionIndex: cfg.NoIndex, Header: cfg.Header})
+	bw := block.NewWriter(w, block.WriterOptions{NoSectionIndex: cfg.NoIndex, Header: cfg.Header})
 	comp, err := cfg.compressor(cfg.Compression)
 	if err != nil {
 		return nil, fmt.Errorf("block compression: %w", err)
@@ -528,7 +493,7 @@ func write(ctx context.Context, cfg *Config, w io.Writer) (*Result, error) {
 	if err := bw.Close(); err != nil {
 		return nil, fmt.Errorf("writing image: %w", err)
 	}
-	return &Result{Stats: stats, ImageBytes: cw.n}, nil
+	return &Result{Stats: stats}, nil
 }
 
 func writeSection(cfg *Config, bw *block.Writer, t block.SectionType, spec string, payload []byte) error {

@@ -6,19 +6,16 @@
 //
 // Blocks are processed on a bounded worker pool and written strictly in
 // order; at most Workers+1 blocks are in flight at any time.
-// The output is written to a temporary file in the output directory,
-// fsynced and renamed into place; on error or cancellation nothing is left
-// behind and the input is never modified.
+// The output is committed atomically (see writer.Output); on error or
+// cancellation nothing is left behind and the input is never modified.
 package recompress
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -29,6 +26,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/version"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/writer"
 )
 
 // Errors returned (wrapped) by Recompress.
@@ -163,40 +161,15 @@ func Recompress(ctx context.Context, inPath, outPath string, opts Options) (err 
 		return fmt.Errorf("recompress: %w", err)
 	}
 
-	dir, base := filepath.Split(outPath)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	out, err := writer.CreateOutput(outPath, true, nil)
 	if err != nil {
 		return fmt.Errorf("recompress: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err := r.write(bw); err != nil {
+	defer out.Abort()
+	if err := r.write(out); err != nil {
 		return fmt.Errorf("recompress: %w", err)
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("recompress: write %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("recompress: sync %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("recompress: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("recompress: close %s: %w", tmp.Name(), err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("recompress: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), outPath); err != nil {
+	if err := out.Commit(ctx); err != nil {
 		return fmt.Errorf("recompress: %w", err)
 	}
 	return nil

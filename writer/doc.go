@@ -1,0 +1,2 @@
+// Package writer builds DwarFS images and rewrites existing ones.
+package writer

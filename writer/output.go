@@ -1,0 +1,138 @@
+package writer
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Output is an image being written. A file output goes to a temporary
+// file in the output's directory and takes the output's name only in
+// Commit, after its data reached the disk, so that a failed, interrupted
+// or crashed run never leaves a partial image under that name. Errors name
+// the output, not the temporary file.
+type Output struct {
+	path string
+	tmp  *os.File // nil for a stream output
+	bw   *bufio.Writer
+	n    int64 // bytes written
+}
+
+// CreateOutput starts writing the image path, or w when path is "-". An
+// existing file is only replaced with overwrite, and never before Commit.
+func CreateOutput(path string, overwrite bool, w io.Writer) (*Output, error) {
+	if path == "-" {
+		return &Output{path: "standard output", bw: bufio.NewWriterSize(w, 1<<20)}, nil
+	}
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return nil, fmt.Errorf("output %s is a directory", path)
+		}
+		if !overwrite {
+			return nil, &existsError{path}
+		}
+	} else if _, lerr := os.Lstat(path); lerr == nil && !overwrite {
+		return nil, &existsError{path} // a dangling link
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("creating output %s: %w", path, bare(err))
+	}
+	return &Output{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20)}, nil
+}
+
+// TempName is the temporary file's name ("" for a stream).
+func (o *Output) TempName() string {
+	if o.tmp == nil {
+		return ""
+	}
+	return o.tmp.Name()
+}
+
+func (o *Output) Write(p []byte) (int, error) {
+	n, err := o.bw.Write(p)
+	o.n += int64(n)
+	if err != nil {
+		err = o.fail("writing", err)
+	}
+	return n, err
+}
+
+// Commit makes the image durable under its name: flush, fsync, rename,
+// fsync of the directory (the rename is only durable once the directory
+// is). On error the temporary file is removed.
+func (o *Output) Commit(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			o.Abort()
+		}
+	}()
+	if err := o.bw.Flush(); err != nil {
+		return o.fail("writing", err)
+	}
+	if o.tmp == nil {
+		return nil
+	}
+	if err := o.tmp.Chmod(0o644); err != nil {
+		return o.fail("writing", err)
+	}
+	if err := o.tmp.Sync(); err != nil {
+		return o.fail("syncing", err)
+	}
+	if err := o.tmp.Close(); err != nil {
+		return o.fail("writing", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.Rename(o.tmp.Name(), o.path); err != nil {
+		return o.fail("renaming temporary file to", err)
+	}
+	o.tmp = nil
+	d, err := os.Open(filepath.Dir(o.path))
+	if err != nil {
+		return o.fail("syncing directory of", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return o.fail("syncing directory of", err)
+	}
+	return nil
+}
+
+// Abort removes the temporary file; safe after commit and twice.
+func (o *Output) Abort() {
+	if o.tmp != nil {
+		o.tmp.Close()
+		os.Remove(o.tmp.Name())
+		o.tmp = nil
+	}
+}
+
+// Size is the number of bytes written so far.
+func (o *Output) Size() int64 { return o.n }
+
+func (o *Output) fail(op string, err error) error {
+	return fmt.Errorf("%s %s: %w", op, o.path, bare(err))
+}
+
+// bare strips the path of an *fs.PathError, which would name the
+// temporary file instead of the output.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// existsError refuses to replace an image; errors.Is(err, fs.ErrExist).
+type existsError struct{ path string }
+
+func (e *existsError) Error() string        { return "output file " + e.path + " already exists" }
+func (e *existsError) Is(target error) bool { return target == fs.ErrExist }

@@ -1,0 +1,141 @@
+package writer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// entries lists a directory, so a test can see that no temporary file is
+// left behind.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestOutputCommit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "img.dwarfs")
+	o, err := CreateOutput(path, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("output visible before commit: %v", err)
+	}
+	if _, err := o.Write([]byte("image")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o.Abort() // after a commit: no effect
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "image" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st.Mode())
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("directory holds %v, want only the image", names)
+	}
+}
+
+func TestOutputErrors(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.dwarfs")
+	if err := os.WriteFile(existing, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		overwrite  bool
+		want       string
+	}{
+		{"exists", existing, false, "output file " + existing + " already exists"},
+		{"directory", sub, true, "output " + sub + " is a directory"},
+		{"no-parent", filepath.Join(dir, "missing", "x.dwarfs"), true,
+			"creating output " + filepath.Join(dir, "missing", "x.dwarfs") + ": no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := CreateOutput(tc.path, tc.overwrite, nil)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if tc.name == "exists" && !errors.Is(err, fs.ErrExist) {
+				t.Errorf("%v is not fs.ErrExist", err)
+			}
+		})
+	}
+	if got, _ := os.ReadFile(existing); string(got) != "keep me" {
+		t.Error("existing output modified")
+	}
+
+	// A cancelled run is not committed, and the existing image stays.
+	o, err := CreateOutput(existing, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Write([]byte("new"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := o.Commit(ctx); err != context.Canceled {
+		t.Fatalf("commit after cancel: %v", err)
+	}
+	if got, _ := os.ReadFile(existing); string(got) != "keep me" {
+		t.Error("existing output replaced by a cancelled run")
+	}
+	names := entries(t, dir)
+	if strings.Join(names, " ") != "old.dwarfs sub" {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
+func TestOutputErrorNamesOutput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "img.dwarfs")
+	o, err := CreateOutput(path, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Abort()
+	o.tmp.Close() // make the flush fail
+	o.Write(bytes.Repeat([]byte{1}, 2<<20))
+	err = o.Commit(context.Background())
+	if err == nil || !strings.Contains(err.Error(), path+":") || strings.Contains(err.Error(), ".tmp") {
+		t.Fatalf("error %v should name %s and not the temporary file", err, path)
+	}
+	if names := entries(t, dir); len(names) != 0 {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
+func TestOutputStream(t *testing.T) {
+	var buf bytes.Buffer
+	o, err := CreateOutput("-", false, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Write([]byte("image"))
+	if err := o.Commit(context.Background()); err != nil || buf.String() != "image" || o.Size() != 5 {
+		t.Fatalf("stream got %q (size %d), %v", buf.String(), o.Size(), err)
+	}
+}
