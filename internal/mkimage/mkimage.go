@@ -467,9 +467,20 @@ func write(ctx context.Context, cfg *Config, w io.Writer) (*Result, error) {
 		// "auto": one block per worker plus one waiting to be written.
 		limit = int64(max(cfg.Workers, 1)+1) << cfg.Build.BlockSizeBits
 	}
-	pipe := newPipeline(ctx, comp, bw, cfg.Workers, limit)
-	md, stats, err := dedup.Build(ctx, cfg.Build, pipe.submit)
-	if perr := pipe.wait(); err == nil {
+	pipe := writer.NewPipeline(ctx, bw, cfg.Workers, limit)
+	n := 0
+	md, stats, err := dedup.Build(ctx, cfg.Build, func(_ context.Context, data []byte) error {
+		i := n
+		n++
+		return pipe.Submit(int64(len(data)), func() (block.Compression, []byte, error) {
+			ct, out, err := block.CompressSection(comp, data)
+			if err != nil {
+				err = fmt.Errorf("block %d: %w", i, err)
+			}
+			return ct, out, err
+		}, nil)
+	})
+	if perr := pipe.Wait(); err == nil {
 		err = perr
 	}
 	if err != nil {

@@ -21,8 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/version"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -376,16 +374,14 @@ func (r *rewriter) compressor(spec string, orig block.Compression) (block.Compre
 type blockResult struct {
 	comp    block.Compression
 	payload []byte
-	buf     *blockBuf // returned to the free list once written
 	err     error
 }
 
 type blockJob struct {
 	idx  int
 	sec  block.Section
-	data []byte // rechunked block to compress (sec unused)
-	buf  *blockBuf
-	out  chan blockResult
+	data []byte    // rechunked block to compress (sec unused)
+	buf  *blockBuf // returned to the free list once written
 }
 
 // blockBuf is the memory one block in flight works in. The writer hands it
@@ -418,100 +414,57 @@ func (r *rewriter) write(out io.Writer) error {
 	return nil
 }
 
-// writeBlocks streams all BLOCK sections through the worker pool and
-// writes them in order.
+// writeBlocks streams all BLOCK sections through the compression
+// pipeline, which writes them in order.
 func (r *rewriter) writeBlocks(w *block.Writer) error {
 	blocks := r.im.Blocks()
-	window := r.opts.Workers
-	g, ctx := errgroup.WithContext(r.ctx)
-	order := make(chan chan blockResult, window)
-	jobs := make(chan blockJob)
+	workers := r.opts.Workers
+	pipe := writer.NewPipeline(r.ctx, w, workers, int64(workers+1)*r.blockLimit)
 	// One buffer set per worker: a block is read, decoded, encoded and
 	// written before its buffers take the next one, which bounds memory to
 	// Workers blocks in flight (plus the encoders' state).
-	free := make(chan *blockBuf, window)
-	for range window {
+	free := make(chan *blockBuf, workers)
+	for range workers {
 		free <- &blockBuf{}
 	}
 	total := fmt.Sprint(len(blocks))
 	if r.rechunk != nil {
 		total = "?"
 	}
+	n := 0
 	emit := func(j blockJob) error {
-		j.out = make(chan blockResult, 1)
 		select {
 		case j.buf = <-free:
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-pipe.Done():
+			return pipe.Stop()
 		}
-		select {
-		case order <- j.out:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		select {
-		case jobs <- j:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return nil
-	}
-	g.Go(func() error {
-		defer close(order)
-		defer close(jobs)
-		if r.rechunk != nil {
-			i := 0
-			return r.rechunk.produce(ctx, func(d []byte) error {
-				i++
-				return emit(blockJob{idx: i - 1, data: d})
-			})
-		}
-		for i, s := range blocks {
-			if err := emit(blockJob{idx: i, sec: s}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	for range r.opts.Workers {
-		g.Go(func() error {
-			for j := range jobs {
-				j.out <- r.processBlock(j)
-			}
-			return nil
+		return pipe.Submit(r.blockLimit, func() (block.Compression, []byte, error) {
+			res := r.recodeBlock(j)
+			return res.comp, res.payload, res.err
+		}, func(c block.Compression, p []byte) {
+			free <- j.buf
+			n++
+			r.progress("block %d/%s: %s, %d bytes", n, total, c, len(p))
 		})
 	}
-	g.Go(func() error {
-		n := 0
-		for rc := range order {
-			var res blockResult
-			select {
-			case res = <-rc:
-			case <-ctx.Done():
-				return ctx.Err()
+	var err error
+	if r.rechunk != nil {
+		i := 0
+		err = r.rechunk.produce(r.ctx, func(d []byte) error {
+			i++
+			return emit(blockJob{idx: i - 1, data: d})
+		})
+	} else {
+		for i, s := range blocks {
+			if err = emit(blockJob{idx: i, sec: s}); err != nil {
+				break
 			}
-			if res.err != nil {
-				return res.err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := w.WriteSection(block.SectionBlock, res.comp, res.payload); err != nil {
-				return err
-			}
-			free <- res.buf
-			n++
-			r.progress("block %d/%s: %s, %d bytes", n, total, res.comp, len(res.payload))
 		}
-		return nil
-	})
-	return g.Wait()
-}
-
-func (r *rewriter) processBlock(j blockJob) blockResult {
-	res := r.recodeBlock(j)
-	res.buf = j.buf
-	return res
+	}
+	if werr := pipe.Wait(); err == nil {
+		err = werr
+	}
+	return err
 }
 
 func (r *rewriter) recodeBlock(j blockJob) blockResult {

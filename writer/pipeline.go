@@ -1,0 +1,131 @@
+package writer
+
+import (
+	"context"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/godwarfs/godwarfs/block"
+)
+
+// Pipeline compresses blocks on a pool of workers and writes them in
+// submission order, so that the image does not depend on the number of
+// workers. A semaphore bounds the bytes of the blocks submitted but not yet
+// written.
+type Pipeline struct {
+	bw     *block.Writer
+	g      *errgroup.Group
+	ctx    context.Context
+	jobs   chan *job
+	order  chan *job
+	sem    *semaphore.Weighted
+	limit  int64
+	closed bool
+}
+
+type job struct {
+	encode  func() (block.Compression, []byte, error)
+	written func(block.Compression, []byte)
+	weight  int64
+	done    chan struct{}
+	ct      block.Compression
+	out     []byte
+	err     error
+}
+
+// NewPipeline starts workers (at least one) that write BLOCK sections to
+// bw; limit bounds the weight in flight (<= 0: no bound).
+func NewPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64) *Pipeline {
+	workers = max(workers, 1)
+	if limit <= 0 {
+		limit = 1 << 62
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	p := &Pipeline{bw: bw, g: g, ctx: gctx, limit: limit,
+		jobs: make(chan *job), order: make(chan *job, 4*workers+16)}
+	p.sem = semaphore.NewWeighted(limit)
+	for range workers {
+		g.Go(func() error {
+			for j := range p.jobs {
+				j.ct, j.out, j.err = j.encode()
+				close(j.done)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		for j := range p.order {
+			select {
+			case <-j.done:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			if j.err != nil {
+				return j.err
+			}
+			if err := p.bw.WriteSection(block.SectionBlock, j.ct, j.out); err != nil {
+				return err
+			}
+			if j.written != nil {
+				j.written(j.ct, j.out)
+			}
+			p.sem.Release(j.weight)
+		}
+		return nil
+	})
+	return p
+}
+
+// Submit queues one block of the given weight (its size, or a bound of
+// it). encode runs on a worker and returns the section's compression and
+// payload; written, if not nil, runs once the section is written, in
+// submission order (to recycle buffers or report progress).
+func (p *Pipeline) Submit(weight int64, encode func() (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
+	j := &job{encode: encode, written: written, weight: min(weight, p.limit), done: make(chan struct{})}
+	if err := p.sem.Acquire(p.ctx, j.weight); err != nil {
+		return p.failure(err)
+	}
+	select {
+	case p.order <- j:
+	case <-p.ctx.Done():
+		return p.failure(p.ctx.Err())
+	}
+	select {
+	case p.jobs <- j:
+	case <-p.ctx.Done():
+		return p.failure(p.ctx.Err())
+	}
+	return nil
+}
+
+// Done is closed when the pipeline fails (or its context ends), for a
+// producer that waits on something other than Submit; Stop then returns
+// the reason.
+func (p *Pipeline) Done() <-chan struct{} { return p.ctx.Done() }
+
+// Stop ends the pipeline early and returns its error, or the context's.
+func (p *Pipeline) Stop() error { return p.failure(p.ctx.Err()) }
+
+// failure prefers the pipeline's own error over the bare cancellation.
+func (p *Pipeline) failure(err error) error {
+	p.close()
+	if werr := p.g.Wait(); werr != nil {
+		return werr
+	}
+	return err
+}
+
+func (p *Pipeline) close() {
+	if !p.closed {
+		p.closed = true
+		close(p.jobs)
+		close(p.order)
+	}
+}
+
+// Wait writes all submitted blocks and returns the first error.
+func (p *Pipeline) Wait() error {
+	p.close()
+	return p.g.Wait()
+}

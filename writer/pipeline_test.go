@@ -1,0 +1,89 @@
+package writer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/godwarfs/godwarfs/block"
+)
+
+// pipelineImage runs blocks through a pipeline and returns the written
+// bytes and the largest weight that was being encoded or waiting to be
+// written at one time (a block weighs its size, at most the limit).
+func pipelineImage(t *testing.T, workers int, limit int64, blocks [][]byte) ([]byte, int64) {
+	t.Helper()
+	comp, err := block.NewCompressor("zstd:level=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	bw := block.NewWriter(&buf, block.WriterOptions{})
+	p := NewPipeline(context.Background(), bw, workers, limit)
+	var inFlight, peak atomic.Int64
+	for _, data := range blocks {
+		w := int64(len(data))
+		if limit > 0 {
+			w = min(w, limit) // a block larger than the bound goes alone
+		}
+		err := p.Submit(w, func() (block.Compression, []byte, error) {
+			if n := inFlight.Add(w); n > peak.Load() {
+				peak.Store(n) // racy max is fine: only ever too low by a step
+			}
+			return block.CompressSection(comp, data)
+		}, func(block.Compression, []byte) { inFlight.Add(-w) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), peak.Load()
+}
+
+func TestPipelineOrderAndBound(t *testing.T) {
+	var blocks [][]byte
+	for i := range 40 {
+		// Blocks of different sizes take different times to encode, so
+		// workers finish out of order.
+		blocks = append(blocks, bytes.Repeat([]byte(fmt.Sprintf("block %d ", i)), 100+(i%7)*3000))
+	}
+	want, _ := pipelineImage(t, 1, 0, blocks)
+	for _, tc := range []struct {
+		workers int
+		limit   int64
+	}{{2, 0}, {4, 64 << 10}, {8, 1}} {
+		got, peak := pipelineImage(t, tc.workers, tc.limit, blocks)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%d workers: image differs from the one-worker image", tc.workers)
+		}
+		if tc.limit > 0 && peak > tc.limit {
+			t.Errorf("%d workers, limit %d: %d bytes in flight", tc.workers, tc.limit, peak)
+		}
+	}
+}
+
+func TestPipelineError(t *testing.T) {
+	bw := block.NewWriter(&bytes.Buffer{}, block.WriterOptions{})
+	p := NewPipeline(context.Background(), bw, 2, 0)
+	bad := errors.New("bad block")
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		err = p.Submit(1, func() (block.Compression, []byte, error) {
+			if i == 3 {
+				return 0, nil, bad
+			}
+			return block.CompNone, []byte{1}, nil
+		}, nil)
+	}
+	if werr := p.Wait(); !errors.Is(werr, bad) || (err != nil && !errors.Is(err, bad)) {
+		t.Fatalf("submit %v, wait %v; want %v", err, werr, bad)
+	}
+}
