@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/godwarfs/godwarfs/internal/chmod"
 	"github.com/godwarfs/godwarfs/internal/version"
 	"io"
 	"os"
 	"runtime/debug"
 	"sort"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,7 +21,6 @@ type builder struct {
 	opt   *Options
 	stats Stats
 	sc    *scanner
-	mode  *chmod.Changer
 	bufs  sync.Pool // 1 MiB read buffers
 	// segBuf is reused for reading files below the mmap threshold.
 	segBuf []byte
@@ -33,9 +32,14 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 	if opt.BlockSizeBits < 10 || opt.BlockSizeBits > 30 {
 		return nil, Stats{}, fmt.Errorf("block size bits %d out of range [10, 30]", opt.BlockSizeBits)
 	}
-	if opt.TimeResNsec <= 0 || (opt.TimeResNsec < 1e9 && 1e9%opt.TimeResNsec != 0) ||
-		(opt.TimeResNsec > 1e9 && opt.TimeResNsec%1e9 != 0) {
-		return nil, Stats{}, fmt.Errorf("invalid time resolution %dns", opt.TimeResNsec)
+	if opt.TimeResolution == 0 {
+		opt.TimeResolution = time.Second
+	}
+	if err := checkTimeResolution(opt.TimeResolution); err != nil {
+		return nil, Stats{}, err
+	}
+	if opt.Pack == nil {
+		opt.Pack = &PackAuto
 	}
 	if opt.Now == nil {
 		return nil, Stats{}, errors.New("Options.Now is nil")
@@ -45,13 +49,6 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 	}
 	b := &builder{opt: &opt}
 	b.bufs.New = func() any { buf := make([]byte, 1<<20); return &buf }
-	if opt.Chmod != "" {
-		mc, err := parseChmod(opt.Chmod)
-		if err != nil {
-			return nil, Stats{}, err
-		}
-		b.mode = mc
-	}
 	warn := func(format string, args ...any) {
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, "warning: "+format+"\n", args...)
@@ -69,7 +66,7 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 		return nil, b.stats, err
 	}
 	files := b.collect(root)
-	hashOn := opt.FileHash != "none"
+	hashOn := opt.FileHash != nil
 	if files, err = b.scanFiles(ctx, files); err != nil {
 		return nil, b.stats, err
 	}
@@ -420,13 +417,6 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	for _, l := range n.links {
 		md.SymlinkTable = append(md.SymlinkTable, tIdx[l.target])
 	}
-	if opt.Pack.Plain {
-		md.Names = names
-		md.Symlinks = targets
-	} else {
-		md.CompactNames = metadata.BuildStringTable(names, opt.Pack.Names || opt.Pack.Force, opt.Pack.NamesIndex)
-		md.CompactSymlinks = metadata.BuildStringTable(targets, opt.Pack.Symlinks || opt.Pack.Force, opt.Pack.SymlinksIndex)
-	}
 
 	// Chunks.
 	holeIdx := uint32(b.stats.Blocks)
@@ -516,21 +506,12 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 		md.TotalAllocatedFsSize = &alloc
 	}
 
-	if opt.Pack.ChunkTable {
-		md.ChunkTable = metadata.PackChunkTable(md.ChunkTable)
-		md.Options.PackedChunkTable = true
-	}
-	if opt.Pack.Directories {
-		md.Directories = metadata.PackDirectories(md.Directories)
-		md.Options.PackedDirectories = true
-	}
-	if opt.Pack.SharedFiles {
-		md.SharedFilesTable = metadata.PackSharedFiles(md.SharedFilesTable)
-		md.Options.PackedSharedFilesTable = true
-	}
+	packTables(md, names, targets, *opt.Pack)
 	return md, nil
 }
 
+// inodes stores every inode's mode, owner, group and times as the policy
+// says.
 func (b *builder) inodes(md *metadata.Metadata, n *numbering) error {
 	opt := b.opt
 	modeIdx := map[uint32]uint32{}
@@ -545,83 +526,29 @@ func (b *builder) inodes(md *metadata.Metadata, n *numbering) error {
 		*tab = append(*tab, v)
 		return i
 	}
-	// Time handling (§3.11).
-	var setTime *timespec
-	if opt.SetTime != nil {
-		setTime = &timespec{sec: *opt.SetTime}
-	}
-	times := func(in *inode) (a, m, c timespec) {
-		if setTime != nil {
-			return *setTime, *setTime, *setTime
-		}
-		clamp := func(t timespec) timespec {
-			if t.sec < 0 {
-				return timespec{}
-			}
-			return t
-		}
-		return clamp(in.atime), clamp(in.mtime), clamp(in.ctime)
-	}
-	R := int64(1)
-	var mult int64
-	switch {
-	case opt.TimeResNsec > 1e9:
-		R = opt.TimeResNsec / 1e9
-		r := uint32(R)
-		md.Options.TimeResolutionSec = &r
-	case opt.TimeResNsec < 1e9:
-		mult = opt.TimeResNsec
-		m := uint32(mult)
-		md.Options.SubsecondResolutionNsecMultiplier = &m
-	}
-	base := int64(-1)
-	for _, in := range n.all {
-		a, m, c := times(in)
-		for i, t := range []timespec{m, a, c} {
-			if i > 0 && !opt.KeepAllTimes {
-				break
-			}
-			if base < 0 || t.sec < base {
-				base = t.sec
-			}
-		}
-	}
-	base = max(base, 0) / R
-	md.TimestampBase = uint64(base)
-	off := func(t timespec) (uint64, uint64) {
-		o := uint64((t.sec - base*R) / R)
-		if mult > 0 {
-			return o, uint64(t.nsec / mult)
-		}
-		return o, 0
-	}
 	md.Inodes = make([]metadata.InodeData, len(n.all))
+	times := make([]inodeTimes, len(n.all))
 	for i, in := range n.all {
-		mode := in.mode
-		if b.mode != nil {
-			mode = b.mode.Apply(mode)
-		}
-		uid, gid := in.uid, in.gid
-		if opt.SetOwner != nil {
-			uid = *opt.SetOwner
-		}
-		if opt.SetGroup != nil {
-			gid = *opt.SetGroup
-		}
 		d := &md.Inodes[i]
-		d.ModeIndex = idx(modeIdx, &md.Modes, mode)
-		d.OwnerIndex = idx(uidIdx, &md.Uids, uid)
-		d.GroupIndex = idx(gidIdx, &md.Gids, gid)
-		a, m, c := times(in)
-		d.MtimeOffset, d.MtimeSubsec = off(m)
-		if opt.KeepAllTimes {
-			d.AtimeOffset, d.AtimeSubsec = off(a)
-			d.CtimeOffset, d.CtimeSubsec = off(c)
-		}
+		d.ModeIndex = idx(modeIdx, &md.Modes, in.mode)
+		d.OwnerIndex = idx(uidIdx, &md.Uids, in.uid)
+		d.GroupIndex = idx(gidIdx, &md.Gids, in.gid)
 		if in.kind == kReg && !opt.NoHardlinks {
 			d.NlinkMinusOne = uint32(in.nlinks - 1)
 		}
+		times[i] = inodeTimes{in.atime, in.mtime, in.ctime, {}}
+		for k := range 3 {
+			if opt.SetTime != nil {
+				times[i][k] = timespec{sec: *opt.SetTime}
+			}
+			if times[i][k].sec < 0 {
+				times[i][k] = timespec{} // before the epoch: not representable
+			}
+		}
 	}
+	opt.applyOwners(md)
+	opt.applyChmod(md)
+	encodeTimes(md, times, opt.TimeResolution, !opt.KeepAllTimes)
 	return nil
 }
 

@@ -176,7 +176,7 @@ func TestBuildErrors(t *testing.T) {
 		r2 := writeTree(t, map[string]string{"grow": "0123456789"})
 		p := filepath.Join(r2, "grow")
 		o := testOpts(r2)
-		o.FileHash = "none"
+		o.FileHash = nil
 		o.Order = OrderPath // no similarity read: the change happens before segmenting
 		o.OpenFile = func(name string) (*os.File, error) {
 			if name == p {
@@ -293,7 +293,7 @@ func TestTimes(t *testing.T) {
 		wantSub uint64
 	}{{1e9, 0}, {1e6, 456}, {1, 456789012}} {
 		o := testOpts(root)
-		o.TimeResNsec = tc.res
+		o.TimeResolution = time.Duration(tc.res)
 		var col collect
 		md, _, err := Build(context.Background(), o, col.sink)
 		if err != nil {

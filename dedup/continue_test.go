@@ -23,7 +23,7 @@ func TestContinueAfterReadError(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := testOpts(root)
-	o.FileHash = "none"
+	o.FileHash = nil
 	o.Order = OrderPath // no similarity read: the change happens before segmenting
 	o.ContinueOnErr = true
 	var log strings.Builder

@@ -31,6 +31,8 @@ func (h xxh128) Sum(b []byte) []byte {
 }
 func (h xxh128) Size() int { return 16 }
 
+func newXXH3128() hash.Hash { return xxh128{xxh3.New()} }
+
 // NewFileHash returns a constructor for the named whole-file hash; nil for
 // "none" (whole-file deduplication disabled).
 func NewFileHash(name string) (func() hash.Hash, error) {
@@ -38,7 +40,7 @@ func NewFileHash(name string) (func() hash.Hash, error) {
 	case "none":
 		return nil, nil
 	case "xxh3-128":
-		return func() hash.Hash { return xxh128{xxh3.New()} }, nil
+		return newXXH3128, nil
 	case "xxh3-64":
 		return func() hash.Hash { return xxh3.New() }, nil
 	case "md5":
@@ -136,10 +138,7 @@ var errSizeChanged = errors.New("file size changed while reading")
 // finds sparse extents, and computes the whole-file hash (only where another
 // inode of the same size exists) and the similarity digest when needed.
 func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, error) {
-	newHash, err := NewFileHash(b.opt.FileHash)
-	if err != nil {
-		return nil, err
-	}
+	newHash := b.opt.FileHash
 	sizeCount := map[int64]int{}
 	for _, f := range files {
 		sizeCount[f.size]++

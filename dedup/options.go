@@ -5,6 +5,7 @@
 package dedup
 
 import (
+	"hash"
 	"io"
 	"os"
 	"time"
@@ -70,7 +71,9 @@ type Options struct {
 	NoSparse       bool
 	ContinueOnErr  bool
 
-	FileHash string // xxh3-128 (default), xxh3-64, sha256, sha512, ..., none
+	// FileHash makes the whole-file hash that finds duplicate files (see
+	// NewFileHash); nil turns whole-file deduplication off.
+	FileHash func() hash.Hash
 
 	Order             Order
 	MaxSimilaritySize int64 // 0: unlimited
@@ -81,17 +84,11 @@ type Options struct {
 	Lookback       int // blocks
 	BloomSizeShift int
 
-	SetOwner     *uint32
-	SetGroup     *uint32
-	SetTime      *int64
-	Chmod        string
-	KeepAllTimes bool
-	TimeResNsec  int64 // resolution in ns; 1e9 = one second
-	NoHardlinks  bool  // --no-hardlink-table
+	// Policy says how attributes and tables are stored.
+	Policy
+	NoHardlinks  bool // --no-hardlink-table
 	NoCreateTime bool
 	Now          func() time.Time // for create_timestamp and --set-time now
-
-	Pack Pack
 
 	// OpenFile opens regular files for reading (nil: os.Open). Tests use
 	// it to simulate unreadable or changing files.
@@ -107,15 +104,13 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		ScannerWorkers: 2,
-		FileHash:       "xxh3-128",
+		FileHash:       newXXH3128,
 		Order:          OrderNilsimsa,
 		BlockSizeBits:  24,
 		WindowBits:     12,
 		WindowStep:     3,
 		Lookback:       1,
 		BloomSizeShift: 4,
-		TimeResNsec:    1e9,
-		Pack:           Pack{Names: true, Symlinks: true},
 		Now:            time.Now,
 	}
 }

@@ -1,12 +1,6 @@
 package mkimage
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-
-	"github.com/godwarfs/godwarfs/internal/cli"
-)
+import "github.com/godwarfs/godwarfs/internal/cli"
 
 func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
 
@@ -102,30 +96,4 @@ func Program() *cli.Program {
 		},
 		Manual: manual,
 	}
-}
-
-// parseTimeRes returns a resolution in nanoseconds.
-func parseTimeRes(s string) (int64, error) {
-	switch s {
-	case "ns", "nsec":
-		return 1, nil
-	case "us", "usec":
-		return 1e3, nil
-	case "ms", "msec":
-		return 1e6, nil
-	case "s", "sec", "1s":
-		return 1e9, nil
-	case "m", "min":
-		return 60e9, nil
-	case "h", "hour":
-		return 3600e9, nil
-	case "d", "day":
-		return 86400e9, nil
-	}
-	t := strings.TrimSuffix(s, "s")
-	v, err := strconv.ParseUint(t, 10, 32)
-	if err != nil || v == 0 {
-		return 0, errors.New("invalid time resolution " + strconv.Quote(s))
-	}
-	return int64(v) * 1e9, nil
 }

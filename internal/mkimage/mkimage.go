@@ -244,10 +244,11 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		o.MaxSimilaritySize = n
 	}
 	if v, ok := p.Lookup("file-hash"); ok {
-		if _, err := dedup.NewFileHash(v); err != nil {
+		h, err := dedup.NewFileHash(v)
+		if err != nil {
 			return nil, usagef("%v", err)
 		}
-		o.FileHash = v
+		o.FileHash = h
 	}
 	cfg.Progress = "none"
 	if v, ok := p.Lookup("progress"); ok {
@@ -336,8 +337,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		}
 	}
 	if v, ok := p.Lookup("chmod"); ok {
-		o.Chmod = v
-		if err := dedup.CheckChmod(v); err != nil {
+		if o.Chmod, err = dedup.ParseChmod(v); err != nil {
 			return nil, usagef("%v", err)
 		}
 	}
@@ -357,20 +357,17 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	}
 	o.KeepAllTimes = p.Has("keep-all-times")
 	if v, ok := p.Lookup("time-resolution"); ok {
-		// A rewrite validates the value itself (it accepts more forms).
-		if r, err := parseTimeRes(v); err == nil {
-			o.TimeResNsec = r
-		} else if !recomp {
+		if o.TimeResolution, err = dedup.ParseTimeResolution(v); err != nil {
 			return nil, usagef("%v", err)
 		}
 	}
 	o.NoHardlinks = p.Has("no-hardlink-table")
 	if v, ok := p.Lookup("pack-metadata"); ok {
-		pk, err := parsePack(v)
+		pk, err := dedup.ParsePack(v)
 		if err != nil {
-			return nil, err
+			return nil, usagef("%v", err)
 		}
-		o.Pack = pk
+		o.Pack = &pk
 	}
 	if recomp {
 		if err := recompressOptions(cfg, p); err != nil {
@@ -378,42 +375,6 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		}
 	}
 	return cfg, nil
-}
-
-func parsePack(v string) (dedup.Pack, error) {
-	var pk dedup.Pack
-	for _, w := range strings.Split(v, ",") {
-		switch w {
-		case "auto":
-			pk.Names, pk.Symlinks = true, true
-		case "all":
-			pk = dedup.Pack{ChunkTable: true, Directories: true, SharedFiles: true, Names: true,
-				NamesIndex: true, Symlinks: true, SymlinksIndex: true, Force: pk.Force, Plain: pk.Plain}
-		case "none":
-			pk = dedup.Pack{Force: pk.Force, Plain: pk.Plain}
-		case "chunk_table":
-			pk.ChunkTable = true
-		case "directories":
-			pk.Directories = true
-		case "shared_files":
-			pk.SharedFiles = true
-		case "names":
-			pk.Names = true
-		case "names_index":
-			pk.NamesIndex = true
-		case "symlinks":
-			pk.Symlinks = true
-		case "symlinks_index":
-			pk.SymlinksIndex = true
-		case "force":
-			pk.Force = true
-		case "plain":
-			pk.Plain = true
-		default:
-			return pk, usagef("invalid --pack-metadata element %q", w)
-		}
-	}
-	return pk, nil
 }
 
 // Result summarises a successful run.

@@ -127,19 +127,9 @@ func recompressOptions(cfg *Config, p *cli.Result) error {
 		ro.HistoryArgs = append([]string(nil), cfg.Args...)
 	}
 	if rebuild {
-		rb := recompress.RebuildOptions{
-			SetOwner:     o.SetOwner,
-			SetGroup:     o.SetGroup,
-			Chmod:        o.Chmod,
-			KeepAllTimes: o.KeepAllTimes,
-		}
-		rb.Pack, _ = p.Lookup("pack-metadata")
-		rb.TimeResolution, _ = p.Lookup("time-resolution")
-		if o.SetTime != nil {
-			t := uint64(*o.SetTime)
-			rb.SetTime = &t
-		}
-		ro.Rebuild = rb
+		// What the command line leaves unset (-P, --time-resolution)
+		// keeps the image's value.
+		ro.Rebuild = o.Policy
 	}
 	cfg.Recompress = ro
 	return nil

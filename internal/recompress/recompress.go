@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/internal/version"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/godwarfs/godwarfs/writer"
@@ -34,32 +35,8 @@ var (
 	// ErrNotSupported is returned for options that are not implemented.
 	ErrNotSupported = errors.New("not supported yet")
 	// ErrUsage reports invalid option values.
-	ErrUsage = errors.New("invalid option")
+	ErrUsage = dedup.ErrPolicy
 )
-
-// RebuildOptions are the metadata transformations applied with
-// Options.RebuildMetadata.
-type RebuildOptions struct {
-	// Pack is a -P/--pack-metadata list (auto, all, none, chunk_table,
-	// directories, shared_files, names, names_index, symlinks,
-	// symlinks_index, force, plain). "" keeps the input's packing.
-	Pack string
-	// SetOwner / SetGroup replace every uid / gid.
-	SetOwner, SetGroup *uint32
-	// SetTime sets every timestamp to this value (seconds since epoch).
-	SetTime *uint64
-	// Chmod applies chmod(1)-style clauses (octal or [DF]?[ugoa]*[+-=][rwxXst]*).
-	Chmod string
-	// TimeResolution coarsens the stored time resolution ("ns", "us", "ms",
-	// "s", "sec", "min", "hour", "day", or a number with one of the suffixes
-	// ns/us/ms/s/m/h/d; a bare number means seconds). It can only be
-	// made coarser than the input's and must be a multiple of it.
-	TimeResolution string
-	// KeepAllTimes keeps atime/ctime. Like mkdwarfs, a rebuild without it
-	// stores mtime only (options.mtime_only). Images already mtime-only
-	// stay so.
-	KeepAllTimes bool
-}
 
 // Options control Recompress.
 type Options struct {
@@ -89,7 +66,8 @@ type Options struct {
 	// metadata. Legacy (format <= 2.2, no dir_entries) metadata is always
 	// rebuilt into the 2.3+ model.
 	RebuildMetadata bool
-	Rebuild         RebuildOptions
+	// Rebuild is the policy of the metadata rebuild.
+	Rebuild dedup.Policy
 	// NoHistory: do not append a HISTORY section (existing ones are kept).
 	NoHistory bool
 	// HistoryArgs are the command line arguments recorded in the new
@@ -582,7 +560,7 @@ func (r *rewriter) writeMetadata(w *block.Writer) error {
 		o := r.opts
 		if !o.RebuildMetadata {
 			// Forced conversion of the legacy model: no transformations.
-			o.Rebuild = RebuildOptions{KeepAllTimes: true}
+			o.Rebuild = dedup.Policy{KeepAllTimes: true}
 		}
 		src := r.md
 		if r.rechunk != nil {
@@ -591,7 +569,8 @@ func (r *rewriter) writeMetadata(w *block.Writer) error {
 				return fmt.Errorf("rebuild metadata: %w", err)
 			}
 		}
-		md, err := rebuildMetadata(src, r.md, r.im.Major(), r.im.Minor(), o)
+		md, err := dedup.RebuildMetadata(dedup.Rebuild{Metadata: src, Previous: r.md, Major: r.im.Major(), Minor: r.im.Minor(),
+			NoVersionHistory: o.NoMetadataVersionHistory, NoCheck: o.NoCheck}, o.Rebuild)
 		if err != nil {
 			return fmt.Errorf("rebuild metadata: %w", err)
 		}

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/zeebo/xxh3"
@@ -261,7 +263,7 @@ func TestRebuildPack(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "out.dwarfs")
 				err := Recompress(context.Background(), in, out, Options{Mode: "metadata", RebuildMetadata: true,
 					MetadataCompression: "zstd:level=3", SchemaCompression: "null", HistoryCompression: "null",
-					Rebuild: RebuildOptions{Pack: pack, KeepAllTimes: true}})
+					Rebuild: dedup.Policy{Pack: mustPack(t, pack), KeepAllTimes: true}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -289,7 +291,7 @@ func TestRebuildPack(t *testing.T) {
 				// Round trip back to the other packing.
 				out2 := filepath.Join(t.TempDir(), "out2.dwarfs")
 				if err := Recompress(context.Background(), out, out2, Options{Mode: "metadata", MetadataCompression: "null", RebuildMetadata: true,
-					NoMetadataVersionHistory: true, Rebuild: RebuildOptions{Pack: "none", KeepAllTimes: true}}); err != nil {
+					NoMetadataVersionHistory: true, Rebuild: dedup.Policy{Pack: mustPack(t, "none"), KeepAllTimes: true}}); err != nil {
 					t.Fatal(err)
 				}
 				c := openImage(t, out2)
@@ -331,10 +333,14 @@ func TestOldVersionsBecome25(t *testing.T) {
 func TestRebuildTransforms(t *testing.T) {
 	in := fixture(t, "reference/images/nanosecond-times.dwarfs")
 	owner, group := uint32(1234), uint32(99)
-	tm := uint64(1700000000)
+	tm := int64(1700000000)
+	mode, err := dedup.ParseChmod("Fa-w,Dg+w")
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "out.dwarfs")
-	err := Recompress(context.Background(), in, out, Options{Mode: "none", RebuildMetadata: true, Rebuild: RebuildOptions{
-		SetOwner: &owner, SetGroup: &group, SetTime: &tm, Chmod: "Fa-w,Dg+w"}})
+	err = Recompress(context.Background(), in, out, Options{Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{
+		SetOwner: &owner, SetGroup: &group, SetTime: &tm, Chmod: mode}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +364,7 @@ func TestRebuildTransforms(t *testing.T) {
 
 	// Coarsen the time resolution to a minute.
 	out2 := filepath.Join(t.TempDir(), "out2.dwarfs")
-	if err := Recompress(context.Background(), in, out2, Options{Mode: "none", RebuildMetadata: true, Rebuild: RebuildOptions{TimeResolution: "min"}}); err != nil {
+	if err := Recompress(context.Background(), in, out2, Options{Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{TimeResolution: time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
 	a, c := openImage(t, in), openImage(t, out2)
@@ -373,7 +379,7 @@ func TestRebuildTransforms(t *testing.T) {
 	}
 	// Refining is refused.
 	out3 := filepath.Join(t.TempDir(), "out3.dwarfs")
-	if err := Recompress(context.Background(), out2, out3, Options{Mode: "none", RebuildMetadata: true, Rebuild: RebuildOptions{TimeResolution: "1s"}}); !errors.Is(err, ErrUsage) {
+	if err := Recompress(context.Background(), out2, out3, Options{Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{TimeResolution: time.Second}}); !errors.Is(err, ErrUsage) {
 		t.Errorf("refining time resolution: %v", err)
 	}
 	if _, err := os.Stat(out3); !os.IsNotExist(err) {
@@ -567,18 +573,13 @@ func TestChangeBlockSize(t *testing.T) {
 	}
 }
 
-func TestParseTimeRes(t *testing.T) {
-	for in, want := range map[string]uint64{"sec": 1e9, "min": 60e9, "hour": 3600e9, "day": 86400e9, "ms": 1e6, "us": 1e3, "ns": 1,
-		"10ms": 1e7, "60": 60e9, "2m": 120e9, "1h": 3600e9, "3s": 3e9} {
-		if got, err := parseTimeRes(in); err != nil || got != want {
-			t.Errorf("%q: %d, %v; want %d", in, got, err, want)
-		}
+func mustPack(t *testing.T, s string) *dedup.Pack {
+	t.Helper()
+	pk, err := dedup.ParsePack(s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, in := range []string{"", "0", "x", "-1s", "1y"} {
-		if _, err := parseTimeRes(in); err == nil {
-			t.Errorf("%q accepted", in)
-		}
-	}
+	return &pk
 }
 
 // TestManyBlocksBufferReuse recompresses an image of many small blocks of
