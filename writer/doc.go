@@ -1,2 +1,21 @@
-// Package writer builds DwarFS images and rewrites existing ones.
+// Package writer builds DwarFS images from a directory tree and rewrites
+// existing images; it is what mkdwarfs runs.
+//
+// Build scans a directory, deduplicates and segments the file data into
+// blocks (package dedup), compresses the blocks and writes the image:
+//
+//	scan -> order -> segment -> compress -> write
+//
+// Rewrite reads an image and writes a new one: it recompresses sections
+// (mkdwarfs --recompress), rebuilds the metadata with a new policy
+// (--rebuild-metadata) or re-chunks the data into blocks of another size
+// (--change-block-size).
+//
+// Both go through the same back half: one ordered, bounded compression
+// Pipeline (the output does not depend on the number of workers), one
+// writer of the metadata and history sections, and one atomic commit (a
+// temporary file in the output's directory, fsynced, renamed and the
+// directory fsynced), so that a failed or cancelled run never leaves a
+// partial image under the output's name. Both take a context.Context for
+// cancellation and report progress through Target.Progress.
 package writer

@@ -10,16 +10,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
-	"github.com/godwarfs/godwarfs/internal/recompress"
-	"github.com/godwarfs/godwarfs/internal/version"
-	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/godwarfs/godwarfs/writer"
 )
 
@@ -43,27 +39,24 @@ type Config struct {
 	LogLevel    int
 	Progress    string
 	DebugFilter string // --debug-filter mode: print filter effects only
-	// Recompress is set when an existing image (Build.Input) is rewritten
+	// Rewrite is set when an existing image (Build.Input) is rewritten
 	// (--recompress, --rebuild-metadata, --change-block-size).
-	Recompress *recompress.Options
-
-	// comps caches compressors by spec: zstd encoders are costly to warm up.
-	comps map[string]block.Compressor
+	Rewrite *writer.RewriteOptions
 }
 
-func (c *Config) compressor(spec string) (block.Compressor, error) {
-	if comp, ok := c.comps[spec]; ok {
-		return comp, nil
+// target is where and how the image is written.
+func (c *Config) target(stdout io.Writer) writer.Target {
+	t := writer.Target{
+		Output: c.Output, Overwrite: c.Force, Stdout: stdout,
+		BlockCompression: c.Compression, SchemaCompression: c.SchemaComp,
+		MetadataCompression: c.MetaComp, HistoryCompression: c.HistoryComp,
+		Workers: c.Workers, NoSectionIndex: c.NoIndex,
+		History: writer.History{Omit: c.NoHistory, NoTimestamp: c.NoHistTime},
 	}
-	comp, err := block.NewCompressor(spec)
-	if err != nil {
-		return nil, err
+	if !c.NoHistArgs {
+		t.History.Arguments = c.Args
 	}
-	if c.comps == nil {
-		c.comps = map[string]block.Compressor{}
-	}
-	c.comps[spec] = comp
-	return comp, nil
+	return t
 }
 
 // Log levels.
@@ -94,16 +87,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		return cli.ExitOK
 	}
-	if cfg.Recompress != nil {
-		return mainRecompress(ctx, cfg, stderr)
+	if cfg.Rewrite != nil {
+		return mainRewrite(ctx, cfg, stderr)
 	}
 	if cfg.Build.Log == nil && cfg.LogLevel >= logWarn {
 		cfg.Build.Log = stderr
 	}
 	start := time.Now()
 	progress := startProgress(cfg.Progress, stderr)
-	cfg.Build.Progress = progress.update
-	res, err := Run(ctx, cfg, stdout)
+	res, err := build(ctx, cfg, stdout, func(p writer.Progress) { progress.update(p.Stats) })
 	progress.stop()
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
@@ -305,7 +297,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 			}
 			*c.dst = v
 		}
-		if _, err := cfg.compressor(*c.dst); err != nil {
+		if _, err := block.NewCompressor(*c.dst); err != nil {
 			return nil, cli.BadValue(c.name, *c.dst, err.Error())
 		}
 	}
@@ -378,121 +370,15 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 }
 
 // Result summarises a successful run.
-type Result struct {
-	Stats      dedup.Stats
-	ImageBytes int64
-}
+type Result = writer.BuildResult
 
-// Run builds the image. A file output is written to a temporary file next
-// to cfg.Output and renamed at the end, so a failed or interrupted run never
-// leaves a partial image under the output name.
+// Run builds the image cfg describes (stdout is the output "-").
 func Run(ctx context.Context, cfg *Config, stdout io.Writer) (*Result, error) {
-	out, err := writer.CreateOutput(cfg.Output, cfg.Force, stdout)
-	if err != nil {
-		return nil, err
-	}
-	defer out.Abort()
-	// An output inside the input tree must not be scanned.
-	for _, p := range []string{out.TempName(), cfg.Output} {
-		if p == "" || cfg.Output == "-" {
-			continue
-		}
-		if abs, err := filepath.Abs(p); err == nil {
-			if in, err := filepath.Abs(cfg.Build.Input); err == nil && strings.HasPrefix(abs, in+string(filepath.Separator)) {
-				cfg.Build.Exclude = append(cfg.Build.Exclude, filepath.Join(cfg.Build.Input, abs[len(in)+1:]))
-			}
-		}
-	}
-	res, err := write(ctx, cfg, out)
-	if err != nil {
-		return nil, err
-	}
-	if err := out.Commit(ctx); err != nil {
-		return nil, err
-	}
-	res.ImageBytes = out.Size()
-	return res, nil
+	return build(ctx, cfg, stdout, nil)
 }
 
-// write produces the whole image on w.
-func write(ctx context.Context, cfg *Config, w io.Writer) (*Result, error) {
-	bw := block.NewWriter(w, block.WriterOptions{NoSectionIndex: cfg.NoIndex, Header: cfg.Header})
-	comp, err := cfg.compressor(cfg.Compression)
-	if err != nil {
-		return nil, fmt.Errorf("block compression: %w", err)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	limit := cfg.MemLimit
-	if limit == 0 {
-		// "auto": one block per worker plus one waiting to be written.
-		limit = int64(max(cfg.Workers, 1)+1) << cfg.Build.BlockSizeBits
-	}
-	pipe := writer.NewPipeline(ctx, bw, cfg.Workers, limit)
-	n := 0
-	md, stats, err := dedup.Build(ctx, cfg.Build, func(_ context.Context, data []byte) error {
-		i := n
-		n++
-		return pipe.Submit(int64(len(data)), func() (block.Compression, []byte, error) {
-			ct, out, err := block.CompressSection(comp, data)
-			if err != nil {
-				err = fmt.Errorf("block %d: %w", i, err)
-			}
-			return ct, out, err
-		}, nil)
-	})
-	if perr := pipe.Wait(); err == nil {
-		err = perr
-	}
-	if err != nil {
-		return nil, err
-	}
-	schema, data, err := metadata.Encode(md)
-	if err != nil {
-		return nil, fmt.Errorf("encoding metadata: %w", err)
-	}
-	if err := writeSection(cfg, bw, block.SectionMetadataSchema, cfg.SchemaComp, schema); err != nil {
-		return nil, err
-	}
-	if err := writeSection(cfg, bw, block.SectionMetadata, cfg.MetaComp, data); err != nil {
-		return nil, err
-	}
-	if !cfg.NoHistory {
-		if err := writeSection(cfg, bw, block.SectionHistory, cfg.HistoryComp, history(cfg)); err != nil {
-			return nil, err
-		}
-	}
-	if err := bw.Close(); err != nil {
-		return nil, fmt.Errorf("writing image: %w", err)
-	}
-	return &Result{Stats: stats}, nil
-}
-
-func writeSection(cfg *Config, bw *block.Writer, t block.SectionType, spec string, payload []byte) error {
-	c, err := cfg.compressor(spec)
-	if err != nil {
-		return fmt.Errorf("%s compression: %w", t, err)
-	}
-	ct, out, err := block.CompressSection(c, payload)
-	if err != nil {
-		return fmt.Errorf("compressing %s: %w", t, err)
-	}
-	if err := bw.WriteSection(t, ct, out); err != nil {
-		return fmt.Errorf("writing image: %w", err)
-	}
-	return nil
-}
-
-func history(cfg *Config) []byte {
-	var args []string
-	if !cfg.NoHistArgs {
-		args = cfg.Args
-	}
-	var now *time.Time
-	if !cfg.NoHistTime {
-		t := cfg.Build.Now()
-		now = &t
-	}
-	rec := version.Get().HistoryRecord(args, now)
-	return metadata.EncodeHistory(&metadata.History{Entries: []metadata.HistoryRecord{rec}})
+func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(writer.Progress)) (*Result, error) {
+	t := cfg.target(stdout)
+	t.Progress = progress
+	return writer.Build(ctx, writer.BuildOptions{Target: t, Scan: cfg.Build, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
 }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"strings"
 
 	"github.com/godwarfs/godwarfs/internal/cli"
-	"github.com/godwarfs/godwarfs/internal/recompress"
+	"github.com/godwarfs/godwarfs/writer"
 )
 
 const recompressHelp = `
@@ -80,18 +81,17 @@ func recompressOptions(cfg *Config, p *cli.Result) error {
 		}
 	}
 	o := cfg.Build
-	ro := &recompress.Options{
+	ro := &writer.RewriteOptions{
+		Target:                   cfg.target(nil),
+		Input:                    o.Input,
 		Mode:                     mode,
 		RebuildMetadata:          rebuild,
 		RemoveHeader:             p.Has("remove-header"),
 		NoMetadataVersionHistory: p.Has("no-metadata-version-history"),
 		NoCheck:                  p.Has("no-check"),
-		NoHistory:                cfg.NoHistory,
-		NoHistoryTimestamps:      cfg.NoHistTime,
-		NoSectionIndex:           cfg.NoIndex,
-		Workers:                  cfg.Workers,
 		Now:                      o.Now,
 	}
+	ro.BlockCompression, ro.MetadataCompression, ro.SchemaCompression, ro.HistoryCompression = "", "", "", ""
 	// cfg.Compression etc. are the explicit option if given, else the
 	// level's default; the library only applies them to the sections the
 	// mode selects ("" would keep the stored bytes).
@@ -123,34 +123,20 @@ func recompressOptions(cfg *Config, p *cli.Result) error {
 	} else if p.Has("block-size-bits") {
 		return usagef("-S/--block-size-bits needs --change-block-size when rewriting an image")
 	}
-	if !cfg.NoHistArgs {
-		ro.HistoryArgs = append([]string(nil), cfg.Args...)
-	}
 	if rebuild {
 		// What the command line leaves unset (-P, --time-resolution)
 		// keeps the image's value.
 		ro.Rebuild = o.Policy
 	}
-	cfg.Recompress = ro
+	cfg.Rewrite = ro
 	return nil
 }
 
-// mainRecompress runs a rewrite and returns the exit status.
-func mainRecompress(ctx context.Context, cfg *Config, stderr io.Writer) int {
-	in, out := cfg.Build.Input, cfg.Output
-	ist, err := os.Stat(in)
-	if err != nil {
-		return Program().Fail(stderr, err)
-	}
-	if ost, err := os.Stat(out); err == nil && os.SameFile(ist, ost) {
-		return Program().Fail(stderr, usagef("output file %s is the same as the input file", out))
-	}
-	if _, err := os.Lstat(out); err == nil && !cfg.Force {
-		return Program().Fail(stderr, fmt.Errorf("output file %s already exists (use -f to overwrite)", out))
-	}
-	ro := *cfg.Recompress
+// mainRewrite runs a rewrite and returns the exit status.
+func mainRewrite(ctx context.Context, cfg *Config, stderr io.Writer) int {
+	ro := *cfg.Rewrite
 	if cfg.Progress != "none" {
-		ro.Progress = stderr
+		ro.Progress = func(p writer.Progress) { fmt.Fprintln(stderr, p.Message) }
 	}
 	// The live heap is a handful of pointer-free block buffers, so a
 	// collection is cheap while the default GOGC=100 lets garbage blocks
@@ -159,14 +145,16 @@ func mainRecompress(ctx context.Context, cfg *Config, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(25))
 	}
-	err = recompress.Recompress(ctx, in, out, ro)
+	err := writer.Rewrite(ctx, ro)
 	switch {
 	case err == nil:
 		return cli.ExitOK
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
 		return cli.ExitError
-	case errors.Is(err, recompress.ErrUsage), errors.Is(err, recompress.ErrSameFile):
+	case errors.Is(err, fs.ErrExist):
+		return Program().Fail(stderr, fmt.Errorf("%w (use -f to overwrite)", err))
+	case errors.Is(err, writer.ErrUsage), errors.Is(err, writer.ErrSameFile):
 		return Program().Fail(stderr, &cli.UsageError{Msg: err.Error()})
 	}
 	return Program().Fail(stderr, err)

@@ -1,4 +1,4 @@
-package recompress
+package writer
 
 import (
 	"context"

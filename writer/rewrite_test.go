@@ -1,4 +1,4 @@
-package recompress
+package writer
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -173,10 +172,7 @@ func TestRecompressCodecs(t *testing.T) {
 				in := fixture(t, name)
 				before := fileHash(t, in)
 				out := filepath.Join(t.TempDir(), "out.dwarfs")
-				err := Recompress(context.Background(), in, out, Options{
-					BlockCompression: codec, MetadataCompression: codec, SchemaCompression: codec,
-					HistoryCompression: codec, Workers: 3, HistoryArgs: []string{"mkdwarfs", "--recompress"},
-				})
+				err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, BlockCompression: codec, MetadataCompression: codec, SchemaCompression: codec, HistoryCompression: codec, Workers: 3, History: History{Arguments: []string{"mkdwarfs", "--recompress"}}}, Input: in})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -225,7 +221,7 @@ func TestMetadataOnlyKeepsBlocks(t *testing.T) {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			in := fixture(t, name)
 			out := filepath.Join(t.TempDir(), "out.dwarfs")
-			if err := Recompress(context.Background(), in, out, Options{Mode: "metadata", MetadataCompression: "null", BlockCompression: "lzma"}); err != nil {
+			if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, MetadataCompression: "null", BlockCompression: "lzma"}, Input: in, Mode: "metadata"}); err != nil {
 				t.Fatal(err)
 			}
 			a, b := openImage(t, in), openImage(t, out)
@@ -261,9 +257,7 @@ func TestRebuildPack(t *testing.T) {
 				t.Parallel()
 				in := fixture(t, name)
 				out := filepath.Join(t.TempDir(), "out.dwarfs")
-				err := Recompress(context.Background(), in, out, Options{Mode: "metadata", RebuildMetadata: true,
-					MetadataCompression: "zstd:level=3", SchemaCompression: "null", HistoryCompression: "null",
-					Rebuild: dedup.Policy{Pack: mustPack(t, pack), KeepAllTimes: true}})
+				err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, MetadataCompression: "zstd:level=3", SchemaCompression: "null", HistoryCompression: "null"}, Input: in, Mode: "metadata", RebuildMetadata: true, Rebuild: dedup.Policy{Pack: mustPack(t, pack), KeepAllTimes: true}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -290,8 +284,7 @@ func TestRebuildPack(t *testing.T) {
 				}
 				// Round trip back to the other packing.
 				out2 := filepath.Join(t.TempDir(), "out2.dwarfs")
-				if err := Recompress(context.Background(), out, out2, Options{Mode: "metadata", MetadataCompression: "null", RebuildMetadata: true,
-					NoMetadataVersionHistory: true, Rebuild: dedup.Policy{Pack: mustPack(t, "none"), KeepAllTimes: true}}); err != nil {
+				if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out2, MetadataCompression: "null"}, Input: out, Mode: "metadata", RebuildMetadata: true, NoMetadataVersionHistory: true, Rebuild: dedup.Policy{Pack: mustPack(t, "none"), KeepAllTimes: true}}); err != nil {
 					t.Fatal(err)
 				}
 				c := openImage(t, out2)
@@ -311,7 +304,7 @@ func TestOldVersionsBecome25(t *testing.T) {
 				t.Parallel()
 				in := fixture(t, "upstream/compat-v"+v+".dwarfs")
 				out := filepath.Join(t.TempDir(), "out.dwarfs")
-				if err := Recompress(context.Background(), in, out, Options{Mode: mode, BlockCompression: "zstd", MetadataCompression: "zstd"}); err != nil {
+				if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, BlockCompression: "zstd", MetadataCompression: "zstd"}, Input: in, Mode: mode}); err != nil {
 					t.Fatal(err)
 				}
 				a, b := openImage(t, in), openImage(t, out)
@@ -339,7 +332,7 @@ func TestRebuildTransforms(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out.dwarfs")
-	err = Recompress(context.Background(), in, out, Options{Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{
+	err = Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out}, Input: in, Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{
 		SetOwner: &owner, SetGroup: &group, SetTime: &tm, Chmod: mode}})
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +357,7 @@ func TestRebuildTransforms(t *testing.T) {
 
 	// Coarsen the time resolution to a minute.
 	out2 := filepath.Join(t.TempDir(), "out2.dwarfs")
-	if err := Recompress(context.Background(), in, out2, Options{Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{TimeResolution: time.Minute}}); err != nil {
+	if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out2}, Input: in, Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{TimeResolution: time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
 	a, c := openImage(t, in), openImage(t, out2)
@@ -379,24 +372,12 @@ func TestRebuildTransforms(t *testing.T) {
 	}
 	// Refining is refused.
 	out3 := filepath.Join(t.TempDir(), "out3.dwarfs")
-	if err := Recompress(context.Background(), out2, out3, Options{Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{TimeResolution: time.Second}}); !errors.Is(err, ErrUsage) {
+	if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out3}, Input: out2, Mode: "none", RebuildMetadata: true, Rebuild: dedup.Policy{TimeResolution: time.Second}}); !errors.Is(err, ErrUsage) {
 		t.Errorf("refining time resolution: %v", err)
 	}
 	if _, err := os.Stat(out3); !os.IsNotExist(err) {
 		t.Error("output left after error")
 	}
-}
-
-type cancelWriter struct {
-	once   sync.Once
-	cancel context.CancelFunc
-}
-
-func (c *cancelWriter) Write(p []byte) (int, error) {
-	if bytes.HasPrefix(p, []byte("block ")) {
-		c.once.Do(c.cancel)
-	}
-	return len(p), nil
 }
 
 func TestCancel(t *testing.T) {
@@ -406,7 +387,11 @@ func TestCancel(t *testing.T) {
 	out := filepath.Join(dir, "out.dwarfs")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err := Recompress(ctx, in, out, Options{BlockCompression: "zstd:level=1", Workers: 2, Progress: &cancelWriter{cancel: cancel}})
+	err := Rewrite(ctx, RewriteOptions{Target: Target{Output: out, BlockCompression: "zstd:level=1", Workers: 2, Progress: func(p Progress) {
+		if p.Blocks > 0 {
+			cancel() // after the first block is written
+		}
+	}}, Input: in})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -435,7 +420,7 @@ func TestSameFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, out := range []string{in, link, filepath.Join(dir, ".", "in.dwarfs")} {
-		if err := Recompress(context.Background(), in, out, Options{}); !errors.Is(err, ErrSameFile) {
+		if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out}, Input: in}); !errors.Is(err, ErrSameFile) {
 			t.Errorf("%s: err = %v, want ErrSameFile", out, err)
 		}
 	}
@@ -452,7 +437,7 @@ func TestSameFile(t *testing.T) {
 func TestRemoveHeaderAndNoHistory(t *testing.T) {
 	in := fixture(t, "reference/images/header.dwarfs")
 	out := filepath.Join(t.TempDir(), "out.dwarfs")
-	if err := Recompress(context.Background(), in, out, Options{Mode: "none", RemoveHeader: true, NoHistory: true}); err != nil {
+	if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, History: History{Omit: true}}, Input: in, Mode: "none", RemoveHeader: true}); err != nil {
 		t.Fatal(err)
 	}
 	a, b := openImage(t, in), openImage(t, out)
@@ -483,7 +468,7 @@ func TestCategories(t *testing.T) {
 		{[]string{"!" + cat}, func(c string) bool { return c != cat }},
 	} {
 		out := filepath.Join(t.TempDir(), "out.dwarfs")
-		if err := Recompress(context.Background(), in, out, Options{Mode: "block", BlockCompression: "lz4", Categories: tc.cats}); err != nil {
+		if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, BlockCompression: "lz4"}, Input: in, Mode: "block", Categories: tc.cats}); err != nil {
 			t.Fatal(err)
 		}
 		b := openImage(t, out)
@@ -500,10 +485,10 @@ func TestCategories(t *testing.T) {
 		compareTrees(t, a.tree(t), b.tree(t))
 	}
 	out := filepath.Join(t.TempDir(), "out.dwarfs")
-	if err := Recompress(context.Background(), in, out, Options{BlockCompression: "lz4", Categories: []string{"no-such-category"}}); !errors.Is(err, ErrUsage) {
+	if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, BlockCompression: "lz4"}, Input: in, Categories: []string{"no-such-category"}}); !errors.Is(err, ErrUsage) {
 		t.Errorf("unknown category: %v", err)
 	}
-	if err := Recompress(context.Background(), fixture(t, "upstream/compat-v0.9.10.dwarfs"), out, Options{BlockCompression: "lz4", Categories: []string{"foo"}}); !errors.Is(err, ErrUsage) {
+	if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, BlockCompression: "lz4"}, Input: fixture(t, "upstream/compat-v0.9.10.dwarfs"), Categories: []string{"foo"}}); !errors.Is(err, ErrUsage) {
 		t.Errorf("image without categories: %v", err)
 	}
 }
@@ -521,7 +506,7 @@ func TestCorruptInputRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.dwarfs")
-	if err := Recompress(context.Background(), in, out, Options{Mode: "none"}); !errors.Is(err, block.ErrChecksum) {
+	if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out}, Input: in, Mode: "none"}); !errors.Is(err, block.ErrChecksum) {
 		t.Errorf("err = %v, want checksum error", err)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -545,8 +530,7 @@ func TestChangeBlockSize(t *testing.T) {
 			t.Parallel()
 			in := fixture(t, tc.name)
 			out := filepath.Join(t.TempDir(), "out.dwarfs")
-			if err := Recompress(context.Background(), in, out, Options{ChangeBlockSizeBits: tc.bits, BlockCompression: "zstd:level=1",
-				MetadataCompression: "null", SchemaCompression: "null", HistoryCompression: "null", Workers: 2}); err != nil {
+			if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, BlockCompression: "zstd:level=1", MetadataCompression: "null", SchemaCompression: "null", HistoryCompression: "null", Workers: 2}, Input: in, ChangeBlockSizeBits: tc.bits}); err != nil {
 				t.Fatal(err)
 			}
 			a, b := openImage(t, in), openImage(t, out)
@@ -590,7 +574,7 @@ func TestManyBlocksBufferReuse(t *testing.T) {
 	in := fixture(t, "reference/images/categorize.dwarfs")
 	dir := t.TempDir()
 	prev := filepath.Join(dir, "small.dwarfs")
-	if err := Recompress(context.Background(), in, prev, Options{ChangeBlockSizeBits: 13, BlockCompression: "lz4", Workers: 3}); err != nil {
+	if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: prev, BlockCompression: "lz4", Workers: 3}, Input: in, ChangeBlockSizeBits: 13}); err != nil {
 		t.Fatal(err)
 	}
 	want := openImage(t, in).tree(t)
@@ -599,7 +583,7 @@ func TestManyBlocksBufferReuse(t *testing.T) {
 	}
 	for i, spec := range []string{"zstd:level=3", "null", "lz4hc:level=4", "brotli:quality=2", "zstd:level=1"} {
 		out := filepath.Join(dir, fmt.Sprintf("step%d.dwarfs", i))
-		if err := Recompress(context.Background(), prev, out, Options{BlockCompression: spec, Workers: 3}); err != nil {
+		if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out, BlockCompression: spec, Workers: 3}, Input: prev}); err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}
 		got := openImage(t, out)
@@ -619,8 +603,8 @@ func TestManyBlocksBufferReuse(t *testing.T) {
 func TestBlockBufNoAliasing(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "small.dwarfs")
-	if err := Recompress(context.Background(), fixture(t, "reference/images/categorize.dwarfs"), src,
-		Options{ChangeBlockSizeBits: 12, BlockCompression: "zstd:level=1", Workers: 2}); err != nil {
+	if err := Rewrite(context.Background(), RewriteOptions{Target: Target{Output: src, BlockCompression: "zstd:level=1", Workers: 2},
+		Input: fixture(t, "reference/images/categorize.dwarfs"), ChangeBlockSizeBits: 12}); err != nil {
 		t.Fatal(err)
 	}
 	for _, spec := range []string{"lz4", "zstd:level=2", "null"} {
@@ -630,7 +614,7 @@ func TestBlockBufNoAliasing(t *testing.T) {
 		}
 		defer f.Close()
 		st, _ := f.Stat()
-		r := &rewriter{ctx: context.Background(), opts: Options{Mode: "all", BlockCompression: spec, Workers: 1}}
+		r := &rewriter{ctx: context.Background(), opts: RewriteOptions{Target: Target{BlockCompression: spec, Workers: 1}, Mode: "all"}}
 		if r.im, err = block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,14 +1,4 @@
-// Package recompress rewrites an existing DwarFS image: mkdwarfs
-// --recompress (re-encode BLOCK and/or metadata sections with other
-// compression) and --rebuild-metadata (decode, transform and re-encode the
-// metadata). The output is always a v2.5 image with 64-byte section
-// headers, consecutive section numbers and a fresh SECTION_INDEX.
-//
-// Blocks are processed on a bounded worker pool and written strictly in
-// order; at most Workers+1 blocks are in flight at any time.
-// The output is committed atomically (see writer.Output); on error or
-// cancellation nothing is left behind and the input is never modified.
-package recompress
+package writer
 
 import (
 	"context"
@@ -16,16 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
-	"github.com/godwarfs/godwarfs/internal/version"
 	"github.com/godwarfs/godwarfs/metadata"
-	"github.com/godwarfs/godwarfs/writer"
 )
 
 // Errors returned (wrapped) by Recompress.
@@ -38,24 +25,21 @@ var (
 	ErrUsage = dedup.ErrPolicy
 )
 
-// Options control Recompress.
-type Options struct {
+// RewriteOptions configure Rewrite. Target's compression specs apply to
+// the sections Mode selects; "" keeps a section's stored bytes (or, when
+// the section has to be re-encoded anyway, its algorithm with default
+// parameters).
+type RewriteOptions struct {
+	Target
+	// Input is the image to read; it is never modified.
+	Input string
 	// Mode is "all" (default when ""), "block", "metadata" or "none".
 	// "block" recompresses BLOCK sections only, "metadata" the schema,
 	// metadata and history sections only, "none" recompresses nothing
 	// (useful with RebuildMetadata or to rewrite old framing as 2.5).
 	Mode string
-	// -C specs ("zstd:level=19", "lzma:level=9", "lz4", "lz4hc:level=9",
-	// "brotli:quality=11", "null"). "" keeps the section's stored bytes
-	// (or, when the section has to be re-encoded anyway, its compression
-	// algorithm with default parameters).
-	BlockCompression, MetadataCompression, SchemaCompression, HistoryCompression string
-	// Workers is the size of the block worker pool (0: GOMAXPROCS).
-	Workers int
 	// RemoveHeader drops any prefix before the first section.
 	RemoveHeader bool
-	// NoSectionIndex omits the SECTION_INDEX (--no-section-index).
-	NoSectionIndex bool
 	// NoMetadataVersionHistory: do not record the previous metadata
 	// incarnation in metadata_version_history on rebuild.
 	NoMetadataVersionHistory bool
@@ -66,15 +50,9 @@ type Options struct {
 	// metadata. Legacy (format <= 2.2, no dir_entries) metadata is always
 	// rebuilt into the 2.3+ model.
 	RebuildMetadata bool
-	// Rebuild is the policy of the metadata rebuild.
+	// Rebuild is the policy of the metadata rebuild; what it leaves unset
+	// keeps the image's value.
 	Rebuild dedup.Policy
-	// NoHistory: do not append a HISTORY section (existing ones are kept).
-	NoHistory bool
-	// HistoryArgs are the command line arguments recorded in the new
-	// history entry (nil: no arguments field, i.e. --no-history-command-line).
-	HistoryArgs []string
-	// NoHistoryTimestamps omits the timestamp of the new history entry.
-	NoHistoryTimestamps bool
 	// Categories restricts block recompression to blocks of these
 	// categories (--recompress-categories). An element prefixed with "!"
 	// excludes that category; if only exclusions are given, all other
@@ -89,71 +67,68 @@ type Options struct {
 	// apart). Implies a metadata rebuild and re-encoding of every block
 	// (with BlockCompression, or the first input block's algorithm).
 	ChangeBlockSizeBits int
-	// Progress receives one line per written section (optional).
-	Progress io.Writer
 	// Now is the clock for the history timestamp (nil: time.Now).
 	Now func() time.Time
 }
 
-// Recompress reads the image inPath and writes the rewritten image to
-// outPath.
-func Recompress(ctx context.Context, inPath, outPath string, opts Options) (err error) {
+// Rewrite reads the image opts.Input and writes the rewritten image to
+// opts.Output, always as a v2.5 image with consecutive section numbers
+// and (unless NoSectionIndex) a fresh SECTION_INDEX.
+func Rewrite(ctx context.Context, opts RewriteOptions) (err error) {
+	inPath, outPath := opts.Input, opts.Output
 	if opts.Mode == "" {
 		opts.Mode = "all"
 	}
 	switch opts.Mode {
 	case "all", "block", "metadata", "none":
 	default:
-		return fmt.Errorf("recompress: mode %q (want all, block, metadata or none): %w", opts.Mode, ErrUsage)
+		return fmt.Errorf("rewrite: mode %q (want all, block, metadata or none): %w", opts.Mode, ErrUsage)
 	}
 	if b := opts.ChangeBlockSizeBits; b != 0 && (b < 10 || b > 30) {
-		return fmt.Errorf("recompress: --change-block-size: block size bits %d not in [10, 30]: %w", b, ErrUsage)
+		return fmt.Errorf("rewrite: --change-block-size: block size bits %d not in [10, 30]: %w", b, ErrUsage)
 	}
-	if opts.Workers <= 0 {
-		opts.Workers = runtime.GOMAXPROCS(0)
-	}
+	opts.Workers = opts.workers()
 	in, err := os.Open(inPath)
 	if err != nil {
-		return fmt.Errorf("recompress: %w", err)
+		return fmt.Errorf("rewrite: %w", err)
 	}
 	defer in.Close()
 	ist, err := in.Stat()
 	if err != nil {
-		return fmt.Errorf("recompress: %w", err)
+		return fmt.Errorf("rewrite: %w", err)
 	}
 	if ost, err := os.Stat(outPath); err == nil && os.SameFile(ist, ost) {
-		return fmt.Errorf("recompress: %s and %s: %w", inPath, outPath, ErrSameFile)
+		return fmt.Errorf("rewrite: %s and %s: %w", inPath, outPath, ErrSameFile)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("recompress: %w", err)
+		return fmt.Errorf("rewrite: %w", err)
 	}
 
-	r := &rewriter{ctx: ctx, opts: opts}
+	r := &rewriter{ctx: ctx, opts: opts, comps: compressors{}}
 	r.im, err = block.OpenImage(in, ist.Size(), block.Options{ImageOffset: -1, Name: inPath})
 	if err != nil {
-		return fmt.Errorf("recompress: open %s: %w", inPath, err)
+		return fmt.Errorf("rewrite: open %s: %w", inPath, err)
 	}
 	if err := r.prepare(in); err != nil {
-		return fmt.Errorf("recompress: %w", err)
+		return fmt.Errorf("rewrite: %w", err)
 	}
-
-	out, err := writer.CreateOutput(outPath, true, nil)
+	out, err := CreateOutput(outPath, opts.Overwrite, nil)
 	if err != nil {
-		return fmt.Errorf("recompress: %w", err)
+		return fmt.Errorf("rewrite: %w", err)
 	}
 	defer out.Abort()
 	if err := r.write(out); err != nil {
-		return fmt.Errorf("recompress: %w", err)
+		return fmt.Errorf("rewrite: %w", err)
 	}
 	if err := out.Commit(ctx); err != nil {
-		return fmt.Errorf("recompress: %w", err)
+		return fmt.Errorf("rewrite: %w", err)
 	}
 	return nil
 }
 
 type rewriter struct {
 	ctx  context.Context
-	opts Options
+	opts RewriteOptions
 	im   *block.Image
 
 	header     []byte
@@ -167,33 +142,15 @@ type rewriter struct {
 	selected   []bool // per block: recompress?
 	rechunk    *rechunker
 	blockComp  block.Compressor
-	comps      map[string]block.Compressor // non-block compressors by spec
+	comps      compressors // non-block compressors by spec
 
 	rawMu  sync.Mutex
 	rawBuf []byte // compressed payload being decoded (see recodeBlock)
 }
 
-// newCompressor returns a cached compressor for spec (encoder set-up is
-// expensive for high zstd levels).
-func (r *rewriter) newCompressor(spec string) (block.Compressor, error) {
-	if c, ok := r.comps[spec]; ok {
-		return c, nil
-	}
-	c, err := block.NewCompressor(spec)
-	if err != nil {
-		return nil, err
-	}
-	if r.comps == nil {
-		r.comps = map[string]block.Compressor{}
-	}
-	r.comps[spec] = c
-	return c, nil
-}
-
-func (r *rewriter) progress(format string, args ...any) {
-	if r.opts.Progress != nil {
-		fmt.Fprintf(r.opts.Progress, format+"\n", args...)
-	}
+func (r *rewriter) progress(p Progress, format string, args ...any) {
+	p.Message = fmt.Sprintf(format, args...)
+	r.opts.progress(p)
 }
 
 func (r *rewriter) recompBlocks() bool {
@@ -337,16 +294,14 @@ func keepSpec(c block.Compression) (string, error) {
 	return spec, nil
 }
 
-// compressor returns the compressor for a non-block section: spec when set
-// and recompression of metadata is enabled, else the input's algorithm.
-func (r *rewriter) compressor(spec string, orig block.Compression) (block.Compressor, error) {
+// spec returns the compression spec for a non-block section that is
+// written anew: spec when set and metadata is recompressed, else the
+// input's algorithm with default parameters.
+func (r *rewriter) spec(spec string, orig block.Compression) (string, error) {
 	if spec == "" || !r.recompMeta() {
-		var err error
-		if spec, err = keepSpec(orig); err != nil {
-			return nil, err
-		}
+		return keepSpec(orig)
 	}
-	return r.newCompressor(spec)
+	return spec, nil
 }
 
 type blockResult struct {
@@ -388,7 +343,7 @@ func (r *rewriter) write(out io.Writer) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	r.progress("wrote %d sections", len(w.Sections()))
+	r.progress(Progress{}, "wrote %d sections", len(w.Sections()))
 	return nil
 }
 
@@ -397,7 +352,7 @@ func (r *rewriter) write(out io.Writer) error {
 func (r *rewriter) writeBlocks(w *block.Writer) error {
 	blocks := r.im.Blocks()
 	workers := r.opts.Workers
-	pipe := writer.NewPipeline(r.ctx, w, workers, int64(workers+1)*r.blockLimit)
+	pipe := NewPipeline(r.ctx, w, workers, int64(workers+1)*r.blockLimit)
 	// One buffer set per worker: a block is read, decoded, encoded and
 	// written before its buffers take the next one, which bounds memory to
 	// Workers blocks in flight (plus the encoders' state).
@@ -405,9 +360,9 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 	for range workers {
 		free <- &blockBuf{}
 	}
-	total := fmt.Sprint(len(blocks))
+	total, totalText := len(blocks), fmt.Sprint(len(blocks))
 	if r.rechunk != nil {
-		total = "?"
+		total, totalText = 0, "?"
 	}
 	n := 0
 	emit := func(j blockJob) error {
@@ -422,7 +377,7 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 		}, func(c block.Compression, p []byte) {
 			free <- j.buf
 			n++
-			r.progress("block %d/%s: %s, %d bytes", n, total, c, len(p))
+			r.progress(Progress{Blocks: n, BlocksTotal: total}, "block %d/%s: %s, %d bytes", n, totalText, c, len(p))
 		})
 	}
 	var err error
@@ -543,15 +498,11 @@ func (r *rewriter) writeSection(w *block.Writer, s block.Section, spec string, d
 			return err
 		}
 	}
-	c, err := r.compressor(spec, s.Compression)
+	spec, err := r.spec(spec, s.Compression)
 	if err != nil {
 		return fmt.Errorf("%s compression: %w", s.Type, err)
 	}
-	ct, p, err := block.CompressSection(c, data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.Type, err)
-	}
-	return w.WriteSection(s.Type, ct, p)
+	return r.comps.writeSection(w, s.Type, spec, data)
 }
 
 func (r *rewriter) writeMetadata(w *block.Writer) error {
@@ -590,7 +541,7 @@ func (r *rewriter) writeMetadata(w *block.Writer) error {
 				return fmt.Errorf("rebuilt metadata invalid: %w", err)
 			}
 		}
-		r.progress("metadata rebuilt")
+		r.progress(Progress{}, "metadata rebuilt")
 	}
 	if err := r.writeSection(w, r.schemaSec, r.opts.SchemaCompression, schema); err != nil {
 		return err
@@ -631,32 +582,13 @@ func (r *rewriter) writeHistory(w *block.Writer) error {
 			}
 		}
 	}
-	if !r.opts.NoHistory {
-		var now *time.Time
-		if !r.opts.NoHistoryTimestamps {
-			t := time.Now()
-			if r.opts.Now != nil {
-				t = r.opts.Now()
-			}
-			now = &t
-		}
-		hist.Entries = append(hist.Entries, version.Get().HistoryRecord(r.opts.HistoryArgs, now))
-	}
-	if len(hist.Entries) == 0 {
-		return nil
-	}
-	payload := metadata.EncodeHistory(&hist)
 	orig := last
 	if !have {
 		orig = r.metaSec.Compression
 	}
-	c, err := r.compressor(r.opts.HistoryCompression, orig)
+	spec, err := r.spec(r.opts.HistoryCompression, orig)
 	if err != nil {
 		return fmt.Errorf("history compression: %w", err)
 	}
-	ct, p, err := block.CompressSection(c, payload)
-	if err != nil {
-		return fmt.Errorf("history: %w", err)
-	}
-	return w.WriteSection(block.SectionHistory, ct, p)
+	return r.comps.writeHistory(w, hist.Entries, r.opts.History, spec, r.opts.Now)
 }

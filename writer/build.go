@@ -1,0 +1,188 @@
+package writer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// Target says where and how an image is written; Build and Rewrite share
+// it.
+type Target struct {
+	// Output is the image file. It is written under a temporary name and
+	// appears only when complete; an existing file is replaced only with
+	// Overwrite. Build also accepts "-" for Stdout.
+	Output    string
+	Overwrite bool
+	Stdout    io.Writer
+
+	// Compression specs ("zstd:level=19", "lzma:level=9", "lz4",
+	// "lz4hc:level=9", "brotli:quality=11", "null") for the sections.
+	// Build uses mkdwarfs's level 7 defaults for "" (see the Default
+	// constants); Rewrite keeps a section's stored bytes for "".
+	BlockCompression, SchemaCompression, MetadataCompression, HistoryCompression string
+
+	// Workers is the number of blocks compressed at once (0: GOMAXPROCS).
+	Workers int
+	// NoSectionIndex leaves out the SECTION_INDEX.
+	NoSectionIndex bool
+	// History is the entry the image gets in its HISTORY section.
+	History History
+	// Progress, if set, is called now and then while the image is written.
+	Progress func(Progress)
+}
+
+// The compression of a build's sections when Target leaves it "" (the
+// reference mkdwarfs -l 7).
+const (
+	DefaultBlockCompression    = "zstd:level=22"
+	DefaultSchemaCompression   = "zstd:level=16"
+	DefaultMetadataCompression = "zstd:level=22"
+	DefaultHistoryCompression  = "zstd:level=16"
+)
+
+// Progress reports a running build or rewrite.
+type Progress struct {
+	// Stats are a build's running totals (files scanned, duplicates,
+	// blocks); zero for a rewrite.
+	Stats dedup.Stats
+	// Blocks is the number of blocks a rewrite has written so far, of
+	// BlocksTotal (0 while not known).
+	Blocks, BlocksTotal int
+	// Message says what a rewrite just did, as a line for a log.
+	Message string
+}
+
+func (t *Target) progress(p Progress) {
+	if t.Progress != nil {
+		t.Progress(p)
+	}
+}
+
+func (t *Target) workers() int {
+	if t.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return t.Workers
+}
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	Target
+	// Scan says what is read and how it is deduplicated, ordered,
+	// segmented and stored; start from dedup.DefaultOptions and set Input.
+	Scan dedup.Options
+	// MemoryLimit bounds the bytes of blocks waiting to be compressed or
+	// written (0: one block per worker plus one).
+	MemoryLimit int64
+	// Header is written before the image (mkdwarfs --header).
+	Header []byte
+}
+
+// BuildResult summarises a build.
+type BuildResult struct {
+	Stats      dedup.Stats
+	ImageBytes int64
+}
+
+// Build writes an image of the directory opts.Scan.Input to opts.Output.
+func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
+	t := &opts.Target
+	for _, s := range []struct {
+		spec *string
+		def  string
+	}{{&t.BlockCompression, DefaultBlockCompression}, {&t.SchemaCompression, DefaultSchemaCompression},
+		{&t.MetadataCompression, DefaultMetadataCompression}, {&t.HistoryCompression, DefaultHistoryCompression}} {
+		if *s.spec == "" {
+			*s.spec = s.def
+		}
+	}
+	out, err := CreateOutput(t.Output, t.Overwrite, t.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Abort()
+	scan := opts.Scan
+	// An output inside the input tree must not be scanned.
+	for _, p := range []string{out.TempName(), t.Output} {
+		if p == "" || p == "-" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			if in, err := filepath.Abs(scan.Input); err == nil && strings.HasPrefix(abs, in+string(filepath.Separator)) {
+				scan.Exclude = append(scan.Exclude, filepath.Join(scan.Input, abs[len(in)+1:]))
+			}
+		}
+	}
+	if t.Progress != nil {
+		scan.Progress = func(s dedup.Stats) { t.Progress(Progress{Stats: s}) }
+	}
+	stats, err := build(ctx, opts, scan, out)
+	if err != nil {
+		return nil, err
+	}
+	if err := out.Commit(ctx); err != nil {
+		return nil, err
+	}
+	return &BuildResult{Stats: stats, ImageBytes: out.Size()}, nil
+}
+
+// build writes the whole image to out.
+func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer) (dedup.Stats, error) {
+	t := &opts.Target
+	comps := compressors{}
+	comp, err := comps.get(t.BlockCompression)
+	if err != nil {
+		return dedup.Stats{}, fmt.Errorf("block compression: %w", err)
+	}
+	bw := block.NewWriter(out, block.WriterOptions{NoSectionIndex: t.NoSectionIndex, Header: opts.Header})
+	limit := opts.MemoryLimit
+	if limit == 0 {
+		limit = int64(t.workers()+1) << scan.BlockSizeBits
+	}
+	pipe := NewPipeline(ctx, bw, t.workers(), limit)
+	n := 0
+	md, stats, err := dedup.Build(ctx, scan, func(_ context.Context, data []byte) error {
+		i := n
+		n++
+		return pipe.Submit(int64(len(data)), func() (block.Compression, []byte, error) {
+			ct, p, err := block.CompressSection(comp, data)
+			if err != nil {
+				err = fmt.Errorf("block %d: %w", i, err)
+			}
+			return ct, p, err
+		}, nil)
+	})
+	if perr := pipe.Wait(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return stats, err
+	}
+	if err := comps.writeMetadata(bw, md, t); err != nil {
+		return stats, err
+	}
+	if err := comps.writeHistory(bw, nil, t.History, t.HistoryCompression, scan.Now); err != nil {
+		return stats, err
+	}
+	return stats, bw.Close()
+}
+
+// writeMetadata encodes md and writes its schema and data sections.
+func (c compressors) writeMetadata(bw *block.Writer, md *metadata.Metadata, t *Target) error {
+	schema, data, err := metadata.Encode(md)
+	if err != nil {
+		return fmt.Errorf("encoding metadata: %w", err)
+	}
+	if err := c.writeSection(bw, block.SectionMetadataSchema, t.SchemaCompression, schema); err != nil {
+		return err
+	}
+	return c.writeSection(bw, block.SectionMetadata, t.MetadataCompression, data)
+}
