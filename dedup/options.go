@@ -1,7 +1,11 @@
-// Package dedup is the image builder of godwarfs: it scans an input tree,
-// deduplicates whole files, orders file contents by similarity, segments the
-// data into blocks (sharing repeated byte ranges) and assembles the metadata
-// model for the image.
+// Package dedup is the front half of the image builder, one file per
+// stage: it scans an input tree (scan.go, filter.go), hashes files to find
+// duplicate and similar contents (hash.go), orders the contents (order.go),
+// segments their data into blocks, sharing repeated byte ranges
+// (segment.go), and assembles the metadata model (assemble.go) as a Policy
+// says (policy.go). RebuildMetadata (rebuild.go) applies the same policy
+// to an existing image's metadata. Build (build.go) runs the stages;
+// package writer compresses the blocks and writes the image.
 package dedup
 
 import (

@@ -3,7 +3,14 @@ package dedup
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"math/bits"
+	"runtime/debug"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // pchunk is a chunk before hole encoding; holes carry their length.
@@ -342,4 +349,135 @@ func (s *segmenter) match(d []byte, out []pchunk, lit, p int, bn uint32, off int
 	s.stats.SegMatches++
 	s.stats.SegMatchBytes += int64(size)
 	return out, p + n, nil
+}
+
+// segmentAll feeds every distinct content through the segmenter in order.
+func (b *builder) segmentAll(ctx context.Context, contents []*content, sink BlockSink) error {
+	seg := newSegmenter(ctx, b.opt, sink, &b.stats)
+	var progMu sync.Mutex
+	for _, c := range contents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if c.size == 0 {
+			continue
+		}
+		if err := b.segmentFile(seg, c); err != nil {
+			var se *segmenterError
+			if ctx.Err() != nil || !b.opt.ContinueOnErr || errors.As(err, &se) {
+				return err
+			}
+			// As the reference does with a file that fails while being
+			// read: keep it, empty, and report the error.
+			b.sc.warn("%v; storing it as an empty file", err)
+			b.stats.Errors++
+			c.chunks, c.size = nil, 0
+			for _, in := range append(c.inodes, c.rep) {
+				in.size = 0
+			}
+			continue
+		}
+		if b.opt.Progress != nil {
+			progMu.Lock()
+			b.opt.Progress(b.stats)
+			progMu.Unlock()
+		}
+	}
+	return seg.finish()
+}
+
+// segmenterError marks a segmentFile error after which the segmenter
+// cannot go on: the block sink failed. It always ends the build; other
+// errors are the input's.
+type segmenterError struct{ err error }
+
+func (e *segmenterError) Error() string { return e.err.Error() }
+func (e *segmenterError) Unwrap() error { return e.err }
+
+// segmentFile maps the file (falling back to reading it) and segments its
+// data extents; a file that shrinks while mapped is caught as a fault.
+func (b *builder) segmentFile(seg *segmenter, c *content) (err error) {
+	f := c.rep
+	fh, err := b.opt.OpenFile(f.osPath)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", f.osPath, err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return fmt.Errorf("cannot stat %s: %w", f.osPath, err)
+	}
+	if fi.Size() != f.size {
+		return fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+	}
+	var data []byte
+	if f.size >= 1<<20 && f.size == int64(int(f.size)) {
+		m, merr := unix.Mmap(int(fh.Fd()), 0, int(f.size), unix.PROT_READ, unix.MAP_SHARED)
+		if merr == nil {
+			data = m
+			defer unix.Munmap(m)
+			// A truncation while mapped raises SIGBUS; turn it into an error.
+			old := debug.SetPanicOnFault(true)
+			defer func() {
+				debug.SetPanicOnFault(old)
+				if r := recover(); r != nil {
+					// An input error, not a segmenter one: the segmenter
+					// reads the mapped input before changing any state,
+					// and appendLiteral's copy is assigned to the block
+					// only once complete, so a fault leaves it consistent.
+					err = fmt.Errorf("%s: %w, or unreadable (fault while reading the mapped file: %v)", f.osPath, errSizeChanged, r)
+				}
+			}()
+		}
+	}
+	if data == nil {
+		// Segmenting is sequential and copies what it keeps, so one
+		// growing buffer serves all small files.
+		if int64(cap(b.segBuf)) < f.size {
+			b.segBuf = make([]byte, f.size)
+		}
+		data = b.segBuf[:f.size]
+		n, rerr := io.ReadFull(fh, data)
+		if rerr != nil {
+			if errors.Is(rerr, io.ErrUnexpectedEOF) || errors.Is(rerr, io.EOF) {
+				return fmt.Errorf("%s: %w (expected %d bytes, read %d)", f.osPath, errSizeChanged, f.size, n)
+			}
+			return fmt.Errorf("cannot read %s: %w", f.osPath, rerr)
+		}
+		var one [1]byte
+		if m, _ := fh.Read(one[:]); m > 0 {
+			return fmt.Errorf("%s: %w (grew beyond %d bytes)", f.osPath, errSizeChanged, f.size)
+		}
+	}
+	var out []pchunk
+	if f.extents == nil {
+		out, err = seg.add(data, out)
+	} else {
+		var pos int64
+		for _, e := range f.extents {
+			if e.off > pos {
+				out = append(out, pchunk{hole: true, holeLen: e.off - pos})
+				b.stats.HoleBytes += e.off - pos
+			}
+			if out, err = seg.add(data[e.off:e.off+e.len], out); err != nil {
+				break
+			}
+			pos = e.off + e.len
+		}
+		if err == nil && pos < f.size {
+			out = append(out, pchunk{hole: true, holeLen: f.size - pos})
+			b.stats.HoleBytes += f.size - pos
+		}
+	}
+	if err != nil {
+		return &segmenterError{err}
+	}
+	// Catch files that grew (or were replaced) while being read.
+	if fi, err := fh.Stat(); err != nil {
+		return fmt.Errorf("cannot stat %s: %w", f.osPath, err)
+	} else if fi.Size() != f.size {
+		return fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+	}
+	c.chunks = out
+	return nil
 }

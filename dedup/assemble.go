@@ -1,0 +1,223 @@
+package dedup
+
+import (
+	"sort"
+
+	"github.com/godwarfs/godwarfs/internal/version"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// metadata assembles the metadata model (§3, §6).
+func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
+	opt := b.opt
+	md := &metadata.Metadata{
+		BlockSize:           1 << opt.BlockSizeBits,
+		HasDirEntries:       true,
+		HasSharedFilesTable: true,
+		HasDevices:          true,
+		HasFeatures:         true,
+		Features:            []string{},
+		Options:             &metadata.FsOptions{MtimeOnly: !opt.KeepAllTimes, InodesHaveNlink: !opt.NoHardlinks},
+	}
+	ver := version.Get().Name()
+	md.DwarfsVersion = &ver
+	sep := uint32('/')
+	md.PreferredPathSeparator = &sep
+	if !opt.NoCreateTime {
+		t := uint64(max(opt.Now().Unix(), 0))
+		md.CreateTimestamp = &t
+	}
+
+	// Names: deduplicated, sorted; index 0 is used by the root entry.
+	nameSet := map[string]struct{}{}
+	var walkNames func(e *entry)
+	walkNames = func(e *entry) {
+		for _, c := range e.children {
+			nameSet[c.name] = struct{}{}
+			walkNames(c)
+		}
+	}
+	walkNames(n.root)
+	names, nameIdx := sortedIndex(nameSet)
+
+	// Directory entries in directory-inode order.
+	selfEntry := map[*entry]uint32{n.root: 0}
+	md.DirEntries = append(md.DirEntries, metadata.DirEntry{NameIndex: 0, InodeNum: 0})
+	for _, d := range n.dirs {
+		parent := uint32(0)
+		if d.parent != nil {
+			parent = selfEntry[d.parent]
+		}
+		md.Directories = append(md.Directories, metadata.Directory{
+			ParentEntry: parent,
+			FirstEntry:  uint32(len(md.DirEntries)),
+			SelfEntry:   selfEntry[d],
+		})
+		for _, c := range d.children {
+			if c.ino.kind == kDir {
+				selfEntry[c] = uint32(len(md.DirEntries))
+			}
+			md.DirEntries = append(md.DirEntries, metadata.DirEntry{NameIndex: nameIdx[c.name], InodeNum: c.ino.num})
+		}
+	}
+	md.Directories = append(md.Directories, metadata.Directory{FirstEntry: uint32(len(md.DirEntries))})
+
+	// Symlinks: deduplicated, sorted targets.
+	tset := map[string]struct{}{}
+	for _, l := range n.links {
+		tset[l.target] = struct{}{}
+	}
+	targets, tIdx := sortedIndex(tset)
+	md.SymlinkTable = make([]uint32, 0, len(n.links))
+	for _, l := range n.links {
+		md.SymlinkTable = append(md.SymlinkTable, tIdx[l.target])
+	}
+
+	// Chunks.
+	holeIdx := uint32(b.stats.Blocks)
+	var maxData uint32
+	hasHoles := false
+	contentsInTable := make([]*content, 0, len(n.regs))
+	for _, in := range n.regs[:n.nUnique] {
+		contentsInTable = append(contentsInTable, in.content)
+	}
+	contentsInTable = append(contentsInTable, n.shared...)
+	for _, c := range contentsInTable {
+		for _, ch := range c.chunks {
+			if ch.hole {
+				hasHoles = true
+			} else {
+				maxData = max(maxData, ch.size)
+			}
+		}
+	}
+	holes := metadata.NewHoleEncoder(holeIdx, uint32(1)<<opt.BlockSizeBits, maxData)
+	md.ChunkTable = make([]uint32, 0, len(contentsInTable)+1)
+	for _, c := range contentsInTable {
+		md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
+		for _, ch := range c.chunks {
+			if ch.hole {
+				md.Chunks = append(md.Chunks, holes.Chunk(uint64(ch.holeLen)))
+			} else {
+				md.Chunks = append(md.Chunks, metadata.Chunk{Block: ch.block, Offset: ch.off, Size: ch.size})
+			}
+		}
+	}
+	md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
+	if hasHoles {
+		md.HoleBlockIndex = &holeIdx
+		md.Features = []string{"sparsefiles"}
+		// The reference sets large_hole_size, empty or not, in every
+		// sparse image.
+		md.LargeHoleSize, md.HasLargeHoleSize = holes.Sizes, true
+	}
+	sc, err := md.SizeCache(md.ChunkTable, metadata.SizeCacheMinChunks)
+	if err != nil {
+		return nil, err
+	}
+	md.RegFileSizeCache = sc
+	for i, c := range n.shared {
+		for range c.inodes {
+			md.SharedFilesTable = append(md.SharedFilesTable, uint32(i))
+		}
+	}
+	if md.SharedFilesTable == nil {
+		md.SharedFilesTable = []uint32{}
+	}
+
+	// Devices.
+	md.Devices = make([]uint64, 0, len(n.devs))
+	for _, d := range n.devs {
+		md.Devices = append(md.Devices, d.rdev)
+	}
+
+	// Inodes: modes, owners, times.
+	if err := b.inodes(md, n); err != nil {
+		return nil, err
+	}
+
+	// Sizes.
+	var total, hard, alloc uint64
+	for _, l := range n.links {
+		total += uint64(len(l.target))
+		alloc += uint64(len(l.target))
+	}
+	for _, in := range n.regs {
+		total += uint64(in.size)
+		hard += uint64(in.size) * uint64(in.nlinks-1)
+		a := uint64(in.size)
+		for _, ch := range in.content.chunks {
+			if ch.hole {
+				a -= uint64(ch.holeLen)
+			}
+		}
+		alloc += a
+	}
+	md.TotalFsSize = total
+	if hard > 0 {
+		md.TotalHardlinkSize = &hard
+	}
+	if hasHoles {
+		md.TotalAllocatedFsSize = &alloc
+	}
+
+	packTables(md, names, targets, *opt.Pack)
+	return md, nil
+}
+
+// inodes stores every inode's mode, owner, group and times as the policy
+// says.
+func (b *builder) inodes(md *metadata.Metadata, n *numbering) error {
+	opt := b.opt
+	modeIdx := map[uint32]uint32{}
+	uidIdx := map[uint32]uint32{}
+	gidIdx := map[uint32]uint32{}
+	idx := func(m map[uint32]uint32, tab *[]uint32, v uint32) uint32 {
+		if i, ok := m[v]; ok {
+			return i
+		}
+		i := uint32(len(*tab))
+		m[v] = i
+		*tab = append(*tab, v)
+		return i
+	}
+	md.Inodes = make([]metadata.InodeData, len(n.all))
+	times := make([]inodeTimes, len(n.all))
+	for i, in := range n.all {
+		d := &md.Inodes[i]
+		d.ModeIndex = idx(modeIdx, &md.Modes, in.mode)
+		d.OwnerIndex = idx(uidIdx, &md.Uids, in.uid)
+		d.GroupIndex = idx(gidIdx, &md.Gids, in.gid)
+		if in.kind == kReg && !opt.NoHardlinks {
+			d.NlinkMinusOne = uint32(in.nlinks - 1)
+		}
+		times[i] = inodeTimes{in.atime, in.mtime, in.ctime, {}}
+		for k := range 3 {
+			if opt.SetTime != nil {
+				times[i][k] = timespec{sec: *opt.SetTime}
+			}
+			if times[i][k].sec < 0 {
+				times[i][k] = timespec{} // before the epoch: not representable
+			}
+		}
+	}
+	opt.applyOwners(md)
+	opt.applyChmod(md)
+	encodeTimes(md, times, opt.TimeResolution, !opt.KeepAllTimes)
+	return nil
+}
+
+// sortedIndex returns the set's strings in byte order (the reference sorts
+// and deduplicates its string tables) and each string's position.
+func sortedIndex(set map[string]struct{}) ([]string, map[string]uint32) {
+	strs := make([]string, 0, len(set))
+	for s := range set {
+		strs = append(strs, s)
+	}
+	sort.Strings(strs)
+	idx := make(map[string]uint32, len(strs))
+	for i, s := range strs {
+		idx[s] = uint32(i)
+	}
+	return strs, idx
+}
