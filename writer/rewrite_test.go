@@ -13,9 +13,11 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/zeebo/xxh3"
 )
@@ -29,43 +31,18 @@ type image struct {
 	im *block.Image
 	md *metadata.Metadata
 	fs *metadata.FS
-	f  *os.File
 }
 
+// openImage opens path with the public reader and returns its parts.
 func openImage(t *testing.T, path string) *image {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	st, _ := f.Stat()
-	im, err := block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1, Name: path})
+	im, err := godwarfs.Open(path, nil)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
-	s := im.Find(block.SectionMetadataSchema)
-	m := im.Find(block.SectionMetadata)
-	if len(s) != 1 || len(m) != 1 {
-		t.Fatalf("%s: %d schema / %d metadata sections", path, len(s), len(m))
-	}
-	sb, err := im.ReadDecompressed(s[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	mb, err := im.ReadDecompressed(m[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := metadata.Decode(sb, mb)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	fsys, err := metadata.NewFS(md)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return &image{im: im, md: md, fs: fsys, f: f}
+	t.Cleanup(func() { im.Close() })
+	p := imageaccess.Of(im)
+	return &image{im: p.Blocks, md: p.Metadata, fs: p.FS}
 }
 
 // tree returns path -> "mode size mtime uid gid sha256|target" for every

@@ -90,17 +90,12 @@ func compareSnapshots(t testing.TB, want, got map[string]entry) {
 
 func openBlocks(t testing.TB, img string) *block.Image {
 	t.Helper()
-	f, err := os.Open(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	fi, _ := f.Stat()
-	bi, err := block.OpenImage(f, fi.Size(), block.Options{ImageOffset: -1})
+	im, err := godwarfs.Open(img, nil)
 	if err != nil {
 		t.Fatalf("open %s: %v", img, err)
 	}
-	return bi
+	t.Cleanup(func() { im.Close() })
+	return imageaccess.Of(im).Blocks
 }
 
 func fileHash(t testing.TB, p string) [32]byte {
