@@ -104,7 +104,7 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 			*s.spec = s.def
 		}
 	}
-	out, err := CreateOutput(t.Output, t.Overwrite, t.Stdout)
+	out, err := createOutput(t.Output, t.Overwrite, t.Stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if limit == 0 {
 		limit = int64(t.workers()+1) << scan.BlockSizeBits
 	}
-	pipe := NewPipeline(ctx, bw, t.workers(), limit)
+	pipe := newPipeline(ctx, bw, t.workers(), limit)
 	n := 0
 	md, stats, err := dedup.Build(ctx, scan, func(_ context.Context, data []byte) error {
 		i := n

@@ -12,7 +12,7 @@
 // (--change-block-size).
 //
 // Both go through the same back half: one ordered, bounded compression
-// Pipeline (the output does not depend on the number of workers), one
+// pipeline (the output does not depend on the number of workers), one
 // writer of the metadata and history sections, and one atomic commit (a
 // temporary file in the output's directory, fsynced, renamed and the
 // directory fsynced), so that a failed or cancelled run never leaves a

@@ -11,23 +11,23 @@ import (
 	"path/filepath"
 )
 
-// Output is an image being written. A file output goes to a temporary
+// output is an image being written. A file output goes to a temporary
 // file in the output's directory and takes the output's name only in
 // Commit, after its data reached the disk, so that a failed, interrupted
 // or crashed run never leaves a partial image under that name. Errors name
 // the output, not the temporary file.
-type Output struct {
+type output struct {
 	path string
 	tmp  *os.File // nil for a stream output
 	bw   *bufio.Writer
 	n    int64 // bytes written
 }
 
-// CreateOutput starts writing the image path, or w when path is "-". An
+// createOutput starts writing the image path, or w when path is "-". An
 // existing file is only replaced with overwrite, and never before Commit.
-func CreateOutput(path string, overwrite bool, w io.Writer) (*Output, error) {
+func createOutput(path string, overwrite bool, w io.Writer) (*output, error) {
 	if path == "-" {
-		return &Output{path: "standard output", bw: bufio.NewWriterSize(w, 1<<20)}, nil
+		return &output{path: "standard output", bw: bufio.NewWriterSize(w, 1<<20)}, nil
 	}
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
@@ -43,18 +43,18 @@ func CreateOutput(path string, overwrite bool, w io.Writer) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating output %s: %w", path, bare(err))
 	}
-	return &Output{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20)}, nil
+	return &output{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20)}, nil
 }
 
 // TempName is the temporary file's name ("" for a stream).
-func (o *Output) TempName() string {
+func (o *output) TempName() string {
 	if o.tmp == nil {
 		return ""
 	}
 	return o.tmp.Name()
 }
 
-func (o *Output) Write(p []byte) (int, error) {
+func (o *output) Write(p []byte) (int, error) {
 	n, err := o.bw.Write(p)
 	o.n += int64(n)
 	if err != nil {
@@ -66,7 +66,7 @@ func (o *Output) Write(p []byte) (int, error) {
 // Commit makes the image durable under its name: flush, fsync, rename,
 // fsync of the directory (the rename is only durable once the directory
 // is). On error the temporary file is removed.
-func (o *Output) Commit(ctx context.Context) (err error) {
+func (o *output) Commit(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
 			o.Abort()
@@ -106,7 +106,7 @@ func (o *Output) Commit(ctx context.Context) (err error) {
 }
 
 // Abort removes the temporary file; safe after commit and twice.
-func (o *Output) Abort() {
+func (o *output) Abort() {
 	if o.tmp != nil {
 		o.tmp.Close()
 		os.Remove(o.tmp.Name())
@@ -115,9 +115,9 @@ func (o *Output) Abort() {
 }
 
 // Size is the number of bytes written so far.
-func (o *Output) Size() int64 { return o.n }
+func (o *output) Size() int64 { return o.n }
 
-func (o *Output) fail(op string, err error) error {
+func (o *output) fail(op string, err error) error {
 	return fmt.Errorf("%s %s: %w", op, o.path, bare(err))
 }
 

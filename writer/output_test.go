@@ -29,7 +29,7 @@ func entries(t *testing.T, dir string) []string {
 func TestOutputCommit(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "img.dwarfs")
-	o, err := CreateOutput(path, false, nil)
+	o, err := createOutput(path, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestOutputErrors(t *testing.T) {
 			"creating output " + filepath.Join(dir, "missing", "x.dwarfs") + ": no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := CreateOutput(tc.path, tc.overwrite, nil)
+			_, err := createOutput(tc.path, tc.overwrite, nil)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
@@ -90,7 +90,7 @@ func TestOutputErrors(t *testing.T) {
 	}
 
 	// A cancelled run is not committed, and the existing image stays.
-	o, err := CreateOutput(existing, true, nil)
+	o, err := createOutput(existing, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestOutputErrors(t *testing.T) {
 func TestOutputErrorNamesOutput(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "img.dwarfs")
-	o, err := CreateOutput(path, false, nil)
+	o, err := createOutput(path, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestOutputErrorNamesOutput(t *testing.T) {
 
 func TestOutputStream(t *testing.T) {
 	var buf bytes.Buffer
-	o, err := CreateOutput("-", false, &buf)
+	o, err := createOutput("-", false, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 )
 
-// Pipeline compresses blocks on a pool of workers and writes them in
+// pipeline compresses blocks on a pool of workers and writes them in
 // submission order, so that the image does not depend on the number of
 // workers. A semaphore bounds the bytes of the blocks submitted but not yet
 // written.
-type Pipeline struct {
+type pipeline struct {
 	bw     *block.Writer
 	g      *errgroup.Group
 	ctx    context.Context
@@ -34,15 +34,15 @@ type job struct {
 	err     error
 }
 
-// NewPipeline starts workers (at least one) that write BLOCK sections to
+// newPipeline starts workers (at least one) that write BLOCK sections to
 // bw; limit bounds the weight in flight (<= 0: no bound).
-func NewPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64) *Pipeline {
+func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64) *pipeline {
 	workers = max(workers, 1)
 	if limit <= 0 {
 		limit = 1 << 62
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	p := &Pipeline{bw: bw, g: g, ctx: gctx, limit: limit,
+	p := &pipeline{bw: bw, g: g, ctx: gctx, limit: limit,
 		jobs: make(chan *job), order: make(chan *job, 4*workers+16)}
 	p.sem = semaphore.NewWeighted(limit)
 	for range workers {
@@ -81,7 +81,7 @@ func NewPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 // it). encode runs on a worker and returns the section's compression and
 // payload; written, if not nil, runs once the section is written, in
 // submission order (to recycle buffers or report progress).
-func (p *Pipeline) Submit(weight int64, encode func() (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
+func (p *pipeline) Submit(weight int64, encode func() (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
 	j := &job{encode: encode, written: written, weight: min(weight, p.limit), done: make(chan struct{})}
 	if err := p.sem.Acquire(p.ctx, j.weight); err != nil {
 		return p.failure(err)
@@ -102,13 +102,13 @@ func (p *Pipeline) Submit(weight int64, encode func() (block.Compression, []byte
 // Done is closed when the pipeline fails (or its context ends), for a
 // producer that waits on something other than Submit; Stop then returns
 // the reason.
-func (p *Pipeline) Done() <-chan struct{} { return p.ctx.Done() }
+func (p *pipeline) Done() <-chan struct{} { return p.ctx.Done() }
 
 // Stop ends the pipeline early and returns its error, or the context's.
-func (p *Pipeline) Stop() error { return p.failure(p.ctx.Err()) }
+func (p *pipeline) Stop() error { return p.failure(p.ctx.Err()) }
 
 // failure prefers the pipeline's own error over the bare cancellation.
-func (p *Pipeline) failure(err error) error {
+func (p *pipeline) failure(err error) error {
 	p.close()
 	if werr := p.g.Wait(); werr != nil {
 		return werr
@@ -116,7 +116,7 @@ func (p *Pipeline) failure(err error) error {
 	return err
 }
 
-func (p *Pipeline) close() {
+func (p *pipeline) close() {
 	if !p.closed {
 		p.closed = true
 		close(p.jobs)
@@ -125,7 +125,7 @@ func (p *Pipeline) close() {
 }
 
 // Wait writes all submitted blocks and returns the first error.
-func (p *Pipeline) Wait() error {
+func (p *pipeline) Wait() error {
 	p.close()
 	return p.g.Wait()
 }

@@ -112,7 +112,7 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (err error) {
 	if err := r.prepare(in); err != nil {
 		return fmt.Errorf("rewrite: %w", err)
 	}
-	out, err := CreateOutput(outPath, opts.Overwrite, nil)
+	out, err := createOutput(outPath, opts.Overwrite, nil)
 	if err != nil {
 		return fmt.Errorf("rewrite: %w", err)
 	}
@@ -352,7 +352,7 @@ func (r *rewriter) write(out io.Writer) error {
 func (r *rewriter) writeBlocks(w *block.Writer) error {
 	blocks := r.im.Blocks()
 	workers := r.opts.Workers
-	pipe := NewPipeline(r.ctx, w, workers, int64(workers+1)*r.blockLimit)
+	pipe := newPipeline(r.ctx, w, workers, int64(workers+1)*r.blockLimit)
 	// One buffer set per worker: a block is read, decoded, encoded and
 	// written before its buffers take the next one, which bounds memory to
 	// Workers blocks in flight (plus the encoders' state).
