@@ -58,7 +58,7 @@ var options = []cli.Option{
 	{Long: "compress-niceness", HasValue: true, Help: "accepted, no effect"},
 	{Long: "no-category-names", Help: "accepted, no effect (no categorizers)"},
 	{Long: "no-category-metadata", Help: "accepted, no effect (no categorizers)"},
-	// Rewriting an existing image (-i IMAGE): see recompress.go.
+	// Rewriting an existing image (-i IMAGE): see rewrite.go.
 	{Long: "recompress", HasValue: true, Optional: true, Implicit: "all", Arg: "MODE", Help: "rewrite the image given with -i, recompressing all (default), block, metadata or none of its sections (compression from -C/--*-compression, else the -l level)"},
 	{Long: "rebuild-metadata", Help: "with -i IMAGE: rebuild the metadata (applies -P, --set-owner, --set-group, --set-time, --chmod, --time-resolution (coarser only), --keep-all-times)"},
 	{Long: "change-block-size", Help: "with -i IMAGE: re-chunk all file data into blocks of 2^S bytes (-S) and rebuild the metadata"},
