@@ -1,5 +1,6 @@
-// Package mkimage is the mkdwarfs front end: option handling, the block
-// compression pipeline and writing the image file.
+// Package mkimage is the mkdwarfs command line: it maps the options onto
+// writer.BuildOptions or writer.RewriteOptions, shows progress and prints
+// the summary. Building and rewriting are package writer's.
 package mkimage
 
 import (
