@@ -38,6 +38,14 @@
 // Lookup, InodeInfo and OpenInode; Stat.Ino and the numbers dwarfsck
 // prints are the same inode numbers. Package fusefs mounts an image.
 //
+// # Building and rewriting images
+//
+// Package writer makes images: writer.Build archives a directory (what
+// mkdwarfs -i DIR does) and writer.Rewrite recompresses an image, rebuilds
+// its metadata or changes its block size (mkdwarfs --recompress,
+// --rebuild-metadata, --change-block-size). Both take a context.Context
+// and report progress through a callback, and write the image atomically.
+//
 // # Concurrency and errors
 //
 // An Image and its Files are safe for concurrent use, except that Read
