@@ -26,8 +26,10 @@ type entry struct {
 	content               [32]byte
 }
 
-// snapshot opens img with the public API and returns every entry.
-func snapshot(t testing.TB, img string) map[string]entry {
+// walkImage opens img with the public API, checks its metadata and calls
+// visit for every entry with its stat and its content (regular files) or
+// target (symlinks).
+func walkImage(t testing.TB, img string, visit func(p string, st *godwarfs.Stat, data []byte, target string)) {
 	t.Helper()
 	im, err := godwarfs.Open(img, nil)
 	if err != nil {
@@ -37,7 +39,6 @@ func snapshot(t testing.TB, img string) map[string]entry {
 	if err := imageaccess.Of(im).FS.Check(); err != nil {
 		t.Fatalf("%s: metadata check: %v", img, err)
 	}
-	out := map[string]entry{}
 	err = fs.WalkDir(im, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -47,27 +48,40 @@ func snapshot(t testing.TB, img string) map[string]entry {
 			return err
 		}
 		st := fi.Sys().(*godwarfs.Stat)
-		e := entry{mode: st.Mode, uid: st.Uid, gid: st.Gid, nlink: st.Nlink, size: st.Size, mtime: st.Mtime}
+		var data []byte
+		var target string
 		switch st.Mode & syscall.S_IFMT {
 		case syscall.S_IFREG:
-			b, err := im.ReadFile(p)
-			if err != nil {
+			if data, err = im.ReadFile(p); err != nil {
 				return err
 			}
-			e.content = sha256.Sum256(b)
 		case syscall.S_IFLNK:
-			if e.target, err = im.ReadLink(p); err != nil {
+			if target, err = im.ReadLink(p); err != nil {
 				return err
 			}
-		case syscall.S_IFDIR:
-			e.size, e.nlink = 0, 0 // layout dependent
 		}
-		out[p] = e
+		visit(p, st, data, target)
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("walk %s: %v", img, err)
 	}
+}
+
+// snapshot returns every entry of img.
+func snapshot(t testing.TB, img string) map[string]entry {
+	t.Helper()
+	out := map[string]entry{}
+	walkImage(t, img, func(p string, st *godwarfs.Stat, data []byte, target string) {
+		e := entry{mode: st.Mode, uid: st.Uid, gid: st.Gid, nlink: st.Nlink, size: st.Size, mtime: st.Mtime, target: target}
+		switch st.Mode & syscall.S_IFMT {
+		case syscall.S_IFREG:
+			e.content = sha256.Sum256(data)
+		case syscall.S_IFDIR:
+			e.size, e.nlink = 0, 0 // layout dependent
+		}
+		out[p] = e
+	})
 	return out
 }
 
