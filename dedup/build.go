@@ -49,6 +49,8 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 		}
 	}
 	b.sc = &scanner{opt: &opt, root: opt.Input, links: map[devIno]*inode{}, stats: &b.stats, warn: warn}
+	b.stats.Phase = "scanning"
+	b.report()
 	var root *entry
 	var err error
 	if opt.InputList != nil {
@@ -212,5 +214,24 @@ func (b *builder) number(root *entry, files []*inode, hashOn bool) *numbering {
 	for _, c := range contents {
 		b.stats.InputBytes += c.size
 	}
+	for _, in := range n.regs {
+		b.stats.TreeBytes += in.size
+	}
 	return n
+}
+
+// report passes the running totals to opt.Progress. Callers hold b.sc.mu
+// while other goroutines may change b.stats.
+func (b *builder) report() {
+	if b.opt.Progress != nil {
+		b.opt.Progress(b.stats)
+	}
+}
+
+// relPath is the path of f below the input root, for progress displays.
+func (f *inode) relPath() string {
+	if f.firstEntry != nil {
+		return f.firstEntry.rel
+	}
+	return f.osPath
 }

@@ -147,6 +147,10 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 	g.SetLimit(max(1, b.opt.ScannerWorkers))
 	var mu sync.Mutex
 	bad := map[*inode]bool{}
+	b.sc.mu.Lock()
+	b.stats.FilesToScan = len(files)
+	b.report()
+	b.sc.mu.Unlock()
 	for _, f := range files {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
@@ -161,9 +165,12 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 				sa = &simAcc{}
 			}
 			n, err := b.readForScan(gctx, f, h, sa)
-			mu.Lock()
+			b.sc.mu.Lock()
 			b.stats.ScannedBytes += n
-			mu.Unlock()
+			b.stats.FilesScanned++
+			b.stats.Current = f.relPath()
+			b.report()
+			b.sc.mu.Unlock()
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()

@@ -100,7 +100,8 @@ type Options struct {
 
 	// Log receives warnings (unreadable files with ContinueOnErr, ...).
 	Log io.Writer
-	// Progress, if set, is called now and then with running totals.
+	// Progress, if set, is called now and then with running totals: at
+	// least when a phase starts, and after each file. Calls do not overlap.
 	Progress func(Stats)
 }
 
@@ -132,5 +133,13 @@ type Stats struct {
 	BlockBytes                               int64 // uncompressed block data
 	Blocks                                   int
 	HoleBytes                                int64
-	Errors                                   int // skipped entries (ContinueOnErr)
+	Errors                                   int   // skipped entries (ContinueOnErr)
+	TreeBytes                                int64 // size of all regular files, hard links once
+
+	// Running state for progress displays.
+	Phase          string // "scanning" (reading and hashing files), then "segmenting"
+	Current        string // the file last started, relative to the input
+	FilesToScan    int    // regular files the scanning phase reads
+	FilesScanned   int
+	SegmentedBytes int64 // unique file data through the segmenter so far
 }

@@ -355,12 +355,21 @@ func (s *segmenter) match(d []byte, out []pchunk, lit, p int, bn uint32, off int
 func (b *builder) segmentAll(ctx context.Context, contents []*content, sink BlockSink) error {
 	seg := newSegmenter(ctx, b.opt, sink, &b.stats)
 	var progMu sync.Mutex
+	// The first file's report starts the phase, so its first frame
+	// already names a file.
+	b.stats.Phase = "segmenting"
 	for _, c := range contents {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if c.size == 0 {
 			continue
+		}
+		if b.opt.Progress != nil {
+			progMu.Lock()
+			b.stats.Current = c.rep.relPath()
+			b.report()
+			progMu.Unlock()
 		}
 		if err := b.segmentFile(seg, c); err != nil {
 			var se *segmenterError
@@ -377,9 +386,10 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 			}
 			continue
 		}
+		b.stats.SegmentedBytes += c.size
 		if b.opt.Progress != nil {
 			progMu.Lock()
-			b.opt.Progress(b.stats)
+			b.report()
 			progMu.Unlock()
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
@@ -51,14 +52,26 @@ const (
 // Progress reports a running build or rewrite.
 type Progress struct {
 	// Stats are a build's running totals (files scanned, duplicates,
-	// blocks); zero for a rewrite.
+	// blocks made); zero for a rewrite.
 	Stats dedup.Stats
-	// Blocks is the number of blocks a rewrite has written so far, of
-	// BlocksTotal (0 while not known).
+	// Phase is a build's current phase: Stats.Phase (scanning,
+	// segmenting) while the tree is scanned and segmented, then
+	// PhaseCompressing while the last blocks are compressed and
+	// PhaseWriting for the metadata.
+	Phase string
+	// Blocks is the number of blocks written so far, of BlocksTotal (0
+	// while not known); BlockBytes is their uncompressed size (builds).
 	Blocks, BlocksTotal int
+	BlockBytes          int64
 	// Message says what a rewrite just did, as a line for a log.
 	Message string
 }
+
+// The phases of a build after scanning and segmenting.
+const (
+	PhaseCompressing = "compressing"
+	PhaseWriting     = "writing"
+)
 
 func (t *Target) progress(p Progress) {
 	if t.Progress != nil {
@@ -121,9 +134,6 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 			}
 		}
 	}
-	if t.Progress != nil {
-		scan.Progress = func(s dedup.Stats) { t.Progress(Progress{Stats: s}) }
-	}
 	stats, err := build(ctx, opts, scan, out)
 	if err != nil {
 		return nil, err
@@ -148,24 +158,51 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		limit = int64(t.workers()+1) << scan.BlockSizeBits
 	}
 	pipe := newPipeline(ctx, bw, t.workers(), limit)
+	// Progress comes from the scanner and from the pipeline's writer.
+	var (
+		progMu sync.Mutex
+		prog   Progress
+	)
+	report := func(f func(*Progress)) {
+		if t.Progress != nil {
+			progMu.Lock()
+			defer progMu.Unlock()
+			f(&prog)
+			t.Progress(prog)
+		}
+	}
+	if t.Progress != nil {
+		scan.Progress = func(s dedup.Stats) { report(func(p *Progress) { p.Stats, p.Phase = s, s.Phase }) }
+	}
 	n := 0
 	md, stats, err := dedup.Build(ctx, scan, func(_ context.Context, data []byte) error {
 		i := n
 		n++
+		var written func(block.Compression, []byte)
+		if t.Progress != nil {
+			size := int64(len(data))
+			written = func(block.Compression, []byte) {
+				report(func(p *Progress) { p.Blocks++; p.BlockBytes += size })
+			}
+		}
 		return pipe.Submit(int64(len(data)), func() (block.Compression, []byte, error) {
 			ct, p, err := block.CompressSection(comp, data)
 			if err != nil {
 				err = fmt.Errorf("block %d: %w", i, err)
 			}
 			return ct, p, err
-		}, nil)
+		}, written)
 	})
+	if err == nil {
+		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, stats.Blocks })
+	}
 	if perr := pipe.Wait(); err == nil {
 		err = perr
 	}
 	if err != nil {
 		return stats, err
 	}
+	report(func(p *Progress) { p.Phase = PhaseWriting })
 	if err := comps.writeMetadata(bw, md, t); err != nil {
 		return stats, err
 	}

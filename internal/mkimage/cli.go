@@ -22,7 +22,7 @@ var options = []cli.Option{
 	{Long: "order", HasValue: true, Default: "nilsimsa", Help: "file order (none, path, revpath, similarity, nilsimsa)"},
 	{Long: "max-similarity-size", HasValue: true, Arg: "SIZE", Help: "maximum file size to compute similarity for"},
 	{Long: "file-hash", HasValue: true, Default: "xxh3-128", Help: "whole-file hash (none, xxh3-128, xxh3-64, md5, sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512)"},
-	{Long: "progress", HasValue: true, Default: "none", Help: "progress mode (ascii, none, simple, unicode)"},
+	{Long: "progress", HasValue: true, Help: "progress mode (ascii, none, simple, unicode; default: unicode, or ascii outside a UTF-8 locale, on a terminal, else none)"},
 	{Long: "no-progress", Help: "don't show progress"},
 	{Long: "filter", Short: "F", HasValue: true, Arg: "RULE", Help: "add filter rule: '+ PATTERN' include, '- PATTERN' exclude, '. FILE' merge rules from FILE; first match wins (see FILTER RULES in the manual)"},
 	{Long: "remove-empty-dirs", Help: "remove empty directories"},

@@ -88,6 +88,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		return cli.ExitOK
 	}
+	cfg.Progress = progressMode(cfg.Progress, stderr)
 	if cfg.Rewrite != nil {
 		return mainRewrite(ctx, cfg, stderr)
 	}
@@ -96,7 +97,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	start := time.Now()
 	progress := startProgress(cfg.Progress, stderr)
-	res, err := build(ctx, cfg, stdout, func(p writer.Progress) { progress.update(p.Stats) })
+	res, err := build(ctx, cfg, stdout, progress.update)
 	progress.stop()
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
@@ -243,7 +244,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		}
 		o.FileHash = h
 	}
-	cfg.Progress = "none"
+	cfg.Progress = "auto"
 	if v, ok := p.Lookup("progress"); ok {
 		switch v {
 		case "ascii", "unicode", "simple", "none":

@@ -9,6 +9,9 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
+
+	"golang.org/x/term"
 
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/writer"
@@ -135,8 +138,23 @@ func recompressOptions(cfg *Config, p *cli.Result) error {
 // mainRewrite runs a rewrite and returns the exit status.
 func mainRewrite(ctx context.Context, cfg *Config, stderr io.Writer) int {
 	ro := *cfg.Rewrite
-	if cfg.Progress != "none" {
+	clear := func() {}
+	switch fd := terminalFd(stderr); {
+	case cfg.Progress == "simple":
 		ro.Progress = func(p writer.Progress) { fmt.Fprintln(stderr, p.Message) }
+	case (cfg.Progress == "ascii" || cfg.Progress == "unicode") && fd >= 0:
+		// On a terminal the messages replace each other on one line.
+		var mu sync.Mutex
+		ro.Progress = func(p writer.Progress) {
+			width := 80
+			if w, _, err := term.GetSize(fd); err == nil && w > 0 {
+				width = w
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			io.WriteString(stderr, "\r"+fit(p.Message, width-1)+"\033[K")
+		}
+		clear = func() { io.WriteString(stderr, "\r\033[K") }
 	}
 	// The live heap is a handful of pointer-free block buffers, so a
 	// collection is cheap while the default GOGC=100 lets garbage blocks
@@ -146,6 +164,7 @@ func mainRewrite(ctx context.Context, cfg *Config, stderr io.Writer) int {
 		defer debug.SetGCPercent(debug.SetGCPercent(25))
 	}
 	err := writer.Rewrite(ctx, ro)
+	clear()
 	switch {
 	case err == nil:
 		return cli.ExitOK
