@@ -2,8 +2,6 @@ package fusefs
 
 import (
 	"time"
-
-	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
 
 // Defaults for zero MountOptions fields; they match the dwarfs driver.
@@ -82,25 +80,4 @@ func (o MountOptions) withDefaults() MountOptions {
 		o.TidyMaxAge = DefaultTidyMaxAge
 	}
 	return o
-}
-
-// driverOptions takes the driver settings from a parsed dwarfs -o list.
-func driverOptions(o mountopts.Options) MountOptions {
-	m := MountOptions{
-		BlockSize: o.BlockSize, Readahead: o.Readahead, SeqDetector: o.SeqDetector,
-		NoCacheFiles: !o.CacheFiles, EnableNlink: o.EnableNlink, UID: o.UID, GID: o.GID,
-		TidyInterval: o.TidyInterval, TidyMaxAge: o.TidyMaxAge, Perfmon: o.Perfmon,
-		AllowOther: o.AllowOther, AllowRoot: o.AllowRoot, DefaultPermissions: o.DefaultPermissions,
-		FsName: o.FsName, Subtype: o.Subtype, KernelFlags: o.KernelFlags,
-	}
-	if o.SeqDetector == 0 {
-		m.SeqDetector = -1 // seq_detector=0 turns prefetching off
-	}
-	switch o.TidyStrategy {
-	case mountopts.TidyTime:
-		m.Tidy = TidyTime
-	case mountopts.TidySwap:
-		m.Tidy = TidySwap
-	}
-	return m
 }

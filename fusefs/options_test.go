@@ -3,24 +3,16 @@ package fusefs
 import (
 	"reflect"
 	"testing"
-
-	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
 
-// TestZeroMountOptionsAreDriverDefaults checks that a mount without
-// options (the zero MountOptions) behaves like dwarfs without -o.
-func TestZeroMountOptionsAreDriverDefaults(t *testing.T) {
+// TestZeroMountOptions checks what the zero MountOptions mean.
+func TestZeroMountOptions(t *testing.T) {
 	got := MountOptions{}.withDefaults()
-	want := driverOptions(mountopts.Defaults()).withDefaults()
+	want := MountOptions{BlockSize: DefaultBlockSize, SeqDetector: DefaultSeqDetector, TidyInterval: DefaultTidyInterval, TidyMaxAge: DefaultTidyMaxAge}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("zero MountOptions give %+v, dwarfs defaults are %+v", got, want)
+		t.Errorf("zero MountOptions give %+v, want %+v", got, want)
 	}
-	o := mountopts.Defaults()
-	if err := o.ParseString("seq_detector=0,no_cache_files,tidy_strategy=swap"); err != nil {
-		t.Fatal(err)
-	}
-	m := driverOptions(o).withDefaults()
-	if m.SeqDetector != 0 || !m.NoCacheFiles || m.Tidy != TidySwap {
-		t.Errorf("seq_detector=0,no_cache_files,tidy_strategy=swap gives %+v", m)
+	if off := (MountOptions{SeqDetector: -1}).withDefaults(); off.SeqDetector != 0 {
+		t.Errorf("negative SeqDetector gives %d, want 0 (disabled)", off.SeqDetector)
 	}
 }

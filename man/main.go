@@ -12,16 +12,16 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/check"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/extract"
 	"github.com/godwarfs/godwarfs/internal/mkimage"
+	"github.com/godwarfs/godwarfs/internal/mount"
 )
 
 // programs are the tools with a manual page.
 func programs() []*cli.Program {
-	return []*cli.Program{mkimage.Program(), check.Program(), extract.Program(), fusefs.Program()}
+	return []*cli.Program{mkimage.Program(), check.Program(), extract.Program(), mount.Program()}
 }
 
 // pages returns each manual page's file name and roff text.

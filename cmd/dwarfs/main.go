@@ -3,16 +3,16 @@
 //	dwarfs IMAGE MOUNTPOINT [-f] [-d] [-o OPTIONS]
 //
 // Installed (or linked) as mount.dwarfs or mount.fuse.dwarfs it acts as a
-// mount(8) helper. Option handling lives in package fusefs.
+// mount(8) helper. The command itself lives in internal/mount.
 package main
 
 import (
 	"os"
 
-	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/mount"
 )
 
 func main() {
-	cli := &fusefs.CLI{Open: fusefs.OpenImage}
+	cli := &mount.CLI{}
 	os.Exit(cli.Run(os.Args))
 }

@@ -17,11 +17,11 @@ import (
 	"syscall"
 	"unicode"
 
-	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/check"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/extract"
 	"github.com/godwarfs/godwarfs/internal/mkimage"
+	"github.com/godwarfs/godwarfs/internal/mount"
 	"github.com/godwarfs/godwarfs/internal/version"
 )
 
@@ -46,7 +46,7 @@ var tools = map[string]tool{
 		return extract.Main(argv[1:], s.out, s.err)
 	},
 	"dwarfs": func(_ context.Context, argv []string, s stdio) int {
-		c := &fusefs.CLI{Open: fusefs.OpenImage, Stdout: s.out, Stderr: s.err}
+		c := &mount.CLI{Stdout: s.out, Stderr: s.err}
 		return c.Run(argv)
 	},
 }

@@ -1,4 +1,4 @@
-package fusefs
+package mount
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package fusefs
+package mount
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"golang.org/x/sys/unix"
@@ -28,11 +29,11 @@ const (
 const daemonEnv = "GODWARFS_DWARFS_DAEMON_FD"
 
 // Opener opens an image for mounting according to the options.
-type Opener func(image string, o mountopts.Options) (Source, io.Closer, error)
+type Opener func(image string, o mountopts.Options) (fusefs.Source, io.Closer, error)
 
 // CLI is the dwarfs command line front end.
 type CLI struct {
-	Open   Opener
+	Open   Opener // OpenImage if nil
 	Stdout io.Writer
 	Stderr io.Writer
 	// Getenv and Executable default to os.Getenv and os.Executable.
@@ -252,7 +253,11 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 		report(err) // the parent prints it
 		return ExitFail
 	}
-	src, closer, err := c.Open(a.Image, a.Options)
+	open := c.Open
+	if open == nil {
+		open = OpenImage
+	}
+	src, closer, err := open(a.Image, a.Options)
 	if err != nil {
 		return fail(err)
 	}
@@ -270,7 +275,7 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	srv, err := Mount(a.MountPoint, src, Config{Options: driverOptions(a.Options), Debug: a.Debug, Stderr: c.Stderr, FsName: fsname})
+	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: DriverOptions(a.Options), Debug: a.Debug, Stderr: c.Stderr, FsName: fsname})
 	if err != nil {
 		return fail(err)
 	}

@@ -1,4 +1,4 @@
-package fusefs_test
+package mount_test
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/mount"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
 
@@ -48,7 +48,7 @@ func TestOpenImageOptions(t *testing.T) {
 			if err := o.ParseString(opts); err != nil {
 				t.Fatal(err)
 			}
-			src, closer, err := fusefs.OpenImage(c.file, o)
+			src, closer, err := mount.OpenImage(c.file, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestOpenImageOptions(t *testing.T) {
 	}
 	o := mountopts.Defaults()
 	o.ImageOffset = 7
-	if _, _, err := fusefs.OpenImage(padded, o); err == nil {
+	if _, _, err := mount.OpenImage(padded, o); err == nil {
 		t.Error("wrong offset accepted")
 	}
 }
