@@ -7,7 +7,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/
 
-.PHONY: all build man test vet unit fuzz-short demo bench bench-build bench-read bench-recompress check-compat clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare check-compat clean
 
 all: build
 
@@ -18,6 +18,21 @@ build:
 # texts (a test fails when they are out of date).
 man:
 	$(GO) run ./man -o man
+
+# One static binary per command, pure-Go encoders (see README: Builds).
+build-static:
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/static/ ./cmd/...
+
+# What a cgo build needs beyond Go and a C compiler: liblzma's headers
+# (Debian's liblzma-dev). libzstd is compiled from its Go module.
+deps:
+	@if ! echo '#include <lzma.h>' | $${CC:-cc} -E - >/dev/null 2>&1; then \
+	  for try in 1 2 3; do \
+	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblzma-dev >/dev/null; then break; fi; \
+	    [ "$$try" = 3 ] && { echo "could not install liblzma-dev" >&2; exit 1; }; \
+	    sleep 10; \
+	  done; \
+	fi
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
@@ -35,7 +50,13 @@ fuzz-short:
 	  done; \
 	done
 
-test: vet unit fuzz-short
+# The CGO_ENABLED=0 build: everything compiles, and the block codecs pass
+# with the pure-Go encoders alone.
+nocgo:
+	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./block/
+
+test: vet unit nocgo fuzz-short
 
 demo: build
 	./scripts/demo.sh

@@ -3,6 +3,7 @@ module github.com/godwarfs/godwarfs
 go 1.26.0
 
 require (
+	github.com/DataDog/zstd v1.5.7
 	github.com/andybalholm/brotli v1.3.0
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/klauspost/compress v1.20.4

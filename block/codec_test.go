@@ -44,40 +44,56 @@ func slowSpec(spec string) bool {
 	return strings.HasPrefix(spec, "lzma") || strings.Contains(spec, "quality=11") || strings.Contains(spec, "level=19") || strings.Contains(spec, "level=22")
 }
 
+// constructors are the ways to get a compressor: the build's own encoders
+// (libzstd and liblzma in cgo builds) and the pure-Go ones.
+var constructors = []struct {
+	name string
+	new  func(string) (Compressor, error)
+}{{"build", NewCompressor}, {"purego", NewPureGoCompressor}}
+
 func TestCompressRoundTrip(t *testing.T) {
 	inputs := testInputs()
 	for _, spec := range testSpecs {
-		t.Run(spec, func(t *testing.T) {
-			t.Parallel()
-			c, err := NewCompressor(spec)
-			if err != nil {
-				t.Fatalf("%s: %v", spec, err)
+		for _, ctor := range constructors {
+			if ctor.name == "purego" && !strings.HasPrefix(spec, "zstd") && !strings.HasPrefix(spec, "lzma") {
+				continue // the same encoder in every build
 			}
-			for name, in := range inputs {
-				if slowSpec(spec) && len(in) > 128<<10 {
-					in = in[:128<<10]
-				}
-				out, err := c.Compress(in)
-				if err != nil {
-					t.Fatalf("%s/%s: compress: %v", spec, name, err)
-				}
-				if us, err := UncompressedSize(c.Compression(), out); err != nil || us != int64(len(in)) {
-					t.Errorf("%s/%s: UncompressedSize = %d, %v", spec, name, us, err)
-				}
-				got, err := Decompress(c.Compression(), out, int64(len(in)))
-				if err != nil {
-					t.Fatalf("%s/%s: decompress: %v", spec, name, err)
-				}
-				if !bytes.Equal(got, in) {
-					t.Fatalf("%s/%s: round trip mismatch", spec, name)
-				}
-				if len(in) > 0 && c.Compression() != CompNone {
-					if _, err := Decompress(c.Compression(), out, int64(len(in))-1); !errors.Is(err, ErrTooLarge) {
-						t.Errorf("%s/%s: limit-1: %v", spec, name, err)
-					}
-				}
+			t.Run(ctor.name+"/"+spec, func(t *testing.T) {
+				t.Parallel()
+				testRoundTrip(t, ctor.new, spec, inputs)
+			})
+		}
+	}
+}
+
+func testRoundTrip(t *testing.T, newc func(string) (Compressor, error), spec string, inputs map[string][]byte) {
+	c, err := newc(spec)
+	if err != nil {
+		t.Fatalf("%s: %v", spec, err)
+	}
+	for name, in := range inputs {
+		if slowSpec(spec) && len(in) > 128<<10 {
+			in = in[:128<<10]
+		}
+		out, err := c.Compress(in)
+		if err != nil {
+			t.Fatalf("%s/%s: compress: %v", spec, name, err)
+		}
+		if us, err := UncompressedSize(c.Compression(), out); err != nil || us != int64(len(in)) {
+			t.Errorf("%s/%s: UncompressedSize = %d, %v", spec, name, us, err)
+		}
+		got, err := Decompress(c.Compression(), out, int64(len(in)))
+		if err != nil {
+			t.Fatalf("%s/%s: decompress: %v", spec, name, err)
+		}
+		if !bytes.Equal(got, in) {
+			t.Fatalf("%s/%s: round trip mismatch", spec, name)
+		}
+		if len(in) > 0 && c.Compression() != CompNone {
+			if _, err := Decompress(c.Compression(), out, int64(len(in))-1); !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%s/%s: limit-1: %v", spec, name, err)
 			}
-		})
+		}
 	}
 }
 
@@ -107,18 +123,33 @@ func TestCompressConcurrent(t *testing.T) {
 }
 
 func TestZstdWritesContentSize(t *testing.T) {
-	c, err := NewCompressor("zstd:level=19")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []int{0, 1, 10, 255, 256, 70000} {
-		out, _ := c.Compress(bytes.Repeat([]byte{'x'}, n))
-		f, err := parseZstdFrame(out)
-		if err != nil || f.contentSize != int64(n) {
-			t.Errorf("n=%d: content size %d, %v (header % x)", n, f.contentSize, err, out[:min(len(out), 8)])
-		}
-		if n == 10 && out[4]&0x20 == 0 {
-			t.Errorf("10-byte frame not single segment: fhd %#x", out[4])
+	for _, ctor := range constructors {
+		for _, spec := range []string{"zstd:level=19", "zstd:level=22:long", "zstd:level=1"} {
+			c, err := ctor.new(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []int{0, 1, 10, 255, 256, 70000, 3 << 20} {
+				in := bytes.Repeat([]byte{'x', byte(n)}, n/2)
+				in = append(in, make([]byte, n%2)...)
+				out, _ := c.Compress(in)
+				frames := [][]byte{out}
+				if ct, into, _ := CompressSectionInto(c, nil, in); ct == CompZSTD {
+					frames = append(frames, into)
+				}
+				for _, frame := range frames {
+					f, err := parseZstdFrame(frame)
+					if err != nil || f.contentSize != int64(n) {
+						t.Errorf("%s %s n=%d: content size %d, %v (header % x)", ctor.name, spec, n, f.contentSize, err, frame[:min(len(frame), 8)])
+					}
+					if n == 10 && frame[4]&0x20 == 0 {
+						t.Errorf("%s %s: 10-byte frame not single segment: fhd %#x", ctor.name, spec, frame[4])
+					}
+					if frame[4]&0x04 != 0 {
+						t.Errorf("%s %s n=%d: frame has a checksum", ctor.name, spec, n)
+					}
+				}
+			}
 		}
 	}
 	// A frame without content size (klauspost default for tiny inputs) is rejected.
@@ -325,7 +356,7 @@ func TestBufferReuse(t *testing.T) {
 // TestZstdEncodersOnDemand checks that concurrent use gets correct output
 // and that a compressor used serially keeps to one encoder.
 func TestZstdEncodersOnDemand(t *testing.T) {
-	c, err := NewCompressor("zstd:level=5")
+	c, err := NewPureGoCompressor("zstd:level=5")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,16 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
-	"github.com/ulikunitz/xz"
 )
 
 // Compressor produces framed section payloads (notes §2.1).
@@ -152,8 +150,19 @@ func (so *specOptions) leftover() error {
 // NewCompressor parses a compression spec in mkdwarfs -C syntax, e.g.
 // "zstd:level=19", "lzma:level=9:extreme", "lz4hc:level=12",
 // "brotli:quality=11:lgwin=22", "null". Compressors are relatively costly
-// to create (zstd encoders) and should be reused.
+// to create (zstd encoders) and should be reused. zstd and lzma use the C
+// libraries where the build has them (see Encoders).
 func NewCompressor(spec string) (Compressor, error) {
+	return newCompressor(spec, true)
+}
+
+// NewPureGoCompressor is NewCompressor with the pure-Go encoders even where
+// the build has the C ones, e.g. to compare the two.
+func NewPureGoCompressor(spec string) (Compressor, error) {
+	return newCompressor(spec, false)
+}
+
+func newCompressor(spec string, native bool) (Compressor, error) {
 	so, err := parseSpec(spec)
 	if err != nil {
 		return nil, err
@@ -163,9 +172,17 @@ func NewCompressor(spec string) (Compressor, error) {
 	case "null", "none":
 		c = nullCompressor{}
 	case "zstd":
-		c, err = newZstdCompressor(so)
+		if native && nativeZstd {
+			c, err = newNativeZstd(so)
+		} else {
+			c, err = newZstdCompressor(so)
+		}
 	case "lzma":
-		c, err = newLZMACompressor(so)
+		if native && nativeLZMA {
+			c, err = newNativeLZMA(so)
+		} else {
+			c, err = newLZMACompressor(so)
+		}
 	case "lz4":
 		c = &lz4Compressor{}
 	case "lz4hc":
@@ -192,186 +209,6 @@ type nullCompressor struct{}
 func (nullCompressor) Compression() Compression { return CompNone }
 func (nullCompressor) Compress(src []byte) ([]byte, error) {
 	return append([]byte(nil), src...), nil
-}
-
-// ---- zstd ----
-
-type zstdCompressor struct {
-	level int
-	opts  []zstd.EOption
-	mu    sync.Mutex
-	// idle holds encoders between calls, by window log. Each encoder is
-	// made on first need, so a compressor used by one goroutine (metadata,
-	// history) builds one set of match tables, not one per CPU: at level
-	// 22 a set is about 50 MiB.
-	idle map[int]chan *zstd.Encoder
-}
-
-// zstdWindowLog is the window the reference library uses at each level for
-// inputs over 256 KiB (its default parameter table).
-func zstdWindowLog(level int) int {
-	switch {
-	case level <= 1:
-		return 19
-	case level == 2:
-		return 20
-	case level <= 8:
-		return 21
-	case level <= 16:
-		return 22
-	case level <= 19:
-		return 23
-	case level == 20:
-		return 25
-	case level == 21:
-		return 26
-	}
-	return 27
-}
-
-// windowLogFor is the level's window, shrunk to the input: the encoder
-// keeps a history of twice its window, which for a small section would be
-// memory spent on nothing.
-func (z *zstdCompressor) windowLogFor(n int) int {
-	w := zstdWindowLog(z.level)
-	for w > 10 && 1<<(w-1) >= n {
-		w--
-	}
-	return w
-}
-
-func newZstdCompressor(so *specOptions) (Compressor, error) {
-	lvl, err := so.int("level", 19, 1, 22)
-	if err != nil {
-		return nil, err
-	}
-	so.flag("long") // long-distance matching: accepted, not implemented by klauspost
-	z := &zstdCompressor{
-		level: lvl,
-		opts: []zstd.EOption{
-			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(lvl)),
-			zstd.WithEncoderConcurrency(1),
-			// Single segment makes the encoder write Frame_Content_Size for
-			// every input size; upstream rejects frames without it.
-			zstd.WithSingleSegment(true),
-			zstd.WithZeroFrames(true),
-			// The section XXH3 already covers the payload.
-			zstd.WithEncoderCRC(false),
-		},
-		idle: map[int]chan *zstd.Encoder{},
-	}
-	// Make one now so that bad options fail here rather than on first use.
-	enc, err := z.get(1 << 20)
-	if err != nil {
-		return nil, err
-	}
-	z.put(1<<20, enc)
-	return z, nil
-}
-
-func (z *zstdCompressor) pool(wlog int) chan *zstd.Encoder {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	c := z.idle[wlog]
-	if c == nil {
-		c = make(chan *zstd.Encoder, runtime.GOMAXPROCS(0))
-		z.idle[wlog] = c
-	}
-	return c
-}
-
-func (z *zstdCompressor) get(n int) (*zstd.Encoder, error) {
-	wlog := z.windowLogFor(n)
-	select {
-	case enc := <-z.pool(wlog):
-		return enc, nil
-	default:
-	}
-	opts := append(slices.Clip(z.opts), zstd.WithWindowSize(1<<wlog))
-	if z.level >= 10 {
-		// The strongest encoder is slow enough that sliding its history
-		// down every 128 KiB costs nothing measurable, and the default
-		// history of twice the window would cost a window's worth of
-		// memory per encoder.
-		opts = append(opts, zstd.WithLowerEncoderMem(true))
-	}
-	enc, err := zstd.NewWriter(nil, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("zstd encoder: %w", err)
-	}
-	return enc, nil
-}
-
-func (z *zstdCompressor) put(n int, enc *zstd.Encoder) {
-	select {
-	case z.pool(z.windowLogFor(n)) <- enc:
-	default: // more callers than CPUs at once: let this one go
-	}
-}
-
-func (z *zstdCompressor) Compression() Compression { return CompZSTD }
-func (z *zstdCompressor) Compress(src []byte) ([]byte, error) {
-	return z.CompressAppend(nil, src)
-}
-
-// CompressAppend appends the frame to dst.
-func (z *zstdCompressor) CompressAppend(dst, src []byte) ([]byte, error) {
-	enc, err := z.get(len(src))
-	if err != nil {
-		return nil, err
-	}
-	defer z.put(len(src), enc)
-	return enc.EncodeAll(src, dst), nil
-}
-
-// ---- lzma (xz) ----
-
-// lzmaPresetDict mirrors the liblzma preset dictionary sizes for levels 0..9.
-func lzmaPresetDict(level int) int {
-	return [10]int{256 << 10, 1 << 20, 2 << 20, 4 << 20, 4 << 20, 8 << 20, 8 << 20, 16 << 20, 32 << 20, 64 << 20}[level]
-}
-
-type lzmaCompressor struct {
-	dict int
-}
-
-func newLZMACompressor(so *specOptions) (Compressor, error) {
-	lvl, err := so.int("level", 9, 0, 9)
-	if err != nil {
-		return nil, err
-	}
-	so.flag("extreme") // accepted; the Go encoder has no extreme mode
-	dict := lzmaPresetDict(lvl)
-	if _, ok := so.opts["dict_size"]; ok {
-		d, err := so.int("dict_size", 0, 12, 30)
-		if err != nil {
-			return nil, err
-		}
-		dict = 1 << d
-	}
-	if v, ok := so.opts["binary"]; ok {
-		return nil, fmt.Errorf("lzma option binary=%s (BCJ filters) not supported: %w", v, ErrUnsupported)
-	}
-	return &lzmaCompressor{dict: dict}, nil
-}
-
-func (l *lzmaCompressor) Compression() Compression { return CompLZMA }
-func (l *lzmaCompressor) Compress(src []byte) ([]byte, error) {
-	// A dictionary larger than the input only costs memory, for the encoder
-	// here and for every decoder later.
-	dict := max(min(l.dict, len(src)), 4096)
-	var buf bytes.Buffer
-	w, err := xz.WriterConfig{DictCap: dict, CheckSum: xz.CRC64}.NewWriter(&buf)
-	if err != nil {
-		return nil, fmt.Errorf("xz writer: %w", err)
-	}
-	if _, err := w.Write(src); err != nil {
-		return nil, fmt.Errorf("xz write: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("xz close: %w", err)
-	}
-	return buf.Bytes(), nil
 }
 
 // ---- lz4 / lz4hc ----
@@ -499,4 +336,62 @@ func (b *brotliCompressor) CompressAppend(dst, src []byte) ([]byte, error) {
 		return nil, fmt.Errorf("brotli close: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// lzmaNoBinary refuses BCJ filters: the reference would write them, but the
+// pure-Go decoder cannot read them, and every image must stay readable here.
+func lzmaNoBinary(so *specOptions) error {
+	if v, ok := so.opts["binary"]; ok {
+		return fmt.Errorf("lzma option binary=%s (BCJ filters) not supported: %w", v, ErrUnsupported)
+	}
+	return nil
+}
+
+// Algorithm describes one compression algorithm as this build writes it.
+type Algorithm struct {
+	Name        string
+	Description string
+	Encoder     string   // the library that encodes, and whether through cgo
+	Options     []string // spec options in mkdwarfs -H form
+}
+
+// Algorithms lists what NewCompressor accepts in this build: zstd and lzma
+// encode with libzstd and liblzma in cgo builds and in pure Go otherwise
+// (weaker: larger blocks, most of all for lzma). Decoding is always pure Go.
+func Algorithms() []Algorithm {
+	zstdEnc, lzmaEnc := "klauspost/compress"+modVersion("github.com/klauspost/compress")+", pure Go",
+		"ulikunitz/xz"+modVersion("github.com/ulikunitz/xz")+", pure Go"
+	zlo, zlong := 1, "long (accepted, no effect without libzstd)"
+	lzmaOpts := []string{"level=[0..9]", "dict_size=[12..30]", "extreme"}
+	if nativeZstd {
+		zstdEnc = zstdEncoderName()
+		zlo, _ = zstdLevelRange()
+		zlong = "long"
+	}
+	if nativeLZMA {
+		lzmaEnc = lzmaEncoderName()
+		lzmaOpts = append(lzmaOpts, "mode={fast, normal}", "mf={bt2, bt3, bt4, hc3, hc4}", "nice=[2..273]", "depth=[0..2147483647]")
+	}
+	return []Algorithm{
+		{"null", "no compression at all", "", nil},
+		{"lzma", "LZMA compression", lzmaEnc, lzmaOpts},
+		{"zstd", "ZSTD compression", zstdEnc, []string{fmt.Sprintf("level=[%d..22]", zlo), zlong}},
+		{"lz4", "LZ4 compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", nil},
+		{"lz4hc", "LZ4 HC compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", []string{"level=[0..12]"}},
+		{"brotli", "Brotli compressor", "andybalholm/brotli" + modVersion("github.com/andybalholm/brotli") + ", pure Go", []string{"quality=[0..11]", "lgwin=[10..24]"}},
+	}
+}
+
+// modVersion is " vX.Y.Z" for a module linked into the binary, or "".
+func modVersion(path string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, d := range bi.Deps {
+		if d.Path == path {
+			return " " + d.Version
+		}
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
 )
 
@@ -39,4 +40,21 @@ func printLevels(w io.Writer) {
 			i, l.blockBits, l.block, l.schema, l.meta, l.window, l.step, l.orderName)
 	}
 	fmt.Fprint(w, line)
+	printAlgorithms(w)
+}
+
+// printAlgorithms says which encoder this binary has for each algorithm:
+// cgo builds use libzstd and liblzma, pure-Go builds do not.
+func printAlgorithms(w io.Writer) {
+	fmt.Fprint(w, "\nCompression algorithms (decoding is pure Go in every build):\n")
+	for _, a := range block.Algorithms() {
+		desc := a.Description
+		if a.Encoder != "" {
+			desc += " (" + a.Encoder + ")"
+		}
+		fmt.Fprintf(w, "  %-8s %s\n", a.Name, desc)
+		for _, o := range a.Options {
+			fmt.Fprintf(w, "               %s\n", o)
+		}
+	}
 }

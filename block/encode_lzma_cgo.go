@@ -1,0 +1,166 @@
+//go:build cgo && !purego
+
+package block
+
+/*
+// liblzma comes from the system (Debian: liblzma-dev); there is no Go
+// module that builds it from source.
+#cgo LDFLAGS: -llzma
+#include <stdint.h>
+#include <string.h>
+#include <lzma.h>
+
+// gd_lzma_encode writes one .xz stream (one LZMA2 block, CRC64 check) the
+// way the reference mkdwarfs does: preset, then the explicit options over
+// it. dict, mode, mf, nice, depth are 0 (or -1 for mode/mf) when not set.
+// It returns LZMA_OK with *out_pos set, LZMA_BUF_ERROR when the output did
+// not fit in out_size, or another lzma_ret on failure.
+static int gd_lzma_encode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size, size_t* out_pos,
+		uint32_t preset, uint32_t dict, int mode, int mf, uint32_t nice, uint32_t depth) {
+	lzma_options_lzma opt;
+	if (lzma_lzma_preset(&opt, preset)) return LZMA_OPTIONS_ERROR;
+	if (dict) opt.dict_size = dict;
+	if (mode >= 0) opt.mode = (lzma_mode)mode;
+	if (mf >= 0) opt.mf = (lzma_match_finder)mf;
+	if (nice) opt.nice_len = nice;
+	if (depth) opt.depth = depth;
+	lzma_filter filters[2] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, NULL}};
+	lzma_stream s = LZMA_STREAM_INIT;
+	lzma_ret r = lzma_stream_encoder(&s, filters, LZMA_CHECK_CRC64);
+	if (r != LZMA_OK) return r;
+	s.next_in = in;
+	s.avail_in = in_size;
+	s.next_out = out;
+	s.avail_out = out_size;
+	do {
+		r = lzma_code(&s, LZMA_FINISH);
+	} while (r == LZMA_OK && s.avail_out > 0);
+	*out_pos = out_size - s.avail_out;
+	lzma_end(&s);
+	if (r == LZMA_STREAM_END) return LZMA_OK;
+	if (r == LZMA_OK) return LZMA_BUF_ERROR;
+	return r;
+}
+
+static const char* gd_lzma_version(void) { return lzma_version_string(); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+)
+
+const nativeLZMA = true
+
+func lzmaEncoderName() string { return "liblzma " + C.GoString(C.gd_lzma_version()) + ", cgo" }
+
+var (
+	lzmaModes    = map[string]C.int{"fast": C.LZMA_MODE_FAST, "normal": C.LZMA_MODE_NORMAL}
+	lzmaFinders  = map[string]C.int{"hc3": C.LZMA_MF_HC3, "hc4": C.LZMA_MF_HC4, "bt2": C.LZMA_MF_BT2, "bt3": C.LZMA_MF_BT3, "bt4": C.LZMA_MF_BT4}
+	lzmaErrNames = map[C.int]string{
+		C.LZMA_MEM_ERROR:     "cannot allocate memory",
+		C.LZMA_OPTIONS_ERROR: "invalid or unsupported options",
+		C.LZMA_PROG_ERROR:    "programming error",
+	}
+)
+
+type cLZMACompressor struct {
+	preset      C.uint32_t
+	dict        int // 0: the preset's
+	mode, mf    C.int
+	nice, depth C.uint32_t
+}
+
+func newNativeLZMA(so *specOptions) (Compressor, error) {
+	lvl, err := so.int("level", 9, 0, 9)
+	if err != nil {
+		return nil, err
+	}
+	l := &cLZMACompressor{preset: C.uint32_t(lvl), mode: -1, mf: -1}
+	if so.flag("extreme") {
+		l.preset |= C.LZMA_PRESET_EXTREME
+	}
+	l.dict = lzmaPresetDict(lvl)
+	if _, ok := so.opts["dict_size"]; ok {
+		d, err := so.int("dict_size", 0, 12, 30)
+		if err != nil {
+			return nil, err
+		}
+		l.dict = 1 << d
+	}
+	if err := lzmaNoBinary(so); err != nil {
+		return nil, err
+	}
+	for key, set := range map[string]struct {
+		names map[string]C.int
+		dst   *C.int
+	}{"mode": {lzmaModes, &l.mode}, "mf": {lzmaFinders, &l.mf}} {
+		if v, ok := so.opts[key]; ok {
+			so.used[key] = true
+			n, ok := set.names[v]
+			if !ok {
+				return nil, fmt.Errorf("unknown lzma %s %q: %w", key, v, ErrUnsupported)
+			}
+			*set.dst = n
+		}
+	}
+	nice, err := so.int("nice", 0, 2, 273)
+	if err != nil {
+		return nil, err
+	}
+	depth, err := so.int("depth", 0, 0, 1<<31-1)
+	if err != nil {
+		return nil, err
+	}
+	l.nice, l.depth = C.uint32_t(nice), C.uint32_t(depth)
+	// Bad combinations (e.g. mf=hc3 with nice=2) fail now, not on first use.
+	if _, err := l.Compress([]byte("godwarfs")); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *cLZMACompressor) Compression() Compression { return CompLZMA }
+
+func (l *cLZMACompressor) Compress(src []byte) ([]byte, error) {
+	// liblzma's bound: the input plus its headers and chunk overhead.
+	return l.compress(nil, src, len(src)+len(src)/64+1024, false)
+}
+
+// CompressAppend appends the stream to dst, or fails with errNoGain when it
+// would not be smaller than src.
+func (l *cLZMACompressor) CompressAppend(dst, src []byte) ([]byte, error) {
+	if len(src) <= 1 {
+		return nil, errNoGain
+	}
+	return l.compress(dst, src, len(src)-1, true)
+}
+
+func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool) ([]byte, error) {
+	// A dictionary larger than the input finds no more matches; it only
+	// costs encoder memory (about ten times the dictionary) and makes every
+	// decoder allocate it too.
+	dict := max(min(l.dict, len(src)), 4096)
+	base := len(dst)
+	dst = slices.Grow(dst, room)[:base+room]
+	var in *C.uint8_t
+	if len(src) > 0 {
+		in = (*C.uint8_t)(unsafe.Pointer(&src[0]))
+	}
+	var n C.size_t
+	r := C.gd_lzma_encode(in, C.size_t(len(src)), (*C.uint8_t)(unsafe.Pointer(&dst[base])), C.size_t(room), &n,
+		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, l.depth)
+	switch {
+	case r == C.LZMA_OK:
+		return dst[:base+int(n)], nil
+	case r == C.LZMA_BUF_ERROR && onlyGain:
+		return nil, errNoGain
+	}
+	msg, ok := lzmaErrNames[r]
+	if !ok {
+		msg = fmt.Sprintf("error %d", int(r))
+	}
+	return nil, fmt.Errorf("liblzma: %s", msg)
+}

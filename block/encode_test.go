@@ -1,0 +1,169 @@
+package block
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// goSource is about 512 KiB of real text: the Go sources of net/http.
+func goSource(t *testing.T) []byte {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", "net", "http", "*.go"))
+	var buf bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		if buf.Len() >= 512<<10 {
+			break
+		}
+	}
+	if buf.Len() < 256<<10 {
+		t.Skipf("skipped: only %d bytes of Go source under GOROOT %s", buf.Len(), runtime.GOROOT())
+	}
+	return buf.Bytes()
+}
+
+func TestAlgorithmsNameTheBuildsEncoders(t *testing.T) {
+	enc := map[string]string{}
+	for _, a := range Algorithms() {
+		enc[a.Name] = a.Encoder
+		if _, err := NewCompressor(a.Name); err != nil {
+			t.Errorf("%s listed but not accepted: %v", a.Name, err)
+		}
+	}
+	for algo, native := range map[string]bool{"zstd": nativeZstd, "lzma": nativeLZMA} {
+		if got := strings.HasSuffix(enc[algo], ", cgo"); got != native {
+			t.Errorf("%s encoder %q, want cgo=%v", algo, enc[algo], native)
+		}
+	}
+}
+
+// TestEncodersReadBackIdentically compresses real text with the build's
+// encoders and the pure-Go ones; the pure-Go decoders must return the
+// input from both. In cgo builds the C encoders must also do better.
+func TestEncodersReadBackIdentically(t *testing.T) {
+	src := goSource(t)
+	for _, spec := range []string{"zstd:level=22", "zstd:level=19", "zstd:level=3", "lzma:level=9", "lzma:level=6:extreme"} {
+		t.Run(spec, func(t *testing.T) {
+			t.Parallel()
+			size := map[string]int{}
+			for _, ctor := range constructors {
+				c, err := ctor.new(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ct, out, err := CompressSectionInto(c, nil, src)
+				if err != nil || ct != c.Compression() {
+					t.Fatalf("%s: %v, stored as %v", ctor.name, err, ct)
+				}
+				got, err := Decompress(ct, out, int64(len(src)))
+				if err != nil || !bytes.Equal(got, src) {
+					t.Fatalf("%s: read back differs: %v", ctor.name, err)
+				}
+				size[ctor.name] = len(out)
+			}
+			t.Logf("%d bytes: build %d, pure Go %d", len(src), size["build"], size["purego"])
+			native := nativeZstd
+			if strings.HasPrefix(spec, "lzma") {
+				native = nativeLZMA
+			}
+			if native && size["build"] > size["purego"] {
+				t.Errorf("C encoder %d bytes, larger than pure Go's %d", size["build"], size["purego"])
+			}
+		})
+	}
+}
+
+// TestLZMAFramingMatchesXZ checks that the liblzma encoder writes the .xz
+// stream the reference writes (one LZMA2 filter, CRC64 check, preset
+// options) by comparing it with the xz tool given the same options.
+func TestLZMAFramingMatchesXZ(t *testing.T) {
+	if !nativeLZMA {
+		t.Skip("skipped: this build has no liblzma encoder")
+	}
+	xzTool, err := exec.LookPath("xz")
+	if err != nil {
+		t.Skip("skipped: no xz tool to compare with")
+	}
+	src := goSource(t)[:300<<10]
+	for _, tc := range []struct{ spec, preset string }{
+		{"lzma:level=9", "9"}, {"lzma:level=1", "1"}, {"lzma:level=6:extreme", "6e"},
+		{"lzma:level=9:dict_size=16:mode=fast:mf=hc4:nice=64", "9,dict=64KiB,mode=fast,mf=hc4,nice=64"},
+	} {
+		c, err := NewCompressor(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Compress(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := "preset=" + tc.preset
+		if !strings.Contains(tc.preset, "dict=") {
+			// The encoder caps the dictionary at the input size.
+			opts += ",dict=" + strconv.Itoa(len(src))
+		}
+		cmd := exec.Command(xzTool, "-T1", "--format=xz", "--check=crc64", "--lzma2="+opts, "-c")
+		cmd.Stdin = bytes.NewReader(src)
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("xz %s: %v", opts, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes differ from xz --lzma2=%s (%d bytes)", tc.spec, len(got), opts, len(want))
+		}
+		if info, err := parseXZ(got); err != nil || info.total != int64(len(src)) || len(info.blocks) != 1 {
+			t.Errorf("%s: parse: %+v %v", tc.spec, info, err)
+		}
+	}
+}
+
+func TestEncoderOptions(t *testing.T) {
+	for _, tc := range []struct {
+		spec   string
+		native bool // accepted only with the C encoder
+		want   string
+	}{
+		{"lzma:mode=fast", true, ""},
+		{"lzma:mf=bt2:depth=8", true, ""},
+		{"lzma:nice=273", true, ""},
+		{"lzma:mf=bogus", true, "mf"},
+		{"lzma:nice=1", true, "nice"},
+		{"lzma:binary=x86", false, "binary"},
+		{"zstd:level=-5", true, ""},
+		{"zstd:level=-200000", false, "level"},
+		{"zstd:level=22:long", false, ""},
+	} {
+		_, err := NewCompressor(tc.spec)
+		_, pureErr := NewPureGoCompressor(tc.spec)
+		native := nativeZstd
+		if strings.HasPrefix(tc.spec, "lzma") {
+			native = nativeLZMA
+		}
+		for _, r := range []struct {
+			name   string
+			err    error
+			native bool
+		}{{"build", err, native}, {"purego", pureErr, false}} {
+			ok := tc.want == "" && (!tc.native || r.native)
+			switch {
+			case ok && r.err != nil:
+				t.Errorf("%s %q: %v", r.name, tc.spec, r.err)
+			case !ok && (r.err == nil || !errors.Is(r.err, ErrUnsupported)):
+				t.Errorf("%s %q: accepted, want an error", r.name, tc.spec)
+			case !ok && tc.want != "" && !strings.Contains(r.err.Error(), tc.want):
+				t.Errorf("%s %q: %v, want it to name %q", r.name, tc.spec, r.err, tc.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,10 @@
+//go:build !cgo || purego
+
+package block
+
+const nativeZstd = false
+
+func newNativeZstd(so *specOptions) (Compressor, error) { return newZstdCompressor(so) }
+
+func zstdEncoderName() string    { return "" }
+func zstdLevelRange() (int, int) { return 1, 22 }
