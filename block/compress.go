@@ -342,7 +342,7 @@ func (b *brotliCompressor) CompressAppend(dst, src []byte) ([]byte, error) {
 // pure-Go decoder cannot read them, and every image must stay readable here.
 func lzmaNoBinary(so *specOptions) error {
 	if v, ok := so.opts["binary"]; ok {
-		return fmt.Errorf("lzma option binary=%s (BCJ filters) not supported: %w", v, ErrUnsupported)
+		return specErrorf("lzma option binary=%s (BCJ filters) is not supported: godwarfs reads only LZMA2", v)
 	}
 	return nil
 }

@@ -49,6 +49,7 @@ import "C"
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"unsafe"
 )
 
@@ -101,7 +102,7 @@ func newNativeLZMA(so *specOptions) (Compressor, error) {
 			so.used[key] = true
 			n, ok := set.names[v]
 			if !ok {
-				return nil, fmt.Errorf("unknown lzma %s %q: %w", key, v, ErrUnsupported)
+				return nil, specErrorf("unknown lzma %s %q (valid: %s)", key, v, lzmaOptionNames(set.names))
 			}
 			*set.dst = n
 		}
@@ -163,4 +164,13 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool) ([]
 		msg = fmt.Sprintf("error %d", int(r))
 	}
 	return nil, fmt.Errorf("liblzma: %s", msg)
+}
+
+func lzmaOptionNames(m map[string]C.int) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }

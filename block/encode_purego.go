@@ -174,7 +174,7 @@ func newLZMACompressor(so *specOptions) (Compressor, error) {
 	}
 	for _, k := range []string{"mode", "mf", "nice", "depth"} {
 		if _, ok := so.opts[k]; ok {
-			return nil, fmt.Errorf("lzma option %s needs the liblzma encoder, which this build lacks: %w", k, ErrUnsupported)
+			return nil, specErrorf("lzma option %s needs the liblzma encoder, which this build lacks", k)
 		}
 	}
 	return &lzmaCompressor{dict: dict}, nil

@@ -164,8 +164,9 @@ func TestSameMistakeSameWords(t *testing.T) {
 			return []string{img, "mnt", "surplus"}
 		}, "unexpected argument 'surplus'"},
 		{"compression level out of range", []string{"mkdwarfs"}, func(string) []string {
-			return []string{"-i", ".", "-o", img, "-C", "zstd:level=99"}
-		}, "invalid value 'zstd:level=99' for option '--compression': zstd level 99 is out of range (valid: 1 to 22)"},
+			// lzma: the zstd range depends on the build's encoder.
+			return []string{"-i", ".", "-o", img, "-C", "lzma:level=12"}
+		}, "invalid value 'lzma:level=12' for option '--compression': lzma level 12 is out of range (valid: 0 to 9)"},
 		{"missing input", []string{"mkdwarfs", "dwarfsextract"}, func(string) []string { return []string{"-o", img + ".out"} },
 			"option '--input' is required"},
 	} {
