@@ -27,7 +27,10 @@ type Config struct {
 	Format          string // "" (to disk), tar, gnutar, pax, ustar
 	Patterns        []string
 	ContinueOnError bool
+	SkipDevices     bool // leave out block and character devices
+	SkipSpecials    bool // leave out sockets and fifos
 	Workers         int
+	DiskWriters     int       // files written at once (0: Workers)
 	Stdout          io.Writer // tar stream target for "-"
 	Stderr          io.Writer // warnings with ContinueOnError
 	Progress        *Progress // nil: none
@@ -52,39 +55,59 @@ type Stats struct {
 
 // collect walks the image and applies the patterns: an entry is taken when
 // it or one of its ancestors matches; ancestors of taken entries are
-// always taken so the tree can be built.
-func collect(im *godwarfs.Image, patterns []string) ([]entry, error) {
-	set, err := glob.CompileAll(patterns)
+// always taken so the tree can be built. As the reference does, nothing is
+// taken when the patterns match no file (only directories, or nothing);
+// matched is then false.
+func collect(im *godwarfs.Image, cfg *Config) (ents []entry, any bool, err error) {
+	set, err := glob.CompileAll(cfg.Patterns)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var all []entry
 	err = imageaccess.Of(im).FS.Walk(func(p string, ino uint32, in metadata.Inode) error {
-		if p != "" {
-			all = append(all, entry{path: p, ino: ino, in: in})
+		if p == "" {
+			return nil
 		}
+		switch in.Mode & metadata.ModeType {
+		case metadata.ModeChar, metadata.ModeBlock:
+			if cfg.SkipDevices {
+				return nil
+			}
+		case metadata.ModeFIFO, metadata.ModeSocket:
+			if cfg.SkipSpecials {
+				return nil
+			}
+		}
+		all = append(all, entry{path: p, ino: ino, in: in})
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", im.Name(), err)
+		return nil, false, fmt.Errorf("%s: %w", im.Name(), err)
 	}
 	for _, e := range all {
 		if err := checkPath(e.path); err != nil {
-			return nil, fmt.Errorf("%s: %w", im.Name(), err)
+			return nil, false, fmt.Errorf("%s: %w", im.Name(), err)
 		}
 	}
 	if len(set) == 0 {
-		return all, nil
+		return all, true, nil
 	}
 	// matched[p]: p or an ancestor matches; pre-order visits parents first.
 	matched := map[string]bool{}
 	taken := map[string]bool{}
 	var out []entry
+	files := 0
 	for _, e := range all {
 		if matched[path.Dir(e.path)] || set.Match(e.path) {
 			matched[e.path] = true
 			taken[e.path] = true
+			if e.in.Mode&metadata.ModeType != metadata.ModeDir {
+				files++
+			}
 		}
+	}
+	if files == 0 {
+		return nil, false, nil
 	}
 	// Mark ancestors, then keep pre-order.
 	for p := range taken {
@@ -100,7 +123,7 @@ func collect(im *godwarfs.Image, patterns []string) ([]entry, error) {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // checkPath rejects names a corrupt image could use to escape the output
@@ -119,9 +142,12 @@ func checkPath(p string) error {
 
 // Extract extracts im according to cfg.
 func Extract(im *godwarfs.Image, cfg Config) (Stats, error) {
-	ents, err := collect(im, cfg.Patterns)
+	ents, matched, err := collect(im, &cfg)
 	if err != nil {
 		return Stats{}, err
+	}
+	if !matched && cfg.Stderr != nil {
+		fmt.Fprintln(cfg.Stderr, "dwarfsextract: warning: no matching files found")
 	}
 	if cfg.Progress != nil {
 		seen := map[uint32]bool{}
@@ -172,6 +198,9 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 		return st, err
 	}
 	workers := max(cfg.Workers, 1)
+	if cfg.DiskWriters > 0 {
+		workers = cfg.DiskWriters
+	}
 	var g errgroup.Group
 	g.SetLimit(workers)
 	first := map[uint32]string{} // inode -> first path, for hard links

@@ -6,13 +6,16 @@ import "github.com/godwarfs/godwarfs/internal/cli"
 // --man come from package cli.
 var options = []cli.Option{
 	{Long: "input", Short: "i", HasValue: true, Arg: "IMAGE", Help: "image file"},
-	{Long: "output", Short: "o", HasValue: true, Arg: "PATH", Help: "output directory, or archive file ('-' = stdout) with --format"},
+	{Long: "output", Short: "o", HasValue: true, Arg: "PATH", Help: "output directory (default: the current directory), or archive file ('-' = stdout, the default) with --format"},
 	{Long: "format", Short: "f", HasValue: true, Arg: "FMT", Help: "write an archive: tar, gnutar, pax, ustar"},
-	{Long: "pattern", HasValue: true, Arg: "GLOB", Help: "only extract matching paths (repeatable, ** allowed)"},
+	{Long: "pattern", HasValue: true, Arg: "GLOB", Help: "only extract matching paths (repeatable, also as plain arguments; ** allowed, i: ignores case)"},
+	{Long: "skip-devices", Help: "do not extract block and character devices"},
+	{Long: "skip-specials", Help: "do not extract sockets and fifos"},
 	{Long: "image-offset", Short: "O", HasValue: true, Arg: "auto|N", Help: "image offset"},
 	{Long: "stdout-progress", Help: "print progress lines to stdout"},
 	{Long: "continue-on-error", Help: "warn about failed entries and go on"},
 	{Long: "num-workers", Short: "n", HasValue: true, Arg: "N", Help: "worker threads (default 4)"},
+	{Long: "num-disk-writers", HasValue: true, Arg: "N", Help: "files written to disk at once (default 0: the number of workers)"},
 	cli.LogLevelOption(),
 	{Long: "cache-size", Short: "s", HasValue: true, Arg: "SIZE", Help: "block cache size (default 512m)"},
 }
@@ -22,7 +25,7 @@ func Program() *cli.Program {
 	return &cli.Program{
 		Name:     "dwarfsextract",
 		Summary:  "extract a DwarFS image",
-		Synopsis: []string{"-i IMAGE -o DIR [OPTIONS...]", "-i IMAGE -f FORMAT [-o FILE|-] [OPTIONS...]"},
+		Synopsis: []string{"-i IMAGE [-o DIR] [OPTIONS...] [PATTERN...]", "-i IMAGE -f FORMAT [-o FILE|-] [OPTIONS...] [PATTERN...]"},
 		Options:  options,
 		Exit: []cli.ExitStatus{
 			{Code: cli.ExitOK, Meaning: "everything was extracted"},

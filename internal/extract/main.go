@@ -24,17 +24,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	usage := func(err error) int { return tool.Fail(stderr, err) }
 	var err error
 	img := res.Get("input", "")
-	if len(res.Args) > 0 {
-		return usage(cli.Unexpected(res.Args[0]))
-	}
 	if img == "" {
 		return usage(cli.Missing("input"))
 	}
 	cfg := Config{
-		Output:          res.Get("output", ""),
-		Format:          res.Get("format", ""),
-		Patterns:        res.All("pattern"),
+		Output: res.Get("output", ""),
+		Format: res.Get("format", ""),
+		// Plain arguments are patterns too, as with the reference.
+		Patterns:        append(res.All("pattern"), res.Args...),
 		ContinueOnError: res.Has("continue-on-error"),
+		SkipDevices:     res.Has("skip-devices"),
+		SkipSpecials:    res.Has("skip-specials"),
 		Workers:         4,
 		Stdout:          stdout,
 		Stderr:          stderr,
@@ -47,8 +47,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if cfg.Output == "" {
 			cfg.Output = "-"
 		}
-	} else if cfg.Output == "" || cfg.Output == "-" {
-		return usage(cli.Usagef("option '--output' is required without '--format'"))
+	} else if cfg.Output == "-" {
+		return usage(cli.Usagef("'-o -' (standard output) needs an archive --format"))
+	} else if cfg.Output == "" {
+		cfg.Output = "." // as the reference: the current directory
 	}
 	opts := godwarfs.Options{}
 	if opts.ImageOffset, err = res.ImageOffset(); err != nil {
@@ -66,10 +68,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	} else if ok {
 		opts.CacheSize = n
 	}
-	if lvl, err := res.LogLevel(); err != nil {
+	if n, ok, err := res.Int("num-disk-writers", 0, 1024); err != nil {
+		return usage(err)
+	} else if ok {
+		cfg.DiskWriters = n
+	}
+	lvl, err := res.LogLevel()
+	if err != nil {
 		return usage(err)
 	} else if lvl < cli.LogWarn {
-		cfg.Stderr = io.Discard // warnings about entries skipped with --continue-on-error
+		cfg.Stderr = io.Discard // warnings: entries skipped with --continue-on-error, no match
+	}
+	if cfg.DiskWriters > 0 && cfg.Format != "" && lvl >= cli.LogInfo {
+		fmt.Fprintln(stderr, "dwarfsextract: --num-disk-writers is only used when extracting to disk")
 	}
 	if _, err := glob.CompileAll(cfg.Patterns); err != nil {
 		return usage(cli.Usagef("%v", err))

@@ -7,10 +7,15 @@ var manual = cli.Manual{
 	Description: []string{
 		"dwarfsextract writes the contents of a DwarFS image to a directory, or as an archive (-f) to a " +
 			"file or to standard output, keeping permissions, ownership (as root), times, hard links, " +
-			"sparse files and special files. --pattern selects what to extract (shell globs, ** matches " +
-			"across directories).",
+			"sparse files and special files. Without -o it extracts into the current directory.",
+		"Patterns, given as plain arguments or with --pattern, select what to extract: shell globs " +
+			"matched against the path below the image root, where * and ? stay within one directory, " +
+			"** matches across directories and a pattern starting with i: ignores case. A file is " +
+			"extracted when it or a directory above it matches, with the directories leading to it. " +
+			"When no file matches, dwarfsextract warns \"no matching files found\", extracts nothing " +
+			"and exits 0, as the reference does.",
 		"Examples:",
-		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'",
+		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'",
 	},
 	SeeAlso: []string{"mkdwarfs(1)", "dwarfs(1)", "dwarfsck(1)", "tar(1)"},
 }

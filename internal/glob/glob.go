@@ -1,12 +1,15 @@
 // Package glob matches slash-separated paths against shell-style patterns
 // with "**": "*" and "?" stay within one path element, "**" crosses
 // elements, "[...]" is a character class ("!" or "^" negates) and "\"
-// escapes the next character. "**/" also matches zero directories.
+// escapes the next character. "**/" also matches zero directories. As with
+// the reference tools, a pattern starting with "i:" ignores case, and a
+// leading ":" is dropped (so "::x" matches ":x").
 package glob
 
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -32,6 +35,7 @@ type token struct {
 type Pattern struct {
 	src  string
 	toks []token
+	fold bool // "i:": ignore case
 }
 
 // String returns the source pattern.
@@ -40,7 +44,14 @@ func (p *Pattern) String() string { return p.src }
 // Compile parses pattern. A leading "/" is ignored: patterns are relative
 // to the image root.
 func Compile(pattern string) (*Pattern, error) {
-	s := strings.TrimLeft(pattern, "/")
+	s := pattern
+	fold := false
+	if rest, ok := strings.CutPrefix(s, "i:"); ok {
+		s, fold = rest, true
+	} else if rest, ok := strings.CutPrefix(s, ":"); ok {
+		s = rest
+	}
+	s = strings.TrimLeft(s, "/")
 	var toks []token
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])
@@ -84,7 +95,7 @@ func Compile(pattern string) (*Pattern, error) {
 			i += w
 		}
 	}
-	return &Pattern{src: pattern, toks: toks}, nil
+	return &Pattern{src: pattern, toks: toks, fold: fold}, nil
 }
 
 // parseClass parses "[...]" at the start of s and returns its length.
@@ -127,15 +138,40 @@ func parseClass(s string) (token, int, error) {
 	}
 }
 
-func (t *token) classMatch(r rune) bool {
+func (t *token) classMatch(r rune, fold bool) bool {
 	in := false
 	for _, rg := range t.ranges {
 		if r >= rg[0] && r <= rg[1] {
 			in = true
 			break
 		}
+		if fold {
+			// Any case variant of r in the range counts.
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				if f >= rg[0] && f <= rg[1] {
+					in = true
+					break
+				}
+			}
+		}
 	}
 	return in != t.neg
+}
+
+// sameRune compares runes, ignoring case when fold is set.
+func sameRune(a, b rune, fold bool) bool {
+	if a == b {
+		return true
+	}
+	if !fold {
+		return false
+	}
+	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
+		if f == b {
+			return true
+		}
+	}
+	return false
 }
 
 // Match reports whether the whole path matches.
@@ -158,11 +194,11 @@ func (p *Pattern) Match(path string) bool {
 			t := &p.toks[ti]
 			switch t.kind {
 			case lit:
-				res = ni < len(name) && name[ni] == t.r && m(ti+1, ni+1)
+				res = ni < len(name) && sameRune(name[ni], t.r, p.fold) && m(ti+1, ni+1)
 			case any1:
 				res = ni < len(name) && name[ni] != '/' && m(ti+1, ni+1)
 			case class:
-				res = ni < len(name) && name[ni] != '/' && t.classMatch(name[ni]) && m(ti+1, ni+1)
+				res = ni < len(name) && name[ni] != '/' && t.classMatch(name[ni], p.fold) && m(ti+1, ni+1)
 			case star:
 				for j := ni; ; j++ {
 					if m(ti+1, j) {

@@ -36,6 +36,19 @@ func TestMatch(t *testing.T) {
 		{"a", "", false},
 		{"**/**/**/**/**/**/z", "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/b", false},
 		{"*a*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
+		// "i:" ignores case, in literals and classes; ":" is dropped.
+		{"i:*.TXT", "d/../A.txt", false},
+		{"i:**.TXT", "d/A.txt", true},
+		{"i:Straße/*", "STRASSE/x", false},
+		{"i:straße/*", "STRAßE/x", true},
+		{"i:[a-c]x", "BX", true},
+		{"i:[!a-c]x", "BX", false},
+		{"*.TXT", "a.txt", false},
+		{"i:*.txt", "A.TXT", true},
+		{"i:d/*.txt", "i:d/a.txt", false},
+		{":i:*", "i:a", true},
+		{"::x", ":x", true},
+		{":x", "x", true},
 	}
 	for _, tt := range tests {
 		p, err := Compile(tt.pat)
