@@ -23,8 +23,10 @@ import (
 
 // Config controls one extraction.
 type Config struct {
-	Output          string // directory, or the tar file ("-" = Stdout) when Format is set
-	Format          string // "" (to disk), tar, gnutar, pax, ustar
+	Output string // directory, or the tar file ("-" = Stdout) when Format is set
+	Format string // "" (to disk), or one of Formats
+	// Compression of a tar stream (gzip, xz, zstd), set from Format "auto".
+	Compression     string
 	Patterns        []string
 	ContinueOnError bool
 	SkipDevices     bool // leave out block and character devices
@@ -164,6 +166,14 @@ func Extract(im *godwarfs.Image, cfg Config) (Stats, error) {
 		defer cfg.Progress.Finish()
 	}
 	if cfg.Format != "" {
+		spec, err := resolveFormat(cfg.Format, cfg.Output)
+		if err != nil {
+			return Stats{}, err
+		}
+		if spec.format == "zip" || spec.format == "newc" {
+			return writeArchive(im, ents, cfg, spec)
+		}
+		cfg.Format, cfg.Compression = spec.format, spec.filter
 		return writeTar(im, ents, cfg)
 	}
 	return toDisk(im, ents, cfg)

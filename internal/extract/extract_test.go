@@ -240,7 +240,7 @@ func TestTarFileAndUsage(t *testing.T) {
 	if n != 12 {
 		t.Errorf("ustar archive has %d members, want 12", n)
 	}
-	for _, args := range [][]string{{"-i", img, "-o", "-"}, {"-i", img, "-o", "x", "-f", "zip"}, {"-i", img, "-o", "x", "--pattern", "[a"}, {"-i", img, "-o", "x", "-n", "0"}} {
+	for _, args := range [][]string{{"-i", img, "-o", "-"}, {"-i", img, "-o", "x", "-f", "rar"}, {"-i", img, "-o", "x", "--pattern", "[a"}, {"-i", img, "-o", "x", "-n", "0"}} {
 		if rc, _, errs := runx(args...); rc != 1 || !strings.Contains(errs, "Try 'dwarfsextract --help'") {
 			t.Errorf("%v: rc %d, want 1 and a pointer to --help: %q", args, rc, errs)
 		}

@@ -7,7 +7,7 @@ import "github.com/godwarfs/godwarfs/internal/cli"
 var options = []cli.Option{
 	{Long: "input", Short: "i", HasValue: true, Arg: "IMAGE", Help: "image file"},
 	{Long: "output", Short: "o", HasValue: true, Arg: "PATH", Help: "output directory (default: the current directory), or archive file ('-' = stdout, the default) with --format"},
-	{Long: "format", Short: "f", HasValue: true, Arg: "FMT", Help: "write an archive: tar, gnutar, pax, ustar"},
+	{Long: "format", Short: "f", HasValue: true, Arg: "FMT", Help: "write an archive: tar (pax), gnutar, pax, ustar, zip, cpio (newc), or auto: from the output name (.tar, .tar.gz, .tgz, .tar.xz, .tar.zst, .zip, .cpio)"},
 	{Long: "pattern", HasValue: true, Arg: "GLOB", Help: "only extract matching paths (repeatable, also as plain arguments; ** allowed, i: ignores case)"},
 	{Long: "skip-devices", Help: "do not extract block and character devices"},
 	{Long: "skip-specials", Help: "do not extract sockets and fifos"},

@@ -41,8 +41,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		Owners:          os.Geteuid() == 0,
 	}
 	if cfg.Format != "" {
-		if _, err := TarFormat(cfg.Format); err != nil {
-			return usage(cli.BadValue("format", cfg.Format, "expected tar, gnutar, pax or ustar"))
+		if _, err := resolveFormat(cfg.Format, cfg.Output); err != nil {
+			return usage(cli.Usagef("%v", err))
 		}
 		if cfg.Output == "" {
 			cfg.Output = "-"

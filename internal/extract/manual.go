@@ -14,8 +14,14 @@ var manual = cli.Manual{
 			"extracted when it or a directory above it matches, with the directories leading to it. " +
 			"When no file matches, dwarfsextract warns \"no matching files found\", extracts nothing " +
 			"and exits 0, as the reference does.",
+		"Archive formats (-f): tar and pax (POSIX pax), gnutar, ustar, zip, and cpio or newc (the " +
+			"portable SVR4 cpio format GNU cpio and the Linux initramfs read). -f auto chooses from the " +
+			"output name: .tar, .tar.gz or .tgz, .tar.xz or .txz, .tar.zst or .tzst (compressed pax), " +
+			".zip or .jar, .cpio. A zip archive holds no owners, hard links (each link gets the data) " +
+			"or special files (devices, fifos and sockets are skipped with a warning); cpio stores files " +
+			"of up to 4 GiB. An archive file is written under a temporary name and renamed when complete.",
 		"Examples:",
-		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'",
+		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'\n  dwarfsextract -i image.dwarfs -f auto -o tree.tar.zst",
 	},
 	SeeAlso: []string{"mkdwarfs(1)", "dwarfs(1)", "dwarfsck(1)", "tar(1)"},
 }

@@ -45,7 +45,11 @@ func writeTar(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 		out = f
 	}
 	rep := &reporter{cfg: &cfg, name: im.Name()}
-	tw := tar.NewWriter(out)
+	cw, err := compressStream(out, cfg.Compression)
+	if err != nil {
+		return st, err
+	}
+	tw := tar.NewWriter(cw)
 	first := map[uint32]string{}
 	for _, e := range ents {
 		st.Entries++
@@ -56,6 +60,9 @@ func writeTar(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 		}
 	}
 	if err := tw.Close(); err != nil {
+		return st, err
+	}
+	if err := cw.Close(); err != nil {
 		return st, err
 	}
 	if f, ok := out.(*os.File); ok && cfg.Output != "-" {
