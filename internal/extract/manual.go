@@ -23,5 +23,13 @@ var manual = cli.Manual{
 		"Examples:",
 		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'\n  dwarfsextract -i image.dwarfs -f auto -o tree.tar.zst",
 	},
+	Sections: []cli.Section{
+		{Title: "DIFFERENCES FROM THE REFERENCE DWARFSEXTRACT", Paragraphs: []string{
+			"A pattern that matches a directory also extracts everything below it (the reference " +
+				"matches files only, so it needs dir/**). Archives are written by Go libraries instead of " +
+				"libarchive: the formats are those listed above, and --format-filters and --format-options " +
+				"are not supported (-f auto chooses the compression of a tar archive from its name).",
+		}},
+	},
 	SeeAlso: []string{"mkdwarfs(1)", "dwarfs(1)", "dwarfsck(1)", "tar(1)"},
 }

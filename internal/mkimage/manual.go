@@ -45,6 +45,9 @@ var manual = cli.Manual{
 				"refused. By default godwarfs stops at the first input it cannot read and writes no image; " +
 				"with --continue-on-error it behaves as the reference does by default: it reports the input, " +
 				"leaves it out (or stores it empty when reading fails only while its data is packed), and exits with status 2.",
+			"A filter pattern that does not start with / is matched against the path below the input " +
+				"directory only; the reference also lets it match directories above the input, so its " +
+				"result can depend on where the tree lives. ? and * match one character, not one byte.",
 		}},
 	},
 	SeeAlso: []string{"dwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)"},
