@@ -83,7 +83,16 @@ func Open(path string, opts *Options) (*Image, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	im, err := OpenReaderAt(f, st.Size(), path, opts)
+	size := st.Size()
+	if st.Mode()&os.ModeDevice != 0 {
+		// A block device (an image written to a partition or loop device)
+		// reports no size; its end does.
+		if size, err = f.Seek(0, io.SeekEnd); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	im, err := OpenReaderAt(f, size, path, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -186,7 +195,9 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 			}
 			if err := bi.VerifyFast(s); err != nil {
 				im.warnings = append(im.warnings, err)
-				if n, ok := blockNo[s.Index]; ok && s.Type == block.SectionBlock {
+				// Damaged content stays damaged; a failed read (a storage
+				// fault) is retried when the block is needed.
+				if n, ok := blockNo[s.Index]; ok && s.Type == block.SectionBlock && errors.Is(err, block.ErrChecksum) {
 					im.badBlocks[n] = err
 				}
 			}

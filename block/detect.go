@@ -17,6 +17,19 @@ var detectPattern = []byte{'D', 'W', 'A', 'R', 'F', 'S', majorVersion}
 // detectOffset finds the image start as upstream does (notes §1.1): the first
 // occurrence of "DWARFS\x02" followed by two plausible section headers.
 func detectOffset(r io.ReaderAt, size int64) (int64, error) {
+	// Most images start at 0: checking there first reads two headers, not
+	// a megabyte of data blocks (which may sit on a failing disk).
+	if size >= int64(len(detectPattern)) {
+		var head [8]byte
+		if err := readFull(r, head[:len(detectPattern)], 0); err != nil {
+			return 0, err
+		}
+		if bytes.Equal(head[:len(detectPattern)], detectPattern) {
+			if ok, err := plausibleImageAt(r, size, 0); err == nil && ok {
+				return 0, nil
+			}
+		}
+	}
 	overlap := int64(len(detectPattern) - 1)
 	buf := make([]byte, min(detectChunk+overlap, size))
 	candidates := 0

@@ -1,0 +1,190 @@
+package godwarfs_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/faultio"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
+	"github.com/godwarfs/godwarfs/internal/testimage"
+)
+
+// faultImage is a testimage.Spread with the test's helpers.
+type faultImage struct{ *testimage.Spread }
+
+func newFaultImage(t testing.TB, compression string) *faultImage {
+	sp, err := testimage.NewSpread(compression, 150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &faultImage{sp}
+}
+
+// blockRange is where block n's payload lies in the image.
+func blockRange(im *godwarfs.Image, n int) (off, length int64) {
+	bi := imageaccess.Of(im).Blocks
+	s := bi.Blocks()[n]
+	return bi.Offset() + s.DataOffset, s.Length
+}
+
+// readAll reads every file from several goroutines at once and returns
+// the outcome per file (the first error any reader saw, or nil when all
+// readers got the exact content).
+func (fi *faultImage) readAll(t *testing.T, im *godwarfs.Image) map[string]error {
+	var mu sync.Mutex
+	res := map[string]error{}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range len(fi.Files) * 2 {
+				name := string(rune('a' + (g+i)%len(fi.Files)))
+				got, err := im.ReadFile(name)
+				if err == nil && !bytes.Equal(got, fi.Files[name]) {
+					err = fmt.Errorf("%s: content differs", name)
+				}
+				mu.Lock()
+				if _, seen := res[name]; !seen || err != nil {
+					res[name] = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return res
+}
+
+// expectFaults checks that exactly the files needing block bad failed,
+// with an error that names the image and matches want, and that every
+// other file read byte-exact.
+func (fi *faultImage) expectFaults(t *testing.T, res map[string]error, bad int, want error) {
+	t.Helper()
+	for name, err := range res {
+		switch {
+		case bad >= 0 && fi.NeedsBlock(name, bad):
+			if err == nil {
+				t.Errorf("%s needs faulty block %d but read fine", name, bad)
+			} else if !errors.Is(err, want) || !strings.Contains(err.Error(), "fault.dwarfs") {
+				t.Errorf("%s: error %q, want %v naming the image", name, err, want)
+			}
+		case err != nil:
+			t.Errorf("%s does not need block %d: %v", name, bad, err)
+		}
+	}
+	if len(res) != len(fi.Files) {
+		t.Errorf("read %d of %d files", len(res), len(fi.Files))
+	}
+}
+
+// TestFaultReadError: a storage read error inside one block fails exactly
+// the files that need the block, every other file reads byte-exact, and
+// once the storage recovers the block reads again (no error is cached).
+func TestFaultReadError(t *testing.T) {
+	for _, comp := range []string{"zstd", "null"} {
+		t.Run(comp, func(t *testing.T) {
+			fi := newFaultImage(t, comp)
+			fr := faultio.New(bytes.NewReader(fi.Image))
+			im, err := godwarfs.OpenReaderAt(fr, int64(len(fi.Image)), "fault.dwarfs", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer im.Close()
+			off, n := blockRange(im, 1)
+			fr.Fail(off, n, syscall.EIO)
+			fi.expectFaults(t, fi.readAll(t, im), 1, syscall.EIO)
+			if fr.Failed() == 0 {
+				t.Fatal("the fault was never hit")
+			}
+			fr.Clear()
+			fi.expectFaults(t, fi.readAll(t, im), -1, nil)
+
+			// Slow storage: same results, just later.
+			fr.SetDelay(time.Millisecond)
+			fi.expectFaults(t, fi.readAll(t, im), -1, nil)
+		})
+	}
+}
+
+// TestFaultAtOpen: a block unreadable while the image is opened is only a
+// warning; reads needing it fail until the storage recovers.
+func TestFaultAtOpen(t *testing.T) {
+	fi := newFaultImage(t, "zstd")
+	probe, err := godwarfs.OpenReaderAt(bytes.NewReader(fi.Image), int64(len(fi.Image)), "fault.dwarfs", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, n := blockRange(probe, 2)
+	probe.Close()
+	fr := faultio.New(bytes.NewReader(fi.Image))
+	fr.Fail(off, n, syscall.EIO)
+	im, err := godwarfs.OpenReaderAt(fr, int64(len(fi.Image)), "fault.dwarfs", nil)
+	if err != nil {
+		t.Fatalf("a data block read error must not fail the open: %v", err)
+	}
+	defer im.Close()
+	if w := im.Warnings(); len(w) != 1 || !errors.Is(w[0], syscall.EIO) {
+		t.Errorf("warnings %v, want the read error of block 2", w)
+	}
+	fi.expectFaults(t, fi.readAll(t, im), 2, syscall.EIO)
+	fr.Clear()
+	fi.expectFaults(t, fi.readAll(t, im), -1, nil)
+}
+
+// TestFaultTruncated: storage that shrinks under an open image gives read
+// errors for the files past the new end, never a crash, and the files
+// before it keep reading. Both through a ReaderAt and with the image file
+// itself truncated on disk.
+func TestFaultTruncated(t *testing.T) {
+	fi := newFaultImage(t, "zstd")
+	fr := faultio.New(bytes.NewReader(fi.Image))
+	im, err := godwarfs.OpenReaderAt(fr, int64(len(fi.Image)), "fault.dwarfs", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	off1, _ := blockRange(im, 1)
+	fr.Truncate(off1 + 10)
+	res := fi.readAll(t, im)
+	for name, err := range res {
+		if fi.NeedsBlock(name, 1) || fi.NeedsBlock(name, 2) {
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("%s: %v, want unexpected EOF", name, err)
+			}
+		} else if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	fr.Clear()
+	fi.expectFaults(t, fi.readAll(t, im), -1, nil)
+
+	p := writeImage(t, fi.Image)
+	dm, err := godwarfs.Open(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dm.Close()
+	if err := os.Truncate(p, off1+10); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dm.ReadFile("a"); err != nil || !bytes.Equal(got, fi.Files["a"]) {
+		t.Errorf("a (before the cut): %v", err)
+	}
+	if _, err := dm.ReadFile("b"); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("b (past the cut): %v, want an error naming the image", err)
+	}
+	if err := os.WriteFile(p, fi.Image, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dm.ReadFile("b"); err != nil || !bytes.Equal(got, fi.Files["b"]) {
+		t.Errorf("b after the file is whole again: %v", err)
+	}
+}
