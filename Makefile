@@ -55,7 +55,8 @@ race:
 	$(RACE) -run '^(TestRoundTripLevels|TestRoundTripPackAndCompression)$$/^(l[017]|--order_(similarity|nilsimsa).*|-S_16.*)$$' ./internal/mkimage/
 	$(RACE) -run 'TestBuildDeterministic|TestSparseHoles' ./dedup/
 	$(RACE) -run 'TestExtractToDisk' ./internal/extract/
-	$(RACE) -run '^(TestRecompressCodecs|TestCancel)$$/^(default|categorize)\.dwarfs$$/^(zstd:level=3|lz4)$$' ./internal/recompress/
+	$(RACE) -run 'TestPipeline' ./writer/
+	$(RACE) -run '^(TestRecompressCodecs|TestCancel)$$/^(default|categorize)\.dwarfs$$/^(zstd:level=3|lz4)$$' ./writer/
 
 # Run every fuzzer of FUZZPKGS for FUZZTIME each (seed corpus plus a short mutation run).
 # The fuzzed decoders are pure Go in every build; without cgo the fuzz build
