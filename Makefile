@@ -75,7 +75,7 @@ nocgo:
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./block/
 
-test: vet unit nocgo fuzz-short
+test: vet unit race nocgo fuzz-short
 
 demo: build
 	./scripts/demo.sh
