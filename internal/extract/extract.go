@@ -3,6 +3,8 @@
 package extract
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
@@ -232,8 +235,12 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 		case metadata.ModeDir:
 			err = os.Mkdir(dst, 0o700)
 			if errors.Is(err, os.ErrExist) {
+				// An earlier extraction: keep a directory, replace anything
+				// else (the reference unlinks what is in the way).
 				if fi, serr := os.Lstat(dst); serr == nil && fi.IsDir() {
 					err = os.Chmod(dst, 0o700)
+				} else if err = os.Remove(dst); err == nil {
+					err = os.Mkdir(dst, 0o700)
 				}
 			}
 			if err == nil {
@@ -251,12 +258,13 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 			st.Bytes += e.in.Size
 			e, dst := e, dst
 			g.Go(func() error {
-				if err := writeFile(im, e, dst); err != nil {
-					mu.Lock()
-					defer mu.Unlock()
-					return rep.fail(e.path, err)
-				}
-				if err := setMeta(dst, e.in, false, cfg.Owners); err != nil {
+				err := place(dst, func(tmp string) error {
+					if err := writeFile(im, e, tmp); err != nil {
+						return err
+					}
+					return setMeta(tmp, e.in, false, cfg.Owners)
+				})
+				if err != nil {
 					mu.Lock()
 					defer mu.Unlock()
 					return rep.fail(e.path, err)
@@ -270,26 +278,38 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 		case metadata.ModeSymlink:
 			var target string
 			if target, err = imageaccess.Of(im).FS.Readlink(e.ino); err == nil {
-				if err = os.Symlink(target, dst); err == nil {
-					err = setMeta(dst, e.in, true, cfg.Owners)
-				}
+				err = place(dst, func(tmp string) error {
+					if err := os.Symlink(target, tmp); err != nil {
+						return err
+					}
+					return setMeta(tmp, e.in, true, cfg.Owners)
+				})
 			}
 		case metadata.ModeChar, metadata.ModeBlock:
-			if err = unix.Mknod(dst, e.in.Mode, int(e.in.Rdev)); err == nil {
-				err = setMeta(dst, e.in, false, cfg.Owners)
-			}
+			err = place(dst, func(tmp string) error {
+				if err := unix.Mknod(tmp, e.in.Mode, int(e.in.Rdev)); err != nil {
+					return err
+				}
+				return setMeta(tmp, e.in, false, cfg.Owners)
+			})
 		case metadata.ModeFIFO:
-			if err = unix.Mkfifo(dst, e.in.Mode&0o7777); err == nil {
-				err = setMeta(dst, e.in, false, cfg.Owners)
-			}
+			err = place(dst, func(tmp string) error {
+				if err := unix.Mkfifo(tmp, e.in.Mode&0o7777); err != nil {
+					return err
+				}
+				return setMeta(tmp, e.in, false, cfg.Owners)
+			})
 		case metadata.ModeSocket:
 			// A socket cannot be restored without a listener; like the
 			// reference we leave an empty regular file.
-			var f *os.File
-			if f, err = os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			err = place(dst, func(tmp string) error {
+				f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+				if err != nil {
+					return err
+				}
 				f.Close()
-				err = setMeta(dst, e.in, false, cfg.Owners)
-			}
+				return setMeta(tmp, e.in, false, cfg.Owners)
+			})
 		default:
 			err = fmt.Errorf("unknown file type %#o", e.in.Mode&metadata.ModeType)
 		}
@@ -307,7 +327,7 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 		return st, err
 	}
 	for _, l := range links {
-		if err := os.Link(l.target, l.path); err != nil {
+		if err := place(l.path, func(tmp string) error { return os.Link(l.target, tmp) }); err != nil {
 			if ferr := rep.fail(l.path, err); ferr != nil {
 				return st, ferr
 			}
@@ -325,6 +345,47 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 	}
 	st.Errors = rep.count
 	return st, nil
+}
+
+// place creates an entry under a temporary name beside dst and renames
+// it to dst once create (which also sets its metadata) succeeded, so a
+// failed or interrupted extraction never leaves wrong content under a
+// final name; on failure the temporary entry is removed. Whatever is at
+// dst already is replaced, as the reference does when extracting into a
+// directory again (an empty directory in the way is removed too).
+func place(dst string, create func(tmp string) error) error {
+	var tmp string
+	for {
+		var rnd [6]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return err
+		}
+		tmp = filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".dwarfsextract-"+hex.EncodeToString(rnd[:]))
+		if _, err := os.Lstat(tmp); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	if err := create(tmp); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	err := os.Rename(tmp, dst)
+	if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		if os.Remove(dst) == nil {
+			err = os.Rename(tmp, dst)
+		}
+	}
+	// Renaming a hard link onto another name of the same file succeeds
+	// without removing the source.
+	if err != nil || lexists(tmp) {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+func lexists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // writeFile writes one regular file, leaving holes unwritten so the result

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -248,17 +249,31 @@ func TestTarFileAndUsage(t *testing.T) {
 	if rc, _, errs := runx("-i", fixtures.File(t, "upstream", "future-features.dwarfs"), "-o", t.TempDir()); rc != 1 || !strings.Contains(errs, "this-feature-will-never-exist") {
 		t.Errorf("future-features: rc %d %q", rc, errs)
 	}
-	// Extracting into a tree that already has the files fails unless
-	// --continue-on-error.
+	// Extracting into a tree that already has the files replaces them, as
+	// the reference does.
 	dir := t.TempDir()
-	if rc, _, _ := runx("-i", img, "-o", dir, "--pattern", "a/*.txt"); rc != 0 {
-		t.Fatal("first extraction failed")
+	if rc, _, errs := runx("-i", img, "-o", dir, "--pattern", "a/*.txt"); rc != 0 {
+		t.Fatalf("first extraction failed: %s", errs)
 	}
-	if rc, _, _ := runx("-i", img, "-o", dir, "--pattern", "a/*.txt"); rc != 1 {
-		t.Errorf("second extraction: rc %d, want 1", rc)
+	var victim string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && victim == "" {
+			victim = p
+		}
+		return nil
+	})
+	want, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if rc, _, errs := runx("-i", img, "-o", dir, "--pattern", "a/*.txt", "--continue-on-error"); rc != 2 || !strings.Contains(errs, "warning") {
-		t.Errorf("continue-on-error: rc %d %q", rc, errs)
+	if err := os.WriteFile(victim, []byte("stale"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rc, _, errs := runx("-i", img, "-o", dir, "--pattern", "a/*.txt"); rc != 0 {
+		t.Errorf("second extraction: rc %d, want 0: %s", rc, errs)
+	}
+	if got, err := os.ReadFile(victim); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("second extraction did not restore %s: %v", victim, err)
 	}
 }
 
