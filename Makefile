@@ -1,11 +1,14 @@
 GO      ?= go
 BIN     ?= bin
-# A count, not a duration: a duration-bounded run can fail with "context
-# deadline exceeded" when time runs out while a slow input is executing.
-FUZZTIME ?= 2000x
+# Short fuzz runs in `make test`: a count, not a duration: a duration-bounded
+# run can fail with "context deadline exceeded" when time runs out while a
+# slow input is executing.
+FUZZSHORT ?= 2000x
+# `make fuzz`: how long each fuzzer runs.
+FUZZTIME ?= 5m
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./metadata/
+FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/
 
 .PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare check-compat clean
 
@@ -58,16 +61,37 @@ race:
 	$(RACE) -run 'TestPipeline' ./writer/
 	$(RACE) -run '^(TestRecompressCodecs|TestCancel)$$/^(default|categorize)\.dwarfs$$/^(zstd:level=3|lz4)$$' ./writer/
 
-# Run every fuzzer of FUZZPKGS for FUZZTIME each (seed corpus plus a short mutation run).
+# Run every fuzzer of FUZZPKGS for FUZZSHORT each (seed corpus plus a short mutation run).
 # The fuzzed decoders are pure Go in every build; without cgo the fuzz build
 # does not instrument and recompile libzstd's C sources.
 fuzz-short:
 	@set -e; for pkg in $(FUZZPKGS); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    CGO_ENABLED=0 $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x $$pkg; \
+	    echo "fuzz $$pkg $$f ($(FUZZSHORT))"; \
+	    CGO_ENABLED=0 $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZSHORT) -fuzzminimizetime=20x $$pkg; \
 	  done; \
 	done
+
+# Run every fuzzer for FUZZTIME (make fuzz FUZZTIME=30s). The inputs each
+# fuzzer found interesting are kept in its package's testdata/fuzz beside
+# the crashers Go writes there, so the next run (and `make test`) starts
+# from them; commit new crashers as regression inputs. Prints the
+# executions each fuzzer reached.
+.PHONY: fuzz
+fuzz:
+	@set -e; cache=$$($(GO) env GOCACHE)/fuzz; summary=""; \
+	for pkg in $(FUZZPKGS); do \
+	  ip=$$($(GO) list $$pkg); \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    st=0; CGO_ENABLED=0 $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg >fuzz.log.tmp 2>&1 || st=$$?; \
+	    tail -3 fuzz.log.tmp; \
+	    n=$$(grep -o 'execs: [0-9]*' fuzz.log.tmp | tail -1 | cut -d' ' -f2); rm -f fuzz.log.tmp; \
+	    summary="$$summary$$pkg $$f: $${n:-0} execs\n"; \
+	    if [ -d "$$cache/$$ip/$$f" ]; then mkdir -p $$pkg/testdata/fuzz/$$f && cp -n $$cache/$$ip/$$f/* $$pkg/testdata/fuzz/$$f/ 2>/dev/null || true; fi; \
+	    [ "$$st" = 0 ] || { printf "$$summary"; echo "$$f failed; its crasher is in $$pkg/testdata/fuzz/$$f"; exit 1; }; \
+	  done; \
+	done; printf "$$summary"
 
 # The CGO_ENABLED=0 build: everything compiles, and the block codecs pass
 # with the pure-Go encoders alone.

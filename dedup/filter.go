@@ -46,6 +46,9 @@ func ParseFilterRule(s string) (FilterRule, error) {
 	if pat == "" {
 		return r, fmt.Errorf("invalid filter rule %q: no pattern", s)
 	}
+	if prefix == "" {
+		return r, fmt.Errorf("invalid filter rule %q: rules must start with '+', '-' or '.'", s)
+	}
 	switch prefix {
 	case "include":
 		prefix = "+"
