@@ -136,6 +136,14 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 			MaxBackground: 64,
 			MaxWrite:      1 << 20,
 			MaxReadAhead:  1 << 20,
+			// The image never changes: symlink targets can stay in the
+			// kernel's page cache like file contents.
+			EnableSymlinkCaching: true,
+			// With kernel ACL support the kernel keeps each inode's
+			// (absent) ACL instead of asking again for every ls -l;
+			// the kernel then also checks permissions itself, so only
+			// when default_permissions asked for that anyway.
+			EnableAcl: o.DefaultPermissions,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
@@ -150,8 +158,15 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		fo.MountOptions.Logger = fo.Logger
 	}
 	root := &node{d: d, ino: src.Root()}
-	fsrv, err := fs.Mount(dir, root, fo)
+	// The node file system is wrapped to count the requests that reach
+	// the driver (perfmon's fuse.requests).
+	raw := countingFS{RawFileSystem: fs.NewNodeFS(root, fo), n: &d.perf.ops, noLabels: !d.rootOnly}
+	fsrv, err := fuse.NewServer(raw, dir, &fo.MountOptions)
 	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	}
+	go fsrv.Serve()
+	if err := fsrv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	s := &Server{

@@ -31,23 +31,24 @@ type node struct {
 }
 
 var (
-	_ fs.NodeLookuper    = (*node)(nil)
-	_ fs.NodeGetattrer   = (*node)(nil)
-	_ fs.NodeStatxer     = (*node)(nil)
-	_ fs.NodeReaddirer   = (*node)(nil)
-	_ fs.NodeReadlinker  = (*node)(nil)
-	_ fs.NodeOpener      = (*node)(nil)
-	_ fs.NodeReader      = (*node)(nil)
-	_ fs.NodeLseeker     = (*node)(nil)
-	_ fs.NodeStatfser    = (*node)(nil)
-	_ fs.NodeGetxattrer  = (*node)(nil)
-	_ fs.NodeListxattrer = (*node)(nil)
-	_ fs.NodeSetattrer   = (*node)(nil)
-	_ fs.NodeSetxattrer  = (*node)(nil)
-	_ fs.NodeCreater     = (*node)(nil)
-	_ fs.NodeMkdirer     = (*node)(nil)
-	_ fs.NodeUnlinker    = (*node)(nil)
-	_ fs.NodeRenamer     = (*node)(nil)
+	_ fs.NodeLookuper       = (*node)(nil)
+	_ fs.NodeGetattrer      = (*node)(nil)
+	_ fs.NodeStatxer        = (*node)(nil)
+	_ fs.NodeReaddirer      = (*node)(nil)
+	_ fs.NodeOpendirHandler = (*node)(nil)
+	_ fs.NodeReadlinker     = (*node)(nil)
+	_ fs.NodeOpener         = (*node)(nil)
+	_ fs.NodeReader         = (*node)(nil)
+	_ fs.NodeLseeker        = (*node)(nil)
+	_ fs.NodeStatfser       = (*node)(nil)
+	_ fs.NodeGetxattrer     = (*node)(nil)
+	_ fs.NodeListxattrer    = (*node)(nil)
+	_ fs.NodeSetattrer      = (*node)(nil)
+	_ fs.NodeSetxattrer     = (*node)(nil)
+	_ fs.NodeCreater        = (*node)(nil)
+	_ fs.NodeMkdirer        = (*node)(nil)
+	_ fs.NodeUnlinker       = (*node)(nil)
+	_ fs.NodeRenamer        = (*node)(nil)
 )
 
 // toErrno maps library errors to an errno for the kernel.
@@ -165,21 +166,107 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if n.d.denied(ctx) {
 		return nil, syscall.EACCES
 	}
+	list, errno := n.dirEntries()
+	if errno != 0 {
+		return nil, errno
+	}
+	return fs.NewListDirStream(list), 0
+}
+
+// dirEntries lists the directory for the kernel; Off is the position
+// after the entry, so a seek to Off continues with the next one.
+func (n *node) dirEntries() ([]fuse.DirEntry, syscall.Errno) {
 	n.d.perf.readdirs.Add(1)
 	ents, err := n.d.src.ReadDir(n.ino)
 	if err != nil {
 		return nil, toErrno(err)
 	}
 	list := make([]fuse.DirEntry, 0, len(ents))
-	for _, e := range ents {
+	for i, e := range ents {
 		a, err := n.d.src.Stat(e.Ino)
 		if err != nil {
 			return nil, toErrno(err)
 		}
-		list = append(list, fuse.DirEntry{Name: e.Name, Ino: uint64(e.Ino) + 1, Mode: a.Mode})
+		list = append(list, fuse.DirEntry{Name: e.Name, Ino: uint64(e.Ino) + 1, Mode: a.Mode, Off: uint64(i) + 1})
 	}
-	return fs.NewListDirStream(list), 0
+	return list, 0
 }
+
+// OpendirHandle opens a directory with FOPEN_CACHE_DIR and
+// FOPEN_KEEP_CACHE: the image never changes, so the kernel keeps the
+// listing in its page cache and serves later readdirs of the directory
+// without asking the driver.
+func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if n.d.denied(ctx) {
+		return nil, 0, syscall.EACCES
+	}
+	return &dirHandle{n: n}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// dirHandle is an open directory. go-fuse serialises the calls on one
+// handle, so it needs no lock.
+type dirHandle struct {
+	n    *node
+	ents []fuse.DirEntry // listed on first use
+	read bool
+	pos  int // next entry to return
+}
+
+var (
+	_ fs.FileReaddirenter = (*dirHandle)(nil)
+	_ fs.FileSeekdirer    = (*dirHandle)(nil)
+	_ fs.FileLookuper     = (*dirHandle)(nil)
+	_ fs.FileReleasedirer = (*dirHandle)(nil)
+)
+
+func (h *dirHandle) list() syscall.Errno {
+	if h.read {
+		return 0
+	}
+	ents, errno := h.n.dirEntries()
+	if errno != 0 {
+		return errno
+	}
+	h.ents, h.read = ents, true
+	return 0
+}
+
+func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if errno := h.list(); errno != 0 {
+		return nil, errno
+	}
+	if h.pos >= len(h.ents) {
+		return nil, 0
+	}
+	e := h.ents[h.pos]
+	h.pos++
+	return &e, 0
+}
+
+func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if errno := h.list(); errno != 0 {
+		return errno
+	}
+	h.pos = int(min(off, uint64(len(h.ents))))
+	return 0
+}
+
+// Lookup answers READDIRPLUS for the entry Readdirent just returned: its
+// inode is known, so no search by name is needed.
+func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if h.pos == 0 || h.pos > len(h.ents) || h.ents[h.pos-1].Name != name {
+		return h.n.Lookup(ctx, name, out)
+	}
+	ino := uint32(h.ents[h.pos-1].Ino - 1)
+	a, err := h.n.d.src.Stat(ino)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	h.n.d.fillAttr(ino, a, &out.Attr)
+	return h.n.d.newChild(ctx, h.n.EmbeddedInode(), ino, a), 0
+}
+
+func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) { h.ents = nil }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	if n.d.denied(ctx) {

@@ -61,11 +61,13 @@ type perfCounters struct {
 	prefetches  atomic.Int64
 	seqTriggers atomic.Int64
 	readLat     latencyHist
+	ops         opCounts // requests by opcode
 }
 
 func (p *perfCounters) report(cs CacheStats) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[dwarfs perfmon]\n")
+	p.ops.report(&b)
 	fmt.Fprintf(&b, "fuse.lookup: %d\n", p.lookups.Load())
 	fmt.Fprintf(&b, "fuse.readdir: %d\n", p.readdirs.Load())
 	fmt.Fprintf(&b, "fuse.read: %d calls, %d bytes, %d errors\n", p.reads.Load(), p.readBytes.Load(), p.readErrors.Load())

@@ -1,0 +1,11 @@
+package fusefs
+
+// RequestCounts returns how many FUSE requests of each opcode reached the
+// driver so far.
+func RequestCounts(s *Server) map[string]int64 {
+	m := map[string]int64{}
+	for i := range s.d.perf.ops {
+		m[opNames[i]] = s.d.perf.ops[i].Load()
+	}
+	return m
+}
