@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
@@ -69,6 +70,9 @@ type Image struct {
 	need []metadata.BlockNeed
 
 	layouts layoutCache // of files with many chunks
+
+	workers int       // blocks decoded at once; a sequential Read decodes this many ahead
+	rawBufs sync.Pool // of *[]byte: compressed payloads being decoded
 }
 
 // Open opens the image file at path; nil opts means the zero Options.
@@ -132,7 +136,7 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	if err != nil {
 		return nil, named(name, err)
 	}
-	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}}
+	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}, workers: o.Workers}
 
 	schemas := bi.Find(block.SectionMetadataSchema)
 	metas := bi.Find(block.SectionMetadata)
@@ -249,7 +253,20 @@ func (im *Image) loadBlock(ctx context.Context, n int) ([]byte, error) {
 		return nil, named(im.name, err)
 	}
 	s := im.blocks[n]
-	out, err := im.blk.ReadDecompressedLimit(s, int64(im.blockSize))
+	var out []byte
+	var err error
+	if s.Compression == block.CompNone {
+		out, err = im.blk.ReadDecompressedLimit(s, int64(im.blockSize))
+	} else {
+		// The compressed payload is garbage once decoded; reusing it
+		// keeps a stream of block loads from growing the heap.
+		raw, _ := im.rawBufs.Get().(*[]byte)
+		if raw == nil {
+			raw = new([]byte)
+		}
+		out, *raw, err = im.blk.ReadDecompressedInto(s, int64(im.blockSize), *raw, nil)
+		im.rawBufs.Put(raw)
+	}
 	if err != nil {
 		return nil, named(im.name, err)
 	}

@@ -227,8 +227,9 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	return n, nil
 }
 
-// Read implements io.Reader. Each read also starts decompressing the block
-// a sequential reader needs next, so it overlaps with the caller's work.
+// Read implements io.Reader. Each read also starts decompressing the
+// blocks a sequential reader needs next, one per decode worker, so
+// decompression runs on the pool while the caller works.
 func (f *File) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -241,7 +242,7 @@ func (f *File) Read(p []byte) (int, error) {
 		err = nil
 	}
 	if err == nil {
-		f.Prefetch(f.pos, int64(max(f.im.blockSize, 1)))
+		f.Prefetch(f.pos, int64(max(f.im.blockSize, 1))*int64(max(f.im.workers, 1)+1))
 	}
 	return n, err
 }

@@ -233,6 +233,9 @@ func (c *Cache) Contains(block int) bool {
 	return ok
 }
 
+// Workers is the size of the decode pool.
+func (c *Cache) Workers() int { return cap(c.sem) }
+
 // Stats returns a snapshot of the counters.
 func (c *Cache) Stats() CacheStats {
 	c.mu.Lock()

@@ -9,3 +9,6 @@ func RequestCounts(s *Server) map[string]int64 {
 	}
 	return m
 }
+
+// CacheStatsOf returns the block cache counters of the mounted source.
+func CacheStatsOf(s *Server) CacheStats { return s.d.src.CacheStats() }

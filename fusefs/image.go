@@ -119,6 +119,7 @@ func (s *ImageSource) Tidy(maxAge time.Duration) { s.cache.Tidy(maxAge) }
 func (s *ImageSource) Info() FsInfo {
 	return FsInfo{
 		BlockSize:  s.fsys.BlockSize(),
+		Workers:    s.cache.Workers(),
 		TotalSize:  s.fsys.Metadata().TotalFsSize,
 		InodeCount: uint64(s.fsys.InodeCount()),
 	}

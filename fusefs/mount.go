@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,6 +38,11 @@ type Config struct {
 	// DirectMount uses mount(2) instead of fusermount3; only works as root.
 	// Nil means: direct when running as root.
 	DirectMount *bool
+	// LimitMemory sets the process's soft memory limit (the Go runtime's
+	// GOMEMLIMIT, unless that is set) to what the mount needs: the heap
+	// in use when mounting, the block cache and the blocks being decoded,
+	// plus a small constant. For a process that serves one mount.
+	LimitMemory bool
 }
 
 // driver is the per-mount state shared by all nodes.
@@ -46,6 +53,8 @@ type driver struct {
 	ahead   int64 // bytes to prefetch once a sequential reader is detected
 	pid     int
 	perf    perfCounters
+	// memLimit is the soft memory limit LimitMemory set (0: none).
+	memLimit int64
 
 	rootOnly bool   // allow_root: only root and owner may access
 	owner    uint32 // uid that mounted
@@ -60,7 +69,13 @@ func (d *driver) denied(ctx context.Context) bool {
 	return ok && c.Uid != 0 && c.Uid != d.owner
 }
 
-func (d *driver) perfReport() string { return d.perf.report(d.src.CacheStats()) }
+func (d *driver) perfReport() string {
+	r := d.perf.report(d.src.CacheStats())
+	if d.memLimit > 0 {
+		r += fmt.Sprintf("memory limit: %d bytes\n", d.memLimit)
+	}
+	return r
+}
 
 // Server is a mounted image.
 type Server struct {
@@ -90,8 +105,7 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	d.blksize = uint32(min(max(o.BlockSize, 512), 1<<30))
 	d.ahead = o.Readahead
 	if d.ahead <= 0 {
-		// Without an explicit readahead, prefetch one image block ahead.
-		d.ahead = int64(max(info.BlockSize, 64<<10))
+		d.ahead = defaultAhead(info, src.CacheStats().Capacity)
 	}
 
 	direct := os.Geteuid() == 0
@@ -179,6 +193,9 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	if s.stderr == nil {
 		s.stderr = os.Stderr
 	}
+	if cfg.LimitMemory {
+		d.memLimit = limitMemory(src)
+	}
 	if o.Tidy != TidyNone {
 		s.bg.Add(1)
 		go s.tidyLoop(o.Tidy, o.TidyInterval, o.TidyMaxAge)
@@ -189,6 +206,42 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		s.finish()
 	}()
 	return s, nil
+}
+
+// memSlack is what the process may use beyond the metadata, the block
+// cache and the blocks being decoded: FUSE request buffers, open file
+// layouts, stacks.
+const memSlack = 64 << 20
+
+// limitMemory sets the runtime's soft memory limit for a mount of src and
+// returns it. Without a limit the collector lets garbage (replaced cache
+// blocks, decoder buffers) grow in proportion to the live heap, so a full
+// block cache could double the process size.
+func limitMemory(src Source) int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	info := src.Info()
+	limit := int64(ms.HeapAlloc) + src.CacheStats().Capacity +
+		int64(max(info.Workers, 1)+1)*int64(info.BlockSize) + memSlack
+	debug.SetMemoryLimit(limit)
+	return limit
+}
+
+// defaultAhead is how far ahead of a sequential reader blocks are
+// decoded without an explicit readahead: one block per decode worker, so
+// the whole pool decompresses while the reader copies, but at most half
+// the cache, so read-ahead never evicts the block being read.
+func defaultAhead(info FsInfo, capacity int64) int64 {
+	bs := int64(max(info.BlockSize, 64<<10))
+	ahead := bs * int64(max(info.Workers, 1))
+	if capacity > 0 {
+		ahead = min(ahead, max(capacity/2, bs))
+	}
+	return ahead
 }
 
 // tidyLoop trims the block cache every interval. "time" drops blocks idle

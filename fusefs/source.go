@@ -43,6 +43,7 @@ type DirEntry struct {
 // FsInfo describes the image as a whole, for statfs.
 type FsInfo struct {
 	BlockSize  uint32
+	Workers    int // blocks decoded at once (0: unknown, taken as 1)
 	TotalSize  uint64
 	InodeCount uint64
 }

@@ -275,7 +275,7 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: DriverOptions(a.Options), Debug: a.Debug, Stderr: c.Stderr, FsName: fsname})
+	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: DriverOptions(a.Options), Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true})
 	if err != nil {
 		return fail(err)
 	}
