@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # make bench-read: read performance and memory of the godwarfs FUSE driver
-# against squashfuse and the kernel's squashfs, on the same corpus.
+# against the reference dwarfs driver (on the same image), squashfuse and the
+# kernel's squashfs, on the same corpus.
 #
 #   BENCH_DIR    cache and output directory (default /var/tmp/godwarfs-bench)
 #   BIN          directory with godwarfs binaries (default <repo>/bin; built if missing)
 #   QUICK=1      small corpus and shorter fio runs
-#   DRIVERS      subset of: dwarfs squashfuse kernel (default all three)
+#   DRIVERS      subset of: dwarfs refdwarfs squashfuse kernel (default all four)
+#   REF_DWARFS   directory with the reference tools (dwarfs, or bin/dwarfs); the
+#                refdwarfs driver mounts the godwarfs image with them, and is
+#                skipped with a printed reason when this is unset or incomplete
 #   CORPORA      corpora to test (default xtools, or xtools-quick with QUICK=1)
 #   CACHESIZE    godwarfs block cache size (default 512m)
 #   DWARFS_OPTS  extra options for the godwarfs driver (default "-f": stay in foreground)
@@ -15,7 +19,22 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-DRIVERS=${DRIVERS:-"dwarfs squashfuse kernel"}
+DRIVERS=${DRIVERS:-"dwarfs refdwarfs squashfuse kernel"}
+REF_DWARFS=${REF_DWARFS:-}
+REF_BIN=""
+if [[ " $DRIVERS " == *" refdwarfs "* ]]; then
+	for c in "$REF_DWARFS/dwarfs" "$REF_DWARFS/bin/dwarfs" "$REF_DWARFS/sbin/dwarfs"; do
+		if [[ -n $REF_DWARFS && -x $c ]]; then REF_BIN=$c; break; fi
+	done
+	if [[ -z $REF_BIN ]]; then
+		if [[ -z $REF_DWARFS ]]; then
+			echo "skipped: refdwarfs: REF_DWARFS is not set (point it at the reference tools)"
+		else
+			echo "skipped: refdwarfs: no dwarfs executable in $REF_DWARFS (or its bin/, sbin/)"
+		fi
+		DRIVERS=$(tr ' ' '\n' <<<"$DRIVERS" | grep -vx refdwarfs | tr '\n' ' ')
+	fi
+fi
 CACHESIZE=${CACHESIZE:-512m}
 DWARFS_OPTS=${DWARFS_OPTS:--f}
 if [[ $QUICK == 1 ]]; then
@@ -32,12 +51,13 @@ fi
 export CORPORA
 
 need_root "read.sh"
-for t in mount umount mountpoint losetup fio tar ls find go awk; do need "$t"; done
+for t in mount umount mountpoint losetup fio tar ls find go awk getfattr; do need "$t"; done
 [[ -w /proc/sys/vm/drop_caches ]] || die "cannot write /proc/sys/vm/drop_caches"
 grep -qw squashfs /proc/filesystems || modprobe squashfs 2>/dev/null || true
 for d in $DRIVERS; do
 	case $d in
 	dwarfs) ensure_bin dwarfs; [[ -e /dev/fuse ]] || die "/dev/fuse missing" ;;
+	refdwarfs) ensure_bin dwarfs; [[ -e /dev/fuse ]] || die "/dev/fuse missing" ;;
 	squashfuse) need squashfuse "install squashfuse"; [[ -e /dev/fuse ]] || die "/dev/fuse missing" ;;
 	kernel) grep -qw squashfs /proc/filesystems || die "kernel has no squashfs support" ;;
 	*) die "unknown driver $d" ;;
@@ -109,6 +129,9 @@ mount_drv() {
 		# shellcheck disable=SC2086
 		"$BIN/dwarfs" "$img" "$m" -o "cachesize=$CACHESIZE" $DWARFS_OPTS >>"$LOGF" 2>&1 &
 		DRV_PID=$! ;;
+	refdwarfs)
+		"$REF_BIN" "$img" "$m" -o "cachesize=$CACHESIZE" -f >>"$LOGF" 2>&1 &
+		DRV_PID=$! ;;
 	squashfuse)
 		squashfuse -f "$img" "$m" >>"$LOGF" 2>&1 &
 		DRV_PID=$! ;;
@@ -147,6 +170,12 @@ timeit() {
 }
 lsR() { ls -lR "$1"; }
 tar_all() { (cd "$1" && tar -cf - .) | wc -c; }
+# requests DRIVER MNT: the godwarfs driver's count of FUSE requests so far.
+requests() {
+	[[ $1 == dwarfs ]] || { echo n/a; return; }
+	getfattr --only-values -n user.dwarfs.driver.perfmon "$2" 2>/dev/null |
+		sed -n 's/^fuse.requests: //p' | tr ' ' ',' || echo n/a
+}
 min_of() { printf '%s\n' "$@" | sort -g | head -1; }
 
 # fio_bw FILE RW JOBS: aggregate read bandwidth in MiB/s (4k psync, buffered,
@@ -180,8 +209,10 @@ bench_driver() { # DRIVER IMAGE CORPUS_DIR FILELIST BIGFILE
 	mount_drv "$drv" "$img" "$m"
 	put "$drv" "mount s" "$MOUNT_S"
 	put "$drv" "ls -lR cold s" "$(timeit lsR "$m")"
+	put "$drv" "FUSE requests after ls -lR cold" "$(requests "$drv" "$m")"
 	for ((i = 0; i < WARM_RUNS; i++)); do runs+=("$(timeit lsR "$m")"); done
 	put "$drv" "ls -lR warm s" "$(min_of "${runs[@]}")"
+	put "$drv" "FUSE requests after $WARM_RUNS more ls -lR" "$(requests "$drv" "$m")"
 	t=$(now_ns); n=$(find "$m" -type f | wc -l)
 	put "$drv" "find -type f s" "$(secs "$t" "$(now_ns)")"
 	[[ $n -eq $(find "$src" -type f | wc -l) ]] || log "[$drv] WARNING: find saw $n files, corpus has $(find "$src" -type f | wc -l)"
@@ -221,11 +252,12 @@ bench_driver() { # DRIVER IMAGE CORPUS_DIR FILELIST BIGFILE
 	echo "# godwarfs bench-read ($STAMP)"
 	echo
 	machine_note
-	echo "- drivers: $DRIVERS; godwarfs: \`dwarfs IMG MNT -o cachesize=$CACHESIZE $DWARFS_OPTS\`; squashfuse $(dpkg-query -W -f '${Version}' squashfuse 2>/dev/null || echo '?'): \`squashfuse -f IMG MNT\`; kernel: \`mount -t squashfs -o loop,ro\`"
+	echo "- drivers: $DRIVERS; godwarfs: \`dwarfs IMG MNT -o cachesize=$CACHESIZE $DWARFS_OPTS\`; reference: ${REF_BIN:-skipped (REF_DWARFS unset)} \`IMG MNT -o cachesize=$CACHESIZE -f\` on the godwarfs image; squashfuse $(dpkg-query -W -f '${Version}' squashfuse 2>/dev/null || echo '?'): \`squashfuse -f IMG MNT\`; kernel: \`mount -t squashfs -o loop,ro\`"
 	echo "- \"cold\" = unmount, drop_caches, fresh mount (new driver process); \"warm\" = repeated right after (best of $WARM_RUNS for ls -lR)"
 	echo "- fio: 4k psync buffered, --invalidate=1 (page cache dropped at each pass over the file), ${FIO_RUNTIME}s per run, best of $FIO_RUNS runs per metric, fresh mount before the fio runs"
 	echo "- RSS = VmHWM of the driver process (new process after every cold remount); kernel: n/a"
-	echo "- ratio column: for times squashfuse/godwarfs, for MiB/s godwarfs/squashfuse (so >1 = godwarfs faster); for RSS godwarfs/squashfuse (<1 = godwarfs smaller)"
+	echo "- ratio columns: for times peer/godwarfs, for MiB/s godwarfs/peer (so >1 = godwarfs faster); for RSS godwarfs/peer (<1 = godwarfs smaller)"
+	echo "- FUSE requests: the godwarfs driver's perfmon fuse.requests counters (cumulative on that mount)"
 	echo
 } >"$REPORT"
 
@@ -236,7 +268,7 @@ for c in $CORPORA; do
 	imgdir=$BENCH_DIR/images/$c
 	need_tools=""
 	[[ -s $imgdir/sqfs-zstd22.sqfs ]] || need_tools+=" sqfs-zstd22"
-	[[ " $DRIVERS " == *" dwarfs "* && ! -s $imgdir/dwarfs-l7.dwarfs ]] && need_tools+=" dwarfs-l7"
+	[[ " $DRIVERS " == *"dwarfs "* && ! -s $imgdir/dwarfs-l7.dwarfs ]] && need_tools+=" dwarfs-l7"
 	if [[ -n $need_tools ]]; then
 		log "images missing for $c:$need_tools; building them"
 		TOOLS=${need_tools# } CORPORA=$c "$BENCH_SRC/build.sh" >/dev/null
@@ -248,7 +280,7 @@ for c in $CORPORA; do
 	V=()
 	METRICS=()
 	for d in $DRIVERS; do
-		case $d in dwarfs) img=$imgdir/dwarfs-l7.dwarfs ;; *) img=$imgdir/sqfs-zstd22.sqfs ;; esac
+		case $d in dwarfs | refdwarfs) img=$imgdir/dwarfs-l7.dwarfs ;; *) img=$imgdir/sqfs-zstd22.sqfs ;; esac
 		bench_driver "$d" "$img" "$src" "$list" "$big"
 	done
 	{
@@ -258,22 +290,26 @@ for c in $CORPORA; do
 		echo
 		hdr="| metric |"; sep="|---|"
 		for d in $DRIVERS; do
-			case $d in dwarfs) hdr+=" godwarfs |" ;; squashfuse) hdr+=" squashfuse |" ;; kernel) hdr+=" kernel squashfs |" ;; esac
+			case $d in dwarfs) hdr+=" godwarfs |" ;; refdwarfs) hdr+=" reference dwarfs |" ;; squashfuse) hdr+=" squashfuse |" ;; kernel) hdr+=" kernel squashfs |" ;; esac
 			sep+="---:|"
 		done
-		hdr+=" godwarfs vs squashfuse |"; sep+="---:|"
+		hdr+=" godwarfs vs reference | godwarfs vs squashfuse |"; sep+="---:|---:|"
 		echo "$hdr"; echo "$sep"
 		for mt in "${METRICS[@]}"; do
 			row="| $mt |"
 			for d in $DRIVERS; do row+=" ${V["$d|$mt"]:-n/a} |"; done
-			g=${V["dwarfs|$mt"]:-n/a}; s=${V["squashfuse|$mt"]:-n/a}
-			case $mt in
-			*" s") r=$(ratio "$s" "$g") ;;
-			*"MiB/s") r=$(ratio "$g" "$s") ;;
-			RSS*) r=$(ratio "$g" "$s") ;;
-			*) r="" ;;
-			esac
-			echo "$row $r |"
+			g=${V["dwarfs|$mt"]:-n/a}
+			for peer in refdwarfs squashfuse; do
+				s=${V["$peer|$mt"]:-n/a}
+				case $mt in
+				*" s") r=$(ratio "$s" "$g") ;;
+				*"MiB/s") r=$(ratio "$g" "$s") ;;
+				RSS*) r=$(ratio "$g" "$s") ;;
+				*) r="" ;;
+				esac
+				row+=" $r |"
+			done
+			echo "$row"
 		done
 		echo
 		if [[ " $DRIVERS " == *" dwarfs "* && -x $BIN/dwarfsck ]]; then
