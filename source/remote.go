@@ -1,0 +1,519 @@
+package source
+
+import (
+	"container/list"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// objectInfo is what a remote object looked like when it was opened.
+type objectInfo struct {
+	size         int64
+	etag         string // as sent by the server, quotes included
+	lastModified string
+}
+
+// fetcher is one remote protocol.
+type fetcher interface {
+	// name is the redacted location, for messages.
+	name() string
+	// key is the location without credentials, part of the identity.
+	key() string
+	// stat learns the object's size and version.
+	stat(ctx context.Context) (objectInfo, error)
+	// get reads [off, off+len(p)) of the pinned version into p. It adds
+	// the payload bytes it received to *got, even when it fails.
+	get(ctx context.Context, p []byte, off int64, pin objectInfo, got *atomic.Int64) error
+	close()
+}
+
+// retryable marks an error worth another attempt; after is the server's
+// Retry-After hint (0 = none).
+type retryable struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryable) Error() string { return e.err.Error() }
+func (e *retryable) Unwrap() error { return e.err }
+
+// maxSplit is the smallest part a large range is split into so that its
+// parts are fetched in parallel.
+const maxSplit = 4 << 20
+
+// maxExpand bounds how far a small read inside a section is widened to
+// the whole section payload.
+const maxExpand = 256 << 20
+
+type span struct{ start, end int64 } // a section payload, file offsets
+
+type counters struct {
+	requests, retries, bytes, memHits, diskHits, diskMisses, diskCorrupt, diskBytes, errors atomic.Int64
+}
+
+// remote is a Source over a fetcher.
+type remote struct {
+	f    fetcher
+	o    Options
+	info objectInfo
+	id   string
+	sem  chan struct{}
+	c    counters
+	disk *diskCache // nil without a disk cache
+
+	// Filled at open, read-only afterwards.
+	tail    []byte
+	tailOff int64
+	hdrs    map[int64][]byte // section headers by file offset
+	spans   []span           // sorted section payloads
+	// prefix is the image offset the section index implies.
+	prefix    int64
+	hasPrefix bool
+
+	mem *memCache
+
+	mu       sync.Mutex
+	inflight map[[2]int64]*call
+
+	changed atomic.Bool
+}
+
+type call struct {
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+func openRemote(ctx context.Context, f fetcher, opts Options) (Source, error) {
+	o := opts.withDefaults()
+	r := &remote{f: f, o: o, sem: make(chan struct{}, o.Workers), inflight: map[[2]int64]*call{}, hdrs: map[int64][]byte{}}
+	if o.MemCache > 0 {
+		r.mem = newMemCache(o.MemCache)
+	}
+	_, err := r.retry(ctx, 0, 0, func(ctx context.Context) error {
+		var err error
+		r.info, err = f.stat(ctx)
+		return err
+	})
+	if err != nil {
+		f.close()
+		return nil, err
+	}
+	r.id = f.key() + "\x00" + r.info.etag + "\x00" + r.info.lastModified + "\x00" + fmt.Sprint(r.info.size)
+	if o.DiskCache != "" {
+		if r.info.etag == "" && r.info.lastModified == "" {
+			o.Logf("%s: server sends neither ETag nor Last-Modified; disk cache not used", f.name())
+		} else if r.disk, err = openDiskCache(o.DiskCache, o.DiskCacheSize, r.id); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+	if err := r.prefetchIndex(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// prefetchIndex fetches the object's tail, which holds the section index
+// and usually the metadata, and then all section headers the index names,
+// so that opening the image needs no further requests.
+func (r *remote) prefetchIndex(ctx context.Context) error {
+	size := r.info.size
+	if size == 0 {
+		return nil
+	}
+	n := min(size, r.o.TailSize)
+	tail, err := r.getRange(ctx, size-n, n)
+	if err != nil {
+		return err
+	}
+	r.tail, r.tailOff = tail, size-n
+	// The last 8 bytes are the index's own entry: type<<48 | offset,
+	// relative to the image start (after any prefix).
+	last := binary.LittleEndian.Uint64(tail[len(tail)-8:])
+	const typeIndex, headerSize, offMask = 9, 64, 1<<48 - 1
+	if last>>48 != typeIndex {
+		return nil // no index: the reader scans headers one by one
+	}
+	rel := int64(last & offMask)
+	hdrPos := r.findIndex(rel)
+	if hdrPos < 0 {
+		return nil
+	}
+	if hdrPos < r.tailOff {
+		// A large index: fetch all of it (and the metadata before it is
+		// already covered when it fits in the tail).
+		b, err := r.getRange(ctx, hdrPos, size-hdrPos)
+		if err != nil {
+			return err
+		}
+		if string(b[:6]) != "DWARFS" {
+			return nil
+		}
+		r.tail, r.tailOff = b, hdrPos
+	}
+	prefix := hdrPos - rel
+	r.prefix, r.hasPrefix = prefix, true
+	ents := r.tail[hdrPos-r.tailOff+headerSize:]
+	nEnt := int64(len(ents) / 8)
+	heads := make([]int64, 0, nEnt)
+	for i := int64(0); i < nEnt-1; i++ {
+		e := binary.LittleEndian.Uint64(ents[i*8:])
+		heads = append(heads, prefix+int64(e&offMask))
+	}
+	heads = append(heads, hdrPos)
+	for i := 0; i+1 < len(heads); i++ {
+		if heads[i+1] < heads[i]+headerSize {
+			r.spans = nil
+			return nil // not sorted: leave it to the image reader to complain
+		}
+		r.spans = append(r.spans, span{heads[i] + headerSize, heads[i+1]})
+	}
+	return r.fetchHeaders(ctx, heads[:len(heads)-1])
+}
+
+// findIndex returns the file offset of the section index header whose
+// image-relative offset is rel, or -1. Without a prefix the header is at
+// rel; with one, it is the magic that precedes the index entries in the
+// tail, whose first entry has offset 0.
+func (r *remote) findIndex(rel int64) int64 {
+	const headerSize = 64
+	size := r.info.size
+	if rel <= size-headerSize-8*3 && (size-rel-headerSize)%8 == 0 {
+		if rel < r.tailOff || string(r.tail[rel-r.tailOff:][:6]) == "DWARFS" {
+			return rel
+		}
+	}
+	for pos := size - headerSize - 8*3; pos >= r.tailOff && pos >= rel; pos -= 8 {
+		b := r.tail[pos-r.tailOff:]
+		if string(b[:6]) == "DWARFS" && binary.LittleEndian.Uint64(b[headerSize:])&(1<<48-1) == 0 {
+			return pos
+		}
+	}
+	return -1
+}
+
+// fetchHeaders fetches the 64-byte section headers at offs in parallel,
+// one request for headers that lie close together.
+func (r *remote) fetchHeaders(ctx context.Context, offs []int64) error {
+	const headerSize, gap = 64, 16 << 10
+	type group struct{ start, end int64 }
+	var groups []group
+	for _, off := range offs {
+		if off >= r.tailOff {
+			r.hdrs[off] = r.tail[off-r.tailOff : off-r.tailOff+headerSize]
+			continue
+		}
+		if len(groups) > 0 && off-groups[len(groups)-1].end <= gap {
+			groups[len(groups)-1].end = off + headerSize
+			continue
+		}
+		groups = append(groups, group{off, off + headerSize})
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.o.Workers)
+	for _, gr := range groups {
+		g.Go(func() error {
+			b, err := r.getRange(gctx, gr.start, gr.end-gr.start)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, off := range offs {
+				if off >= gr.start && off+headerSize <= gr.end {
+					r.hdrs[off] = b[off-gr.start : off-gr.start+headerSize]
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// ReadAt implements io.ReaderAt.
+func (r *remote) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("%s: negative offset %d", r.f.name(), off)
+	}
+	if off >= r.info.size {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	var eof error
+	if n > r.info.size-off {
+		n, eof = r.info.size-off, io.EOF
+	}
+	if err := r.read(context.Background(), p[:n], off); err != nil {
+		return 0, err
+	}
+	return int(n), eof
+}
+
+func (r *remote) read(ctx context.Context, p []byte, off int64) error {
+	n := int64(len(p))
+	if r.tail != nil && off >= r.tailOff {
+		r.c.memHits.Add(1)
+		copy(p, r.tail[off-r.tailOff:])
+		return nil
+	}
+	if h, ok := r.hdrs[off]; ok && n <= int64(len(h)) {
+		r.c.memHits.Add(1)
+		copy(p, h)
+		return nil
+	}
+	// Widen a read inside one section payload to the whole payload, so
+	// that the next read of the same block is served locally and the
+	// cache holds blocks, not fragments.
+	start, length := off, n
+	if i := sort.Search(len(r.spans), func(i int) bool { return r.spans[i].end > off }); i < len(r.spans) {
+		s := r.spans[i]
+		if s.start <= off && off+n <= s.end && s.end-s.start <= maxExpand {
+			start, length = s.start, s.end-s.start
+		}
+	}
+	b, err := r.getRange(ctx, start, length)
+	if err != nil {
+		return err
+	}
+	copy(p, b[off-start:])
+	return nil
+}
+
+// getRange returns bytes [off, off+n) from memory, the disk cache or the
+// server, in that order. Concurrent calls for the same range share one
+// fetch.
+func (r *remote) getRange(ctx context.Context, off, n int64) ([]byte, error) {
+	k := [2]int64{off, n}
+	if r.mem != nil {
+		if b, ok := r.mem.get(k); ok {
+			r.c.memHits.Add(1)
+			return b, nil
+		}
+	}
+	r.mu.Lock()
+	if c, ok := r.inflight[k]; ok {
+		r.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.data, c.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	c := &call{done: make(chan struct{})}
+	r.inflight[k] = c
+	r.mu.Unlock()
+
+	c.data, c.err = r.load(ctx, off, n)
+	if c.err == nil && r.mem != nil {
+		r.mem.put(k, c.data)
+	}
+	r.mu.Lock()
+	delete(r.inflight, k)
+	r.mu.Unlock()
+	close(c.done)
+	return c.data, c.err
+}
+
+func (r *remote) load(ctx context.Context, off, n int64) ([]byte, error) {
+	if r.disk != nil {
+		b, err := r.disk.get(off, n)
+		switch {
+		case err == nil:
+			r.c.diskHits.Add(1)
+			r.c.diskBytes.Add(n)
+			return b, nil
+		case errors.Is(err, errCorruptEntry):
+			r.c.diskCorrupt.Add(1)
+			r.o.Logf("%s: disk cache entry for bytes %d-%d is damaged (%v); fetching it again", r.f.name(), off, off+n-1, err)
+		default:
+			r.c.diskMisses.Add(1)
+		}
+	}
+	b := make([]byte, n)
+	if err := r.fetch(ctx, b, off); err != nil {
+		return nil, err
+	}
+	if r.disk != nil {
+		if err := r.disk.put(off, b); err != nil {
+			r.o.Logf("%s: disk cache: %v", r.f.name(), err)
+		}
+	}
+	return b, nil
+}
+
+// fetch reads p at off from the server, splitting large ranges into
+// parts fetched in parallel.
+func (r *remote) fetch(ctx context.Context, p []byte, off int64) error {
+	n := int64(len(p))
+	parts := min(int64(r.o.Workers), n/maxSplit)
+	if parts <= 1 {
+		return r.fetchOne(ctx, p, off)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	step := (n + parts - 1) / parts
+	for s := int64(0); s < n; s += step {
+		e := min(s+step, n)
+		g.Go(func() error { return r.fetchOne(gctx, p[s:e], off+s) })
+	}
+	return g.Wait()
+}
+
+func (r *remote) fetchOne(ctx context.Context, p []byte, off int64) error {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.sem }()
+	_, err := r.retry(ctx, off, int64(len(p)), func(ctx context.Context) error {
+		return r.f.get(ctx, p, off, r.info, &r.c.bytes)
+	})
+	return err
+}
+
+// retry runs op until it succeeds, fails for good, runs out of attempts
+// or the read's time budget is spent. n == 0 means the request is not a
+// range read (the initial stat).
+func (r *remote) retry(ctx context.Context, off, n int64, op func(context.Context) error) (int, error) {
+	if r.changed.Load() && n > 0 {
+		return 0, r.rangeErr(off, n, ErrChanged)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
+	defer cancel()
+	wait := r.o.RetryWait
+	for attempt := 1; ; attempt++ {
+		r.c.requests.Add(1)
+		if attempt > 1 {
+			r.c.retries.Add(1)
+		}
+		err := op(ctx)
+		if err == nil {
+			return attempt, nil
+		}
+		if errors.Is(err, ErrChanged) {
+			if !r.changed.Swap(true) {
+				r.o.Logf("%s: %v; all further reads fail", r.f.name(), err)
+			}
+			r.c.errors.Add(1)
+			return attempt, r.rangeErr(off, n, err)
+		}
+		var rt *retryable
+		if !errors.As(err, &rt) || attempt >= r.o.Attempts || ctx.Err() != nil {
+			r.c.errors.Add(1)
+			if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w (gave up after %v)", err, r.o.Timeout)
+			}
+			return attempt, r.rangeErr(off, n, fmt.Errorf("%w (attempt %d of %d)", err, attempt, r.o.Attempts))
+		}
+		// Full jitter: sleep a random time up to the backoff, but at
+		// least what the server asked for.
+		d := time.Duration(rand.Int64N(int64(wait) + 1))
+		if rt.after > d {
+			d = rt.after
+		}
+		wait = min(wait*2, 5*time.Second)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			r.c.errors.Add(1)
+			return attempt, r.rangeErr(off, n, fmt.Errorf("%w (gave up after %v)", err, r.o.Timeout))
+		}
+	}
+}
+
+func (r *remote) rangeErr(off, n int64, err error) error {
+	if n == 0 {
+		return fmt.Errorf("%s: %w", r.f.name(), err)
+	}
+	return fmt.Errorf("%s: bytes %d-%d: %w", r.f.name(), off, off+n-1, err)
+}
+
+func (r *remote) imageOffset() (int64, bool) { return r.prefix, r.hasPrefix }
+
+func (r *remote) Size() int64      { return r.info.size }
+func (r *remote) Identity() string { return r.id }
+func (r *remote) Name() string     { return r.f.name() }
+
+func (r *remote) Stats() Stats {
+	return Stats{
+		Requests: r.c.requests.Load(), Retries: r.c.retries.Load(), BytesFetched: r.c.bytes.Load(),
+		MemHits: r.c.memHits.Load(), DiskHits: r.c.diskHits.Load(), DiskMisses: r.c.diskMisses.Load(),
+		DiskCorrupt: r.c.diskCorrupt.Load(), DiskBytes: r.c.diskBytes.Load(), Errors: r.c.errors.Load(),
+	}
+}
+
+func (r *remote) Close() error {
+	r.f.close()
+	if r.disk != nil {
+		return r.disk.close()
+	}
+	return nil
+}
+
+// memCache keeps recently fetched ranges, least recently used first out.
+type memCache struct {
+	mu    sync.Mutex
+	cap   int64
+	used  int64
+	ll    *list.List
+	items map[[2]int64]*list.Element
+}
+
+type memEntry struct {
+	k [2]int64
+	b []byte
+}
+
+func newMemCache(capacity int64) *memCache {
+	return &memCache{cap: capacity, ll: list.New(), items: map[[2]int64]*list.Element{}}
+}
+
+func (m *memCache) get(k [2]int64) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.items[k]
+	if !ok {
+		return nil, false
+	}
+	m.ll.MoveToFront(e)
+	return e.Value.(*memEntry).b, true
+}
+
+func (m *memCache) put(k [2]int64, b []byte) {
+	if int64(len(b)) > m.cap/4 {
+		return // one huge range would flush everything else
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.items[k]; ok {
+		return
+	}
+	m.items[k] = m.ll.PushFront(&memEntry{k, b})
+	m.used += int64(len(b))
+	for m.used > m.cap {
+		e := m.ll.Back()
+		me := e.Value.(*memEntry)
+		m.ll.Remove(e)
+		delete(m.items, me.k)
+		m.used -= int64(len(me.b))
+	}
+}
