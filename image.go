@@ -12,6 +12,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/source"
 )
 
 // Defaults used for zero Options fields; they match the dwarfs driver.
@@ -41,12 +42,17 @@ type Options struct {
 	// NoCheck skips the fast checksum pass over all sections at open.
 	// The metadata is always verified.
 	NoCheck bool
+
+	// Remote configures how Open fetches http://, https:// and s3://
+	// images (see package source).
+	Remote source.Options
 }
 
 // Image is an open DwarFS image. It is safe for concurrent use.
 type Image struct {
 	name      string
-	file      *os.File // non-nil when Open opened the file itself
+	file      io.Closer     // non-nil when Open opened the file or object itself
+	src       source.Source // non-nil for images opened from a URL
 	r         io.ReaderAt
 	blk       *block.Image
 	md        *metadata.Metadata
@@ -75,9 +81,13 @@ type Image struct {
 	rawBufs sync.Pool // of *[]byte: compressed payloads being decoded
 }
 
-// Open opens the image file at path; nil opts means the zero Options.
-// Close releases the file.
+// Open opens the image file at path, or the remote image at an
+// http://, https:// or s3:// URL; nil opts means the zero Options.
+// Close releases the file or the connection.
 func Open(path string, opts *Options) (*Image, error) {
+	if source.IsRemote(path) {
+		return openRemote(path, opts)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -103,6 +113,42 @@ func Open(path string, opts *Options) (*Image, error) {
 	}
 	im.file = f
 	return im, nil
+}
+
+// openRemote opens an image in object storage. Only the section index and
+// the metadata are fetched here; blocks follow as they are read.
+func openRemote(url string, opts *Options) (*Image, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	src, err := source.Open(context.Background(), url, o.Remote)
+	if err != nil {
+		return nil, err
+	}
+	if off, ok := source.ImageOffset(src); ok && (o.ImageOffset < 0 || o.ImageOffset == 0 && !o.ExactOffset) {
+		// Known from the section index: no prefix scan.
+		o.ImageOffset, o.ExactOffset = off, true
+	}
+	// Checking every block at open would fetch the whole image; blocks
+	// are still verified when read.
+	o.NoCheck = true
+	im, err := OpenReaderAt(src, src.Size(), src.Name(), &o)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	im.file, im.src = src, src
+	return im, nil
+}
+
+// SourceStats returns the transfer counters of an image opened from a
+// URL; ok is false for local images.
+func (im *Image) SourceStats() (st source.Stats, ok bool) {
+	if im.src == nil {
+		return source.Stats{}, false
+	}
+	return im.src.Stats(), true
 }
 
 // OpenReaderAt opens an image stored in r, which holds size bytes: a file

@@ -10,14 +10,16 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/source"
 )
 
 // ImageSource adapts a *godwarfs.Image to Source.
 type ImageSource struct {
 	im         *godwarfs.Image
 	fsys       *metadata.FS
-	cache      *block.Cache // for preloading, trimming and statistics
-	compressed []bool       // per block: goes through the cache
+	cache      *block.Cache  // for preloading, trimming and statistics
+	compressed []bool        // per block: goes through the cache
+	remote     source.Source // the object for images opened from a URL
 	cancel     context.CancelFunc
 	ctx        context.Context
 }
@@ -223,6 +225,18 @@ func (s *ImageSource) Preload(all bool, categories []string) {
 	if len(sel) > 0 {
 		s.preload(sel)
 	}
+}
+
+// SetRemote records the object an image was opened from, for RemoteStats.
+func (s *ImageSource) SetRemote(src source.Source) { s.remote = src }
+
+// RemoteStats returns the transfer counters of an image opened from a
+// URL; ok is false for local images.
+func (s *ImageSource) RemoteStats() (source.Stats, bool) {
+	if s.remote != nil {
+		return s.remote.Stats(), true
+	}
+	return s.im.SourceStats()
 }
 
 // MountImage mounts an already open image at dir. The image stays open

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/godwarfs/godwarfs/source"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
@@ -74,7 +75,18 @@ func (d *driver) perfReport() string {
 	if d.memLimit > 0 {
 		r += fmt.Sprintf("memory limit: %d bytes\n", d.memLimit)
 	}
+	if st, ok := d.remoteStats(); ok {
+		r += "remote: " + st.String() + "\n"
+	}
 	return r
+}
+
+// remoteStats returns the transfer counters when the image is remote.
+func (d *driver) remoteStats() (source.Stats, bool) {
+	if rs, ok := d.src.(interface{ RemoteStats() (source.Stats, bool) }); ok {
+		return rs.RemoteStats()
+	}
+	return source.Stats{}, false
 }
 
 // Server is a mounted image.

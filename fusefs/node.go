@@ -20,6 +20,9 @@ const (
 	XattrPid       = "user.dwarfs.driver.pid"
 	XattrPerfmon   = "user.dwarfs.driver.perfmon"
 	XattrInodeInfo = "user.dwarfs.inodeinfo"
+	// XattrRemote holds the transfer counters (JSON) of an image mounted
+	// from a URL.
+	XattrRemote = "user.dwarfs.driver.remote"
 )
 
 // node is one image inode. Nodes are cheap; go-fuse deduplicates them by
@@ -427,6 +430,9 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 
 func (n *node) xattrNames() []string {
 	if n.ino == n.d.src.Root() {
+		if _, ok := n.d.remoteStats(); ok {
+			return []string{XattrPid, XattrPerfmon, XattrRemote, XattrInodeInfo}
+		}
 		return []string{XattrPid, XattrPerfmon, XattrInodeInfo}
 	}
 	return []string{XattrInodeInfo}
@@ -439,6 +445,16 @@ func (n *node) xattrValue(name string) ([]byte, syscall.Errno) {
 		return []byte(strconv.Itoa(n.d.pid)), 0
 	case name == XattrPerfmon && isRoot:
 		return []byte(n.d.perfReport()), 0
+	case name == XattrRemote && isRoot:
+		st, ok := n.d.remoteStats()
+		if !ok {
+			return nil, syscall.ENODATA
+		}
+		b, err := json.Marshal(st)
+		if err != nil {
+			return nil, syscall.EIO
+		}
+		return b, 0
 	case name == XattrInodeInfo:
 		info, err := n.d.src.InodeInfo(n.ino)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -440,11 +441,21 @@ func (r *remote) retry(ctx context.Context, off, n int64, op func(context.Contex
 	}
 }
 
+// rangeErr names the object and range. The cause is kept as text, not
+// wrapped: callers that map errors to an errno must see a failed read,
+// not the transport's ECONNREFUSED or ETIMEDOUT. Only ErrChanged and
+// ErrFetch can be tested with errors.Is.
 func (r *remote) rangeErr(off, n int64, err error) error {
-	if n == 0 {
-		return fmt.Errorf("%s: %w", r.f.name(), err)
+	kind := ErrFetch
+	if errors.Is(err, ErrChanged) {
+		kind = ErrChanged
 	}
-	return fmt.Errorf("%s: bytes %d-%d: %w", r.f.name(), off, off+n-1, err)
+	msg := strings.TrimPrefix(err.Error(), kind.Error())
+	msg = strings.TrimLeft(msg, ": ")
+	if n == 0 {
+		return fmt.Errorf("%s: %w: %s", r.f.name(), kind, msg)
+	}
+	return fmt.Errorf("%s: bytes %d-%d: %w: %s", r.f.name(), off, off+n-1, kind, msg)
 }
 
 func (r *remote) imageOffset() (int64, bool) { return r.prefix, r.hasPrefix }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/manifest"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
@@ -43,10 +44,9 @@ func rel(t *testing.T, p string) string {
 
 func openImage(t *testing.T, src source.Source) *godwarfs.Image {
 	t.Helper()
-	o := godwarfs.DefaultOptions()
-	o.NoCheck = true // a remote open must not read every block
+	o := godwarfs.Options{NoCheck: true} // a remote open must not read every block
 	if off, ok := source.ImageOffset(src); ok {
-		o.ImageOffset = off
+		o.ImageOffset, o.ExactOffset = off, true
 	}
 	im, err := godwarfs.OpenReaderAt(src, src.Size(), src.Name(), &o)
 	if err != nil {
@@ -93,7 +93,7 @@ func checkContent(t *testing.T, im *godwarfs.Image, manifestPath string) {
 				t.Errorf("%s: sha256 %s, want %s", e.Path, got, e.SHA256)
 			}
 		case 'l':
-			if got, err := im.Readlink(e.Path); err != nil || got != e.Target {
+			if got, err := im.ReadLink(e.Path); err != nil || got != e.Target {
 				t.Errorf("%s: readlink %q %v, want %q", e.Path, got, err, e.Target)
 			}
 		default:
@@ -275,8 +275,7 @@ func TestHTTPErrors(t *testing.T) {
 			t.Errorf("read of changed object: %v", err)
 		}
 		// A fresh image on the same source fails, not mixes, as well.
-		o := godwarfs.DefaultOptions()
-		o.NoCheck, o.CacheSize, o.ImageOffset = true, 1, 0
+		o := godwarfs.Options{NoCheck: true, CacheSize: 1, ExactOffset: true}
 		im2, err := godwarfs.OpenReaderAt(src, src.Size(), src.Name(), &o)
 		if err == nil {
 			defer im2.Close()
@@ -353,16 +352,21 @@ func TestSmallReadTransfersItsBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := im.NewReader(ino)
+	r, err := im.OpenInode(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := imageaccess.Of(im)
+	chunks, err := parts.FS.FileChunks(ino)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var budget int64
 	seen := map[uint32]bool{}
-	for _, c := range r.Chunks() {
+	for _, c := range chunks {
 		if !c.Hole && !seen[c.Block] {
 			seen[c.Block] = true
-			b, _ := im.Blocks().Block(int(c.Block))
+			b, _ := parts.Blocks.Block(int(c.Block))
 			budget += b.Length
 		}
 	}

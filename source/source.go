@@ -123,6 +123,9 @@ func (o Options) withDefaults() Options {
 // that was opened.
 var ErrChanged = errors.New("object changed since it was opened")
 
+// ErrFetch reports a remote read that failed after all attempts.
+var ErrFetch = errors.New("remote read failed")
+
 // IsRemote reports whether name is a URL this package fetches remotely.
 func IsRemote(name string) bool {
 	for _, p := range []string{"http://", "https://", "s3://"} {

@@ -13,6 +13,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/source"
 )
 
 // Errors returned (wrapped) by Recompress.
@@ -88,26 +89,34 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (err error) {
 		return fmt.Errorf("rewrite: --change-block-size: block size bits %d not in [10, 30]: %w", b, ErrUsage)
 	}
 	opts.Workers = opts.workers()
-	in, err := os.Open(inPath)
+	// A local file or an image at a URL: a rewrite reads every block
+	// once, in order, so a remote image streams through.
+	in, err := source.Open(ctx, inPath, source.Options{})
 	if err != nil {
 		return fmt.Errorf("rewrite: %w", err)
 	}
 	defer in.Close()
-	ist, err := in.Stat()
-	if err != nil {
-		return fmt.Errorf("rewrite: %w", err)
+	if f, ok := in.(*source.File); ok {
+		ist, err := f.File().Stat()
+		if err != nil {
+			return fmt.Errorf("rewrite: %w", err)
+		}
+		if ost, err := os.Stat(outPath); err == nil && os.SameFile(ist, ost) {
+			return fmt.Errorf("rewrite: %s and %s: %w", inPath, outPath, ErrSameFile)
+		}
 	}
-	if ost, err := os.Stat(outPath); err == nil && os.SameFile(ist, ost) {
-		return fmt.Errorf("rewrite: %s and %s: %w", inPath, outPath, ErrSameFile)
+	imageOffset := int64(-1)
+	if off, ok := source.ImageOffset(in); ok {
+		imageOffset = off // known from the section index
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("rewrite: %w", err)
 	}
 
 	r := &rewriter{ctx: ctx, opts: opts, comps: compressors{}}
-	r.im, err = block.OpenImage(in, ist.Size(), block.Options{ImageOffset: -1, Name: inPath})
+	r.im, err = block.OpenImage(in, in.Size(), block.Options{ImageOffset: imageOffset, Name: in.Name()})
 	if err != nil {
-		return fmt.Errorf("rewrite: open %s: %w", inPath, err)
+		return fmt.Errorf("rewrite: open %s: %w", in.Name(), err)
 	}
 	if err := r.prepare(in); err != nil {
 		return fmt.Errorf("rewrite: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
+	"github.com/godwarfs/godwarfs/source"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,6 +28,10 @@ const (
 // daemonEnv marks the re-executed background child; its value is the
 // number of the inherited readiness pipe fd.
 const daemonEnv = "GODWARFS_DWARFS_DAEMON_FD"
+
+// daemonURLEnv hands an image URL that carries credentials to the
+// background child.
+const daemonURLEnv = "GODWARFS_DWARFS_IMAGE_URL"
 
 // Opener opens an image for mounting according to the options.
 type Opener func(image string, o mountopts.Options) (fusefs.Source, io.Closer, error)
@@ -165,7 +170,17 @@ func (c *CLI) daemonize(argv []string, a *Args) int {
 	}
 	// The child changes to "/", so hand it absolute paths.
 	args := append([]string(nil), argv[1:]...)
+	var env []string
 	for i, s := range args {
+		if s == a.Image && source.IsRemote(s) {
+			if r := source.Redact(s); r != s {
+				// Keep credentials in a URL out of the daemon's argv,
+				// which every user can read.
+				args[i] = r
+				env = append(env, daemonURLEnv+"="+s)
+			}
+			continue
+		}
 		if s == a.Image || s == a.MountPoint {
 			if abs, err := filepath.Abs(s); err == nil {
 				args[i] = abs
@@ -186,7 +201,7 @@ func (c *CLI) daemonize(argv []string, a *Args) int {
 	defer devnull.Close()
 	cmd := exec.Command(exe, args...)
 	cmd.Args[0] = argv[0]
-	cmd.Env = append(os.Environ(), daemonEnv+"=3")
+	cmd.Env = append(append(os.Environ(), env...), daemonEnv+"=3")
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
 	if f, ok := c.Stderr.(*os.File); ok {
@@ -227,6 +242,10 @@ func (c *CLI) runDaemonChild(a *Args, fdStr string) int {
 	_ = os.Chdir("/")
 	// Keep the marker out of anything we might exec later.
 	_ = os.Unsetenv(daemonEnv)
+	if u := os.Getenv(daemonURLEnv); u != "" && source.Redact(u) == a.Image {
+		a.Image = u
+	}
+	_ = os.Unsetenv(daemonURLEnv)
 	return c.runForeground(a, ready)
 }
 
@@ -266,8 +285,11 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	if err := applyMlock(a.Options.Mlock); err != nil {
 		return fail(err)
 	}
-	fsname := a.Image
-	if abs, err := filepath.Abs(fsname); err == nil {
+	fsname := source.Redact(a.Image)
+	if source.IsRemote(fsname) {
+		// /proc/mounts splits on commas and spaces; keep the URL whole.
+		fsname = strings.NewReplacer(",", "%2C", " ", "%20").Replace(fsname)
+	} else if abs, err := filepath.Abs(fsname); err == nil {
 		fsname = abs
 	}
 	// Before mounting: once the mount is visible, a signal must unmount

@@ -60,6 +60,16 @@ type Options struct {
 	DebugLevel      string
 	NoCheck         bool
 
+	// Images at http://, https:// and s3:// URLs.
+	RemoteWorkers  int           // concurrent range requests (0 = default)
+	RemoteTimeout  time.Duration // budget of one read, retries included (0 = default)
+	RemoteAttempts int           // tries per range (0 = default)
+	DiskCache      string        // directory of the persistent block cache ("" = none)
+	DiskCacheSize  int64         // its size bound (0 = default)
+	S3Endpoint     string
+	S3Region       string
+	S3PathStyle    bool
+
 	// FUSE/kernel options passed through to the mount.
 	AllowOther         bool
 	AllowRoot          bool
@@ -217,6 +227,34 @@ func (o *Options) parseOne(item string) error {
 		if err = needVal(); err == nil {
 			o.Workers, err = parsePositive(val)
 		}
+	case "remote_workers":
+		if err = needVal(); err == nil {
+			o.RemoteWorkers, err = parsePositive(val)
+		}
+	case "remote_timeout":
+		if err = needVal(); err == nil {
+			o.RemoteTimeout, err = ParseDuration(val)
+		}
+	case "remote_attempts":
+		if err = needVal(); err == nil {
+			o.RemoteAttempts, err = parsePositive(val)
+		}
+	case "disk_cache":
+		if err = needVal(); err == nil {
+			o.DiskCache = val
+		}
+	case "disk_cache_size":
+		if err = needVal(); err == nil {
+			o.DiskCacheSize, err = cli.ParseSize(val)
+		}
+	case "s3_endpoint":
+		if err = needVal(); err == nil {
+			o.S3Endpoint = val
+		}
+	case "s3_region":
+		if err = needVal(); err == nil {
+			o.S3Region = val
+		}
 	case "seq_detector":
 		if err = needVal(); err == nil {
 			o.SeqDetector, err = strconv.Atoi(val)
@@ -302,7 +340,7 @@ func (o *Options) parseOne(item string) error {
 		}
 	case "enable_nlink", "readonly", "cache_image", "no_cache_image",
 		"cache_files", "no_cache_files", "preload_all", "allow_other",
-		"allow_root", "default_permissions", "nocheck":
+		"allow_root", "default_permissions", "nocheck", "s3_path_style":
 		if err = noVal(); err != nil {
 			return err
 		}
@@ -340,6 +378,8 @@ func (o *Options) setFlag(name string) {
 		o.AllowOther = true
 	case "allow_root":
 		o.AllowRoot = true
+	case "s3_path_style":
+		o.S3PathStyle = true
 	case "default_permissions":
 		o.DefaultPermissions = true
 	case "nocheck":
