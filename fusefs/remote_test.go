@@ -306,3 +306,38 @@ func TestRemoteFaultsAndOutages(t *testing.T) {
 		}
 	})
 }
+
+// TestRemoteLargeObjectOpen mounts an image at the end of a 1 GiB object
+// (a sparse prefix, found through the section index) and checks that
+// mounting and `ls -lR` transfer less than 1% of it.
+func TestRemoteLargeObjectOpen(t *testing.T) {
+	requireFuse(t)
+	img := biggestFixture(t)
+	data, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "big.dwarfs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = 1 << 30
+	if _, err := f.WriteAt(data, prefix); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ng := remotetest.Nginx(t, dir)
+	size := int64(prefix + len(data))
+	srv, _ := mountURL(t, ng.URL+"/big.dwarfs", "offset=auto")
+	out, err := exec.Command("ls", "-lR", srv.Dir()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ls -lR: %v\n%s", err, out)
+	}
+	st := remoteStats(t, srv.Dir())
+	if st.BytesFetched*100 >= size {
+		t.Errorf("mount and ls -lR fetched %d bytes of %d (%.2f%%)", st.BytesFetched, size, 100*float64(st.BytesFetched)/float64(size))
+	}
+	t.Logf("mount + ls -lR of a %d-byte object: %d bytes in %d requests", size, st.BytesFetched, st.Requests)
+	checkManifest(t, srv.Dir(), readManifest(t, manifestOf(img)), nil)
+}

@@ -52,9 +52,9 @@ func (e *retryable) Unwrap() error { return e.err }
 // parts are fetched in parallel.
 const maxSplit = 4 << 20
 
-// maxExpand bounds how far a small read inside a section is widened to
-// the whole section payload.
-const maxExpand = 256 << 20
+// window is the unit small reads inside large section payloads (stored,
+// uncompressed blocks) are widened to.
+const window = 4 << 20
 
 type span struct{ start, end int64 } // a section payload, file offsets
 
@@ -148,9 +148,9 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 		return nil // no index: the reader scans headers one by one
 	}
 	rel := int64(last & offMask)
-	hdrPos := r.findIndex(rel)
-	if hdrPos < 0 {
-		return nil
+	hdrPos, err := r.findIndex(ctx, rel)
+	if err != nil || hdrPos < 0 {
+		return err
 	}
 	if hdrPos < r.tailOff {
 		// A large index: fetch all of it (and the metadata before it is
@@ -158,9 +158,6 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 		b, err := r.getRange(ctx, hdrPos, size-hdrPos)
 		if err != nil {
 			return err
-		}
-		if string(b[:6]) != "DWARFS" {
-			return nil
 		}
 		r.tail, r.tailOff = b, hdrPos
 	}
@@ -185,24 +182,34 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 }
 
 // findIndex returns the file offset of the section index header whose
-// image-relative offset is rel, or -1. Without a prefix the header is at
-// rel; with one, it is the magic that precedes the index entries in the
-// tail, whose first entry has offset 0.
-func (r *remote) findIndex(rel int64) int64 {
-	const headerSize = 64
+// image-relative offset is rel, or -1. The header is recognised by its
+// magic, its type and a length that reaches the end of the object; it is
+// looked for in the tail first (which also finds it behind a prefix), and
+// otherwise, for an index larger than the tail, at rel.
+func (r *remote) findIndex(ctx context.Context, rel int64) (int64, error) {
+	const headerSize, typeIndex = 64, 9
 	size := r.info.size
-	if rel <= size-headerSize-8*3 && (size-rel-headerSize)%8 == 0 {
-		if rel < r.tailOff || string(r.tail[rel-r.tailOff:][:6]) == "DWARFS" {
-			return rel
-		}
+	isIndex := func(h []byte, pos int64) bool {
+		return string(h[:6]) == "DWARFS" &&
+			binary.LittleEndian.Uint16(h[0x34:]) == typeIndex &&
+			int64(binary.LittleEndian.Uint64(h[0x38:])) == size-pos-headerSize
 	}
 	for pos := size - headerSize - 8*3; pos >= r.tailOff && pos >= rel; pos -= 8 {
-		b := r.tail[pos-r.tailOff:]
-		if string(b[:6]) == "DWARFS" && binary.LittleEndian.Uint64(b[headerSize:])&(1<<48-1) == 0 {
-			return pos
+		if isIndex(r.tail[pos-r.tailOff:], pos) {
+			return pos, nil
 		}
 	}
-	return -1
+	if rel >= r.tailOff || rel > size-headerSize-8*3 {
+		return -1, nil
+	}
+	h, err := r.getRange(ctx, rel, headerSize)
+	if err != nil {
+		return -1, err
+	}
+	if isIndex(h, rel) {
+		return rel, nil
+	}
+	return -1, nil
 }
 
 // fetchHeaders fetches the 64-byte section headers at offs in parallel,
@@ -278,14 +285,19 @@ func (r *remote) read(ctx context.Context, p []byte, off int64) error {
 		copy(p, h)
 		return nil
 	}
-	// Widen a read inside one section payload to the whole payload, so
-	// that the next read of the same block is served locally and the
-	// cache holds blocks, not fragments.
+	// Widen a read inside one section payload to the whole payload (or,
+	// in a large stored block, to the aligned window around it), so that
+	// the next reads of the same block are served locally and the caches
+	// hold blocks, not fragments.
 	start, length := off, n
 	if i := sort.Search(len(r.spans), func(i int) bool { return r.spans[i].end > off }); i < len(r.spans) {
 		s := r.spans[i]
-		if s.start <= off && off+n <= s.end && s.end-s.start <= maxExpand {
-			start, length = s.start, s.end-s.start
+		if s.start <= off && off+n <= s.end {
+			if s.end-s.start <= 2*window {
+				start, length = s.start, s.end-s.start
+			} else if ws := s.start + (off-s.start)/window*window; off+n <= min(ws+window, s.end) {
+				start, length = ws, min(ws+window, s.end)-ws
+			}
 		}
 	}
 	b, err := r.getRange(ctx, start, length)
