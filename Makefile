@@ -10,7 +10,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare check-compat clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote check-compat clean
 
 all: build
 
@@ -128,6 +128,10 @@ bench-recompress: build
 # its stand-in. See bench/README.md.
 bench-compare: build
 	BIN=$(abspath $(BIN)) ./bench/compare.sh
+
+# Mount an image from loopback S3 beside the local file; see bench/remote.sh.
+bench-remote: build
+	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/remote.sh
 
 clean:
 	rm -rf $(BIN)

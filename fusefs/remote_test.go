@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
@@ -63,7 +64,7 @@ func manifestOf(img string) string {
 }
 
 func fixturesRoot(t *testing.T) string {
-	a, err := filepath.Abs(fixtures)
+	a, err := filepath.Abs(fixtures.Require(t))
 	if err != nil {
 		t.Fatal(err)
 	}

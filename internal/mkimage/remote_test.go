@@ -12,10 +12,7 @@ import (
 // file: mkdwarfs -i URL --recompress -o local.
 func TestRecompressFromURL(t *testing.T) {
 	for _, name := range []string{"default", "pack-all"} {
-		in := fixtures.Path("reference", "images", name+".dwarfs")
-		if fixtures.Dir() == "" {
-			t.Skip("skipped: fixtures missing")
-		}
+		in := fixtures.File(t, "reference", "images", name+".dwarfs")
 		ng := remotetest.Nginx(t, filepath.Dir(in))
 		out := filepath.Join(t.TempDir(), "new.dwarfs")
 		mk(t, "-i", ng.URL+"/"+name+".dwarfs", "-o", out, "--recompress", "-l", "1", "--log-level", "warn")

@@ -39,6 +39,10 @@ var mountOptions = []cli.Item{
 	{Term: "preload_category=NAME, preload_all", Text: "load blocks into the cache at mount time"},
 	{Term: "perfmon", Text: "print performance statistics at unmount"},
 	{Term: "debuglevel=LEVEL", Text: "log level (error, warn, info, debug, trace)"},
+	{Term: "remote_workers=N", Text: "parallel range requests for an image at a URL (4)"},
+	{Term: "remote_timeout=TIME, remote_attempts=N", Text: "time budget and tries per remote read (60s, 5)"},
+	{Term: "disk_cache=DIR, disk_cache_size=SIZE", Text: "keep fetched blocks of remote images on disk (none, 1g)"},
+	{Term: "s3_endpoint=URL, s3_region=R, s3_path_style", Text: "S3 service (default from AWS_* and ~/.aws)"},
 	{Term: "allow_other, allow_root, default_permissions, fsname=NAME, subtype=NAME", Text: "passed to FUSE"},
 }
 

@@ -48,6 +48,25 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestParseRemote(t *testing.T) {
+	o := Defaults()
+	err := o.ParseString("remote_workers=8,remote_timeout=30s,remote_attempts=3,disk_cache=/var/cache/d,disk_cache_size=2g," +
+		"s3_endpoint=http://127.0.0.1:8333,s3_region=eu-west-1,s3_path_style")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.RemoteWorkers != 8 || o.RemoteTimeout != 30*time.Second || o.RemoteAttempts != 3 || o.DiskCache != "/var/cache/d" ||
+		o.DiskCacheSize != 2<<30 || o.S3Endpoint != "http://127.0.0.1:8333" || o.S3Region != "eu-west-1" || !o.S3PathStyle {
+		t.Errorf("got %+v", o)
+	}
+	for _, bad := range []string{"remote_workers=0", "remote_timeout=-1s", "disk_cache_size=12q", "disk_cache", "s3_path_style=1"} {
+		o := Defaults()
+		if err := o.ParseString(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, c := range []struct{ in, name string }{
 		{"bogus", "bogus"},
