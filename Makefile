@@ -8,7 +8,7 @@ FUZZSHORT ?= 2000x
 FUZZTIME ?= 5m
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/
+FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/
 
 .PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote check-compat clean
 
