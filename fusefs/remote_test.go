@@ -15,6 +15,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/manifest"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
@@ -49,6 +50,24 @@ func remoteStats(t *testing.T, dir string) source.Stats {
 		t.Fatalf("%s: %q: %v", fusefs.XattrRemote, buf[:n], err)
 	}
 	return st
+}
+
+// imageList returns the paths of every good fixture image.
+func imageList(t *testing.T) []string {
+	var all []string
+	for _, img := range fixtures.Good(t) {
+		all = append(all, img.Path)
+	}
+	return all
+}
+
+func readManifest(t *testing.T, p string) []manifest.Entry {
+	t.Helper()
+	m, err := manifest.ParseFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func manifestOf(img string) string {
@@ -217,10 +236,10 @@ func TestRemoteFaultsAndOutages(t *testing.T) {
 		got := hashTree(t, out)
 		n := 0
 		for _, e := range readManifest(t, m) {
-			if strings.HasPrefix(e.extra, "sha256=") && e.typ == '-' && e.size > 0 {
+			if e.SHA256 != "" && e.Type == '-' && e.Size > 0 {
 				n++
-				if got[e.path] != e.extra[7:] {
-					t.Errorf("%s: sha256 %s after tar through the fault proxy, want %s", e.path, got[e.path], e.extra[7:])
+				if got[e.Path] != e.SHA256 {
+					t.Errorf("%s: sha256 %s after tar through the fault proxy, want %s", e.Path, got[e.Path], e.SHA256)
 				}
 			}
 		}
@@ -286,8 +305,8 @@ func TestRemoteFaultsAndOutages(t *testing.T) {
 		os.Rename(p+".new", p)
 		want := map[string]string{}
 		for _, e := range readManifest(t, m) {
-			if strings.HasPrefix(e.extra, "sha256=") {
-				want[e.path] = e.extra[7:]
+			if e.SHA256 != "" {
+				want[e.Path] = e.SHA256
 			}
 		}
 		var failed error
