@@ -15,6 +15,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/manifest"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
@@ -349,7 +350,7 @@ func TestRemoteLargeObjectOpen(t *testing.T) {
 	f.Close()
 	ng := remotetest.Nginx(t, dir)
 	size := int64(prefix + len(data))
-	srv, _ := mountURL(t, ng.URL+"/big.dwarfs", "offset=auto")
+	srv, src := mountURL(t, ng.URL+"/big.dwarfs", "offset=auto")
 	out, err := exec.Command("ls", "-lR", srv.Dir()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ls -lR: %v\n%s", err, out)
@@ -359,5 +360,41 @@ func TestRemoteLargeObjectOpen(t *testing.T) {
 		t.Errorf("mount and ls -lR fetched %d bytes of %d (%.2f%%)", st.BytesFetched, size, 100*float64(st.BytesFetched)/float64(size))
 	}
 	t.Logf("mount + ls -lR of a %d-byte object: %d bytes in %d requests", size, st.BytesFetched, st.Requests)
+
+	// Reading one small file fetches at most the blocks that hold it.
+	parts := imageaccess.Of(src.Image())
+	var small string
+	var ino uint32
+	smallest := int64(1 << 62)
+	filepath.Walk(srv.Dir(), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && fi.Size() < smallest {
+			small, smallest = p, fi.Size()
+			ino = uint32(fi.Sys().(*syscall.Stat_t).Ino - 1) // st_ino is inode + 1
+		}
+		return nil
+	})
+	chunks, err := parts.FS.FileChunks(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var budget, total int64
+	seen := map[uint32]bool{}
+	for _, c := range chunks {
+		total += int64(c.Size)
+		if !c.Hole && !seen[c.Block] {
+			seen[c.Block] = true
+			b, _ := parts.Blocks.Block(int(c.Block))
+			budget += b.Length
+		}
+	}
+	if total != smallest {
+		t.Fatalf("inode %d holds %d bytes, %s has %d", ino, total, small, smallest)
+	}
+	if _, err := hashFile(small); err != nil {
+		t.Fatal(err)
+	}
+	if got := remoteStats(t, srv.Dir()).BytesFetched - st.BytesFetched; got > budget {
+		t.Errorf("reading %s (%d bytes) fetched %d bytes; its blocks hold %d", small, smallest, got, budget)
+	}
 	checkManifest(t, srv.Dir(), readManifest(t, manifestOf(img)), nil)
 }
