@@ -51,7 +51,6 @@ func newS3Fetcher(ctx context.Context, u *url.URL, o Options) (fetcher, error) {
 		TLSHandshakeTimeout: 10 * time.Second,
 		DisableCompression:  true,
 	}
-	lo = append(lo, config.WithHTTPClient(&http.Client{Transport: tr}))
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
 		return nil, fmt.Errorf("s3://%s/%s: loading AWS configuration: %w", bucket, key, err)
@@ -81,6 +80,7 @@ func newS3Fetcher(ctx context.Context, u *url.URL, o Options) (fetcher, error) {
 			so.BaseEndpoint = aws.String(endpoint)
 		}
 		so.UsePathStyle = pathStyle
+		so.HTTPClient = &http.Client{Transport: tr}
 		so.RetryMaxAttempts = 1
 		// Ranged reads carry no whole-object checksum to validate;
 		// block checksums are verified by the image reader.

@@ -38,13 +38,13 @@ func TestRemoteIntegrity(t *testing.T) {
 	})
 	t.Run("s3", func(t *testing.T) {
 		w := remotetest.SeaweedFS(t)
-		w.Bucket(t, "ck")
+		w.Bucket(t, "dwarfsck")
 		for _, img := range imgs {
-			w.Upload(t, "ck", img.Name+".dwarfs", img.Path)
+			w.Upload(t, "dwarfsck", img.Name+".dwarfs", img.Path)
 		}
 		w.Env(t)
 		for _, img := range imgs {
-			check(t, img, "s3://ck/"+img.Name+".dwarfs")
+			check(t, img, "s3://dwarfsck/"+img.Name+".dwarfs")
 		}
 	})
 	// A damaged block is found over HTTP too.

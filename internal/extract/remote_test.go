@@ -43,9 +43,9 @@ func TestExtractRemote(t *testing.T) {
 	}
 	t.Run("s3", func(t *testing.T) {
 		w := remotetest.SeaweedFS(t)
-		w.Bucket(t, "x")
+		w.Bucket(t, "extract")
 		for _, fx := range fxs {
-			w.Upload(t, "x", filepath.Base(fx.image), fx.image)
+			w.Upload(t, "extract", filepath.Base(fx.image), fx.image)
 		}
 		w.Env(t)
 		for _, fx := range fxs {
@@ -54,7 +54,7 @@ func TestExtractRemote(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			args := []string{"-i", "s3://x/" + filepath.Base(fx.image), "-o", dir}
+			args := []string{"-i", "s3://extract/" + filepath.Base(fx.image), "-o", dir}
 			if !root {
 				args = append(args, "--continue-on-error")
 			}
