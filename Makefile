@@ -55,9 +55,9 @@ race:
 	$(RACE) -run 'TestCache|TestCompressConcurrent|TestBufferReuse|TestZstdEncodersOnDemand' ./block/
 	$(RACE) -run 'TestConcurrentReadAt|TestChunkBlockChecks|TestCorruptBlockFailsAtRead|TestFault' .
 	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestFault' ./fusefs/
-	$(RACE) -run '^(TestRoundTripLevels|TestRoundTripPackAndCompression)$$/^(l[017]|--order_(similarity|nilsimsa).*|-S_16.*)$$' ./internal/mkimage/
+	$(RACE) -run '^(TestRoundTripLevels|TestRoundTripPackAndCompression)$$/^(l[017]|--order_(similarity|nilsimsa).*|-S_16.*)$$' ./internal/mkdwarfs/
 	$(RACE) -run 'TestBuildDeterministic|TestSparseHoles' ./dedup/
-	$(RACE) -run 'TestExtractToDisk' ./internal/extract/
+	$(RACE) -run 'TestExtractToDisk' ./internal/dwarfsextract/
 	$(RACE) -run 'TestPipeline' ./writer/
 	$(RACE) -run '^(TestRecompressCodecs|TestCancel)$$/^(default|categorize)\.dwarfs$$/^(zstd:level=3|lz4)$$' ./writer/
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
-	"github.com/godwarfs/godwarfs/internal/mount"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
 
@@ -31,7 +31,7 @@ func mountSrc(t testing.TB, src fusefs.Source, opts string) *fusefs.Server {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	srv, err := fusefs.Mount(dir, src, fusefs.Config{Options: mount.DriverOptions(o)})
+	srv, err := fusefs.Mount(dir, src, fusefs.Config{Options: dwarfs.DriverOptions(o)})
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) ||
 			strings.Contains(err.Error(), "fusermount") || strings.Contains(err.Error(), "permission") {
@@ -55,7 +55,7 @@ func mountSrcNoCleanup(t testing.TB, src fusefs.Source, opts string) *fusefs.Ser
 	if err := o.ParseString(opts); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := fusefs.Mount(t.TempDir(), src, fusefs.Config{Options: mount.DriverOptions(o)})
+	srv, err := fusefs.Mount(t.TempDir(), src, fusefs.Config{Options: dwarfs.DriverOptions(o)})
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "fusermount") {
 			fixtures.FUSEUnusable(t, err.Error())

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/fusefs"
-	"github.com/godwarfs/godwarfs/internal/mount"
+	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"golang.org/x/sys/unix"
 )
@@ -368,7 +368,7 @@ func TestMemAllowRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			m, _ := sampleSource()
-			srv, err := fusefs.Mount(base, m, fusefs.Config{Options: mount.DriverOptions(o)})
+			srv, err := fusefs.Mount(base, m, fusefs.Config{Options: dwarfs.DriverOptions(o)})
 			if err != nil {
 				t.Fatal(err)
 			}

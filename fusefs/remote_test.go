@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/manifest"
-	"github.com/godwarfs/godwarfs/internal/mount"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
@@ -32,7 +32,7 @@ func mountURL(t *testing.T, url, opts string) (*fusefs.Server, *fusefs.ImageSour
 	if err := o.ParseString(opts); err != nil {
 		t.Fatal(err)
 	}
-	src, closer, err := mount.OpenImage(url, o)
+	src, closer, err := dwarfs.OpenImage(url, o)
 	if err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}

@@ -12,16 +12,16 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/godwarfs/godwarfs/internal/check"
 	"github.com/godwarfs/godwarfs/internal/cli"
-	"github.com/godwarfs/godwarfs/internal/extract"
-	"github.com/godwarfs/godwarfs/internal/mkimage"
-	"github.com/godwarfs/godwarfs/internal/mount"
+	"github.com/godwarfs/godwarfs/internal/dwarfs"
+	"github.com/godwarfs/godwarfs/internal/dwarfsck"
+	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
+	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
 )
 
 // programs are the tools with a manual page.
 func programs() []*cli.Program {
-	return []*cli.Program{mkimage.Program(), check.Program(), extract.Program(), mount.Program()}
+	return []*cli.Program{mkdwarfs.Program(), dwarfsck.Program(), dwarfsextract.Program(), dwarfs.Program()}
 }
 
 // pages returns each manual page's file name and roff text.

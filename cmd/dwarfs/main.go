@@ -3,16 +3,16 @@
 //	dwarfs IMAGE MOUNTPOINT [-f] [-d] [-o OPTIONS]
 //
 // Installed (or linked) as mount.dwarfs or mount.fuse.dwarfs it acts as a
-// mount(8) helper. The command itself lives in internal/mount.
+// mount(8) helper. The command itself lives in internal/dwarfs.
 package main
 
 import (
 	"os"
 
-	"github.com/godwarfs/godwarfs/internal/mount"
+	"github.com/godwarfs/godwarfs/internal/dwarfs"
 )
 
 func main() {
-	cli := &mount.CLI{}
+	cli := &dwarfs.CLI{}
 	os.Exit(cli.Run(os.Args))
 }

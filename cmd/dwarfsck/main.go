@@ -4,9 +4,9 @@ package main
 import (
 	"os"
 
-	"github.com/godwarfs/godwarfs/internal/check"
+	"github.com/godwarfs/godwarfs/internal/dwarfsck"
 )
 
 func main() {
-	os.Exit(check.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(dwarfsck.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
-	"github.com/godwarfs/godwarfs/internal/extract"
+	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
 )
 
 func main() {
-	os.Exit(extract.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(dwarfsextract.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -17,11 +17,11 @@ import (
 	"syscall"
 	"unicode"
 
-	"github.com/godwarfs/godwarfs/internal/check"
 	"github.com/godwarfs/godwarfs/internal/cli"
-	"github.com/godwarfs/godwarfs/internal/extract"
-	"github.com/godwarfs/godwarfs/internal/mkimage"
-	"github.com/godwarfs/godwarfs/internal/mount"
+	"github.com/godwarfs/godwarfs/internal/dwarfs"
+	"github.com/godwarfs/godwarfs/internal/dwarfsck"
+	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
+	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
 	"github.com/godwarfs/godwarfs/internal/version"
 )
 
@@ -37,16 +37,16 @@ type tool func(ctx context.Context, argv []string, s stdio) int
 // tools maps each tool name to its entry point.
 var tools = map[string]tool{
 	"mkdwarfs": func(ctx context.Context, argv []string, s stdio) int {
-		return mkimage.Main(ctx, argv[1:], s.in, s.out, s.err)
+		return mkdwarfs.Main(ctx, argv[1:], s.in, s.out, s.err)
 	},
 	"dwarfsck": func(_ context.Context, argv []string, s stdio) int {
-		return check.Main(argv[1:], s.out, s.err)
+		return dwarfsck.Main(argv[1:], s.out, s.err)
 	},
 	"dwarfsextract": func(_ context.Context, argv []string, s stdio) int {
-		return extract.Main(argv[1:], s.out, s.err)
+		return dwarfsextract.Main(argv[1:], s.out, s.err)
 	},
 	"dwarfs": func(_ context.Context, argv []string, s stdio) int {
-		c := &mount.CLI{Stdout: s.out, Stderr: s.err}
+		c := &dwarfs.CLI{Stdout: s.out, Stderr: s.err}
 		return c.Run(argv)
 	},
 }

@@ -1,4 +1,4 @@
-// Command mkdwarfs creates DwarFS images; see internal/mkimage.
+// Command mkdwarfs creates DwarFS images; see internal/mkdwarfs.
 package main
 
 import (
@@ -7,13 +7,13 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/godwarfs/godwarfs/internal/mkimage"
+	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
 )
 
 func main() {
 	// Cancellation on SIGINT/SIGTERM lets the builder remove its temp file.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := mkimage.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := mkdwarfs.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs"
-	"github.com/godwarfs/godwarfs/internal/extract"
+	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/metadata"
 )
@@ -108,7 +108,7 @@ func sourceTree(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	var warn strings.Builder
-	if _, err := extract.Extract(im, extract.Config{Output: tree, ContinueOnError: true, Stderr: &warn, Owners: os.Geteuid() == 0}); err != nil {
+	if _, err := dwarfsextract.Extract(im, dwarfsextract.Config{Output: tree, ContinueOnError: true, Stderr: &warn, Owners: os.Geteuid() == 0}); err != nil {
 		t.Fatal(err)
 	}
 	if warn.Len() > 0 {

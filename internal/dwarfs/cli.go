@@ -1,0 +1,359 @@
+package dwarfs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/cli"
+	"github.com/godwarfs/godwarfs/internal/mountopts"
+	"github.com/godwarfs/godwarfs/source"
+	"golang.org/x/sys/unix"
+)
+
+// Exit codes of the dwarfs command (those of every tool; see package cli).
+const (
+	ExitOK   = cli.ExitOK
+	ExitFail = cli.ExitError // a bad command line or option, or mounting failed
+)
+
+// daemonEnv marks the re-executed background child; its value is the
+// number of the inherited readiness pipe fd.
+const daemonEnv = "GODWARFS_DWARFS_DAEMON_FD"
+
+// daemonURLEnv hands an image URL that carries credentials to the
+// background child.
+const daemonURLEnv = "GODWARFS_DWARFS_IMAGE_URL"
+
+// Opener opens an image for mounting according to the options.
+type Opener func(image string, o mountopts.Options) (fusefs.Source, io.Closer, error)
+
+// CLI is the dwarfs command line front end.
+type CLI struct {
+	Open   Opener // OpenImage if nil
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv and Executable default to os.Getenv and os.Executable.
+	Getenv     func(string) string
+	Executable func() (string, error)
+}
+
+// Args is a parsed command line.
+type Args struct {
+	Image, MountPoint string
+	Options           mountopts.Options
+	Foreground        bool
+	Debug             bool
+	Fake              bool // mount(8) -f: do everything but mount
+	Help, Version     bool
+	helper            bool
+}
+
+// ParseArgs parses argv (including argv[0]). Invoked as mount.dwarfs or
+// mount.fuse.dwarfs it follows the mount(8) helper convention
+// "SPEC DIR [-sfnv] [-o OPTS]".
+func ParseArgs(argv []string) (*Args, error) {
+	r, err := cli.Parse(Program().AllOptions(), argv[min(1, len(argv)):])
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	if len(argv) > 0 {
+		name = argv[0]
+	}
+	return argsFrom(name, r)
+}
+
+// argsFrom interprets the parsed command line of the program named argv0.
+func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
+	a := &Args{Options: mountopts.Defaults()}
+	switch filepath.Base(argv0) {
+	case "mount.dwarfs", "mount.fuse.dwarfs", "mount.fuse3.dwarfs":
+		a.helper = true
+	}
+	a.Help, a.Version = r.Has("help"), r.Has("version")
+	if a.Help || a.Version || r.Has("man") {
+		return a, nil
+	}
+	if r.Has("foreground") {
+		// mount(8) passes -f for a fake mount.
+		a.Fake = a.helper
+		a.Foreground = !a.helper
+	}
+	if r.Has("debug") {
+		a.Debug, a.Foreground = true, true
+	}
+	var opts []string
+	for _, o := range r.All("options") {
+		opts = append(opts, mountopts.Split(o)...)
+	}
+	switch len(r.Args) {
+	case 0:
+		return nil, cli.Usagef("no image given")
+	case 1:
+		return nil, cli.Usagef("no mount point given")
+	case 2:
+	default:
+		return nil, cli.Unexpected(r.Args[2])
+	}
+	a.Image, a.MountPoint = r.Args[0], r.Args[1]
+	if a.helper {
+		// Old-style fstab entries name the source "dwarfs#IMAGE".
+		a.Image = strings.TrimPrefix(a.Image, "dwarfs#")
+	}
+	if err := a.Options.Parse(opts); err != nil {
+		return nil, err
+	}
+	if a.Options.DebugLevel == "debug" || a.Options.DebugLevel == "trace" {
+		a.Debug = true
+	}
+	return a, nil
+}
+
+// Run runs the command and returns its exit code.
+func (c *CLI) Run(argv []string) int {
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.Executable == nil {
+		c.Executable = os.Executable
+	}
+	prog := Program()
+	r, code, done := prog.Parse(argv[min(1, len(argv)):], c.Stdout, c.Stderr)
+	if done {
+		return code
+	}
+	name := ""
+	if len(argv) > 0 {
+		name = argv[0]
+	}
+	a, err := argsFrom(name, r)
+	if err != nil {
+		if IsUsageError(err) {
+			err = &cli.UsageError{Msg: err.Error()}
+		}
+		return prog.Fail(c.Stderr, err)
+	}
+	if a.Fake {
+		return ExitOK
+	}
+	if fdStr := c.Getenv(daemonEnv); fdStr != "" {
+		return c.runDaemonChild(a, fdStr)
+	}
+	if a.Foreground {
+		return c.runForeground(a, nil)
+	}
+	return c.daemonize(argv, a)
+}
+
+// daemonize re-executes the binary in the background and waits until the
+// child reports that the mount is ready (or why it failed).
+func (c *CLI) daemonize(argv []string, a *Args) int {
+	exe, err := c.Executable()
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "dwarfs: cannot find own executable: %v\n", err)
+		return ExitFail
+	}
+	// The child changes to "/", so hand it absolute paths.
+	args := append([]string(nil), argv[1:]...)
+	var env []string
+	for i, s := range args {
+		if s == a.Image && source.IsRemote(s) {
+			if r := source.Redact(s); r != s {
+				// Keep credentials in a URL out of the daemon's argv,
+				// which every user can read.
+				args[i] = r
+				env = append(env, daemonURLEnv+"="+s)
+			}
+			continue
+		}
+		if s == a.Image || s == a.MountPoint {
+			if abs, err := filepath.Abs(s); err == nil {
+				args[i] = abs
+			}
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "dwarfs: %v\n", err)
+		return ExitFail
+	}
+	defer r.Close()
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "dwarfs: %v\n", err)
+		return ExitFail
+	}
+	defer devnull.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Args[0] = argv[0]
+	cmd.Env = append(append(os.Environ(), env...), daemonEnv+"=3")
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	if f, ok := c.Stderr.(*os.File); ok {
+		// Until it is ready the child shares our stderr, so messages
+		// from helpers such as fusermount3 reach the user; it detaches
+		// from it once mounted.
+		cmd.Stderr = f
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		fmt.Fprintf(c.Stderr, "dwarfs: starting daemon: %v\n", err)
+		return ExitFail
+	}
+	w.Close()
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	line = strings.TrimSpace(line)
+	if line == "ok" {
+		_ = cmd.Process.Release()
+		return ExitOK
+	}
+	werr := cmd.Wait()
+	msg := strings.TrimPrefix(line, "error: ")
+	if msg == "" {
+		msg = fmt.Sprintf("daemon exited before the mount was ready: %v", werr)
+	}
+	fmt.Fprintf(c.Stderr, "dwarfs: error: %s\n", msg)
+	return ExitFail
+}
+
+func (c *CLI) runDaemonChild(a *Args, fdStr string) int {
+	var fd int
+	if _, err := fmt.Sscan(fdStr, &fd); err != nil || fd < 3 {
+		fmt.Fprintf(c.Stderr, "dwarfs: bad %s=%q\n", daemonEnv, fdStr)
+		return ExitFail
+	}
+	ready := os.NewFile(uintptr(fd), "ready")
+	_ = os.Chdir("/")
+	// Keep the marker out of anything we might exec later.
+	_ = os.Unsetenv(daemonEnv)
+	if u := os.Getenv(daemonURLEnv); u != "" && source.Redact(u) == a.Image {
+		a.Image = u
+	}
+	_ = os.Unsetenv(daemonURLEnv)
+	return c.runForeground(a, ready)
+}
+
+// runForeground mounts, reports readiness on ready (if non-nil), and
+// serves until unmounted or signalled.
+func (c *CLI) runForeground(a *Args, ready *os.File) int {
+	daemon := ready != nil
+	report := func(err error) {
+		if ready == nil {
+			return
+		}
+		if err != nil {
+			fmt.Fprintf(ready, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		} else {
+			fmt.Fprint(ready, "ok\n")
+		}
+		ready.Close()
+		ready = nil
+	}
+	fail := func(err error) int {
+		if !daemon {
+			fmt.Fprintf(c.Stderr, "dwarfs: error: %v\n", err)
+		}
+		report(err) // the parent prints it
+		return ExitFail
+	}
+	open := c.Open
+	if open == nil {
+		open = OpenImage
+	}
+	src, closer, err := open(a.Image, a.Options)
+	if err != nil {
+		return fail(err)
+	}
+	defer closer.Close()
+	// After opening, so a cache_image copy is locked too.
+	if err := applyMlock(a.Options.Mlock); err != nil {
+		return fail(err)
+	}
+	fsname := source.Redact(a.Image)
+	if source.IsRemote(fsname) {
+		// /proc/mounts splits on commas and spaces; keep the URL whole.
+		fsname = strings.NewReplacer(",", "%2C", " ", "%20").Replace(fsname)
+	} else if abs, err := filepath.Abs(fsname); err == nil {
+		fsname = abs
+	}
+	// Before mounting: once the mount is visible, a signal must unmount
+	// rather than kill the process.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: DriverOptions(a.Options), Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true})
+	if err != nil {
+		return fail(err)
+	}
+	report(nil)
+	if daemon {
+		c.detachStdio()
+	}
+
+	select {
+	case <-srv.Done():
+	case <-sigs:
+		if err := srv.Unmount(); err != nil {
+			fmt.Fprintf(c.Stderr, "dwarfs: %v\n", err)
+			return ExitFail
+		}
+	}
+	return ExitOK
+}
+
+// detachStdio points fds 0-2 at /dev/null so the daemon holds no terminal
+// or pipe of the process that started it.
+func (c *CLI) detachStdio() {
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer devnull.Close()
+	for fd := 0; fd <= 2; fd++ {
+		_ = unix.Dup2(int(devnull.Fd()), fd)
+	}
+	c.Stderr = io.Discard
+}
+
+// applyMlock locks the process memory. MCL_FUTURE is only used when the
+// lock limit cannot be hit: with a finite RLIMIT_MEMLOCK it would make
+// later Go heap growth fail fatally instead of returning an error.
+func applyMlock(m mountopts.MlockMode) error {
+	if m == mountopts.MlockNone || m == "" {
+		return nil
+	}
+	flags := unix.MCL_CURRENT
+	var rl unix.Rlimit
+	if os.Geteuid() == 0 || (unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl) == nil && rl.Cur == unix.RLIM_INFINITY) {
+		// ONFAULT: lock pages as they are touched instead of populating
+		// every reserved heap arena up front.
+		flags |= unix.MCL_FUTURE | unix.MCL_ONFAULT
+	}
+	err := unix.Mlockall(flags)
+	if err != nil && m == mountopts.MlockMust {
+		return fmt.Errorf("mlock=must: %w", err)
+	}
+	return nil
+}
+
+// IsUsageError reports whether err is a command line or option error.
+func IsUsageError(err error) bool {
+	var oe *mountopts.Error
+	return cli.IsUsage(err) || errors.As(err, &oe)
+}

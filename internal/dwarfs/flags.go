@@ -1,0 +1,83 @@
+package dwarfs
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/godwarfs/godwarfs/internal/cli"
+)
+
+// options are the dwarfs command's options; --help, --version and --man
+// come from package cli.
+var options = []cli.Option{
+	{Long: "foreground", Short: "f", Help: "stay in the foreground (as mount.dwarfs: mount(8)'s fake mount, do everything but mount)"},
+	{Long: "debug", Short: "d", Help: "stay in the foreground and print FUSE debug output"},
+	{Long: "options", Short: "o", HasValue: true, Arg: "OPT[,OPT...]", Help: "mount options, see below"},
+	{Long: "single-threaded", Short: "s", Hidden: true, Help: "accepted for mount(8), no effect"},
+	{Long: "no-mtab", Short: "n", Hidden: true, Help: "accepted for mount(8), no effect"},
+	{Long: "verbose", Short: "v", Hidden: true, Help: "accepted for mount(8), no effect"},
+	{Long: "version", Short: "V", Help: "print the version and exit"},
+}
+
+// mountOptions documents -o.
+var mountOptions = []cli.Item{
+	{Term: "cachesize=SIZE", Text: "block cache size (512m)"},
+	{Term: "blocksize=SIZE", Text: "st_blksize / I/O size hint (512k)"},
+	{Term: "readahead=SIZE", Text: "bytes to prefetch for sequential readers (one block)"},
+	{Term: "workers=N", Text: "decompression workers (2)"},
+	{Term: "mlock=none|try|must", Text: "lock the process memory"},
+	{Term: "decratio=R", Text: "ratio to keep partially decompressed blocks (0.8)"},
+	{Term: "offset=auto|N", Text: "image offset in the file (auto)"},
+	{Term: "imagesize=SIZE", Text: "image size in the file"},
+	{Term: "enable_nlink", Text: "report hard link counts"},
+	{Term: "readonly", Text: "read-only mount (always the case)"},
+	{Term: "cache_image, no_cache_image", Text: "read the whole image into memory (no)"},
+	{Term: "cache_files, no_cache_files", Text: "keep file data in the page cache (yes)"},
+	{Term: "tidy_strategy=none|time|swap, tidy_interval=TIME, tidy_max_age=TIME", Text: "drop cached blocks by age or when swapped out (5m, 10m)"},
+	{Term: "seq_detector=N", Text: "sequential reads before prefetching (4)"},
+	{Term: "uid=N, gid=N", Text: "override owner and group"},
+	{Term: "preload_category=NAME, preload_all", Text: "load blocks into the cache at mount time"},
+	{Term: "perfmon", Text: "print performance statistics at unmount"},
+	{Term: "debuglevel=LEVEL", Text: "log level (error, warn, info, debug, trace)"},
+	{Term: "remote_workers=N", Text: "parallel range requests for an image at a URL (4)"},
+	{Term: "remote_timeout=TIME, remote_attempts=N", Text: "time budget and tries per remote read (60s, 5)"},
+	{Term: "disk_cache=DIR, disk_cache_size=SIZE", Text: "keep fetched blocks of remote images on disk (none, 1g)"},
+	{Term: "s3_endpoint=URL, s3_region=R, s3_path_style", Text: "S3 service (default from AWS_* and ~/.aws)"},
+	{Term: "allow_other, allow_root, default_permissions, fsname=NAME, subtype=NAME", Text: "passed to FUSE"},
+}
+
+func moreHelp(w io.Writer, _ *cli.Result) {
+	fmt.Fprint(w, "\nMount options (-o):\n")
+	for _, it := range mountOptions {
+		fmt.Fprintf(w, "  %-34s %s\n", it.Term, it.Text)
+	}
+}
+
+// Program describes the dwarfs command's command line, help and manual page.
+func Program() *cli.Program {
+	return &cli.Program{
+		Name:    "dwarfs",
+		Summary: "mount a DwarFS image with FUSE",
+		Synopsis: []string{
+			"IMAGE MOUNTPOINT [-f] [-d] [-o OPTION[,OPTION...]]",
+		},
+		Options:  options,
+		MoreHelp: moreHelp,
+		Exit: []cli.ExitStatus{
+			{Code: cli.ExitOK, Meaning: "mounted (in the background, once the mount is ready), or unmounted cleanly in the foreground"},
+			{Code: cli.ExitError, Meaning: "a usage error or a bad mount option, or the image could not be opened or mounted"},
+		},
+		Manual: cli.Manual{
+			Description: []string{
+				"dwarfs mounts a DwarFS image read-only with FUSE. It runs in the background once the " +
+					"mount is ready, unless -f or -d is given. Unmount with fusermount3 -u or umount.",
+				"Installed or linked as mount.dwarfs or mount.fuse.dwarfs it is a mount(8) helper, so " +
+					"images can be mounted from /etc/fstab; the source may be written dwarfs#IMAGE.",
+				"Examples:",
+				"  dwarfs image.dwarfs /mnt/image -o cachesize=1g\n  /srv/tree.dwarfs  /mnt/tree  fuse.dwarfs  ro,cachesize=256m  0 0",
+			},
+			Sections: []cli.Section{{Title: "MOUNT OPTIONS", Items: mountOptions}},
+			SeeAlso:  []string{"mkdwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)", "fusermount3(1)", "mount(8)"},
+		},
+	}
+}

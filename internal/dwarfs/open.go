@@ -1,0 +1,104 @@
+package dwarfs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/mountopts"
+	"github.com/godwarfs/godwarfs/source"
+)
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var first error
+	for _, c := range m {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// OpenImage is the Opener used by the dwarfs command: it opens the image
+// according to the mount options (offset, imagesize, cache_image, cache
+// size, workers, preloading).
+func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, error) {
+	gopts := godwarfs.Options{
+		// o.ImageOffset is -1 for offset=auto; an explicit 0 is exact.
+		ImageOffset: o.ImageOffset, ExactOffset: o.ImageOffset == 0,
+		CacheSize: o.CacheSize, Workers: o.Workers, NoCheck: o.NoCheck,
+	}
+
+	var f source.Source
+	var err error
+	if source.IsRemote(path) {
+		f, err = source.Open(context.Background(), path, RemoteOptions(o))
+		if err == nil {
+			if off, ok := source.ImageOffset(f); ok && gopts.ImageOffset < 0 {
+				// Known from the section index: no prefix scan.
+				gopts.ImageOffset, gopts.ExactOffset = off, true
+			}
+			// Checking every block at open would fetch the whole
+			// image; blocks are verified when read.
+			gopts.NoCheck = true
+			// Cache workers fetch as well as decode: let prefetches
+			// use all the parallel requests allowed.
+			gopts.Workers = max(gopts.Workers, RemoteOptions(o).Workers)
+		}
+	} else {
+		f, err = source.OpenFile(path)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("open image: %w", err)
+	}
+	name := f.Name()
+	size := f.Size()
+	if o.ImageSize > 0 {
+		size = min(size, max(o.ImageOffset, 0)+o.ImageSize)
+	}
+	var r io.ReaderAt = f
+	if o.CacheImage {
+		// Keep the whole image in memory so reads never touch the file.
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), buf); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("cache_image: reading %s: %w", name, err)
+		}
+		r = bytes.NewReader(buf)
+	}
+	im, err := godwarfs.OpenReaderAt(r, size, name, &gopts)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("open image: %w", err)
+	}
+	src := fusefs.NewImageSource(im)
+	if _, ok := f.(*source.File); !ok {
+		src.SetRemote(f)
+	}
+	if o.PreloadAll || len(o.PreloadCategory) > 0 {
+		src.Preload(o.PreloadAll, o.PreloadCategory)
+	}
+	// Order matters: stop preloading, then the cache, then the file.
+	return src, multiCloser{src, im, f}, nil
+}
+
+// RemoteOptions maps the mount options for images at URLs to
+// source.Options.
+func RemoteOptions(o mountopts.Options) source.Options {
+	so := source.Options{
+		Workers: o.RemoteWorkers, Timeout: o.RemoteTimeout, Attempts: o.RemoteAttempts,
+		DiskCache: o.DiskCache, DiskCacheSize: o.DiskCacheSize,
+		S3:   source.S3Options{Endpoint: o.S3Endpoint, Region: o.S3Region, PathStyle: o.S3PathStyle},
+		Logf: func(format string, args ...any) { log.Printf("dwarfs: "+format, args...) },
+	}
+	if so.Workers <= 0 {
+		so.Workers = 4
+	}
+	return so
+}

@@ -1,0 +1,51 @@
+package dwarfsck
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/godwarfs/godwarfs/internal/testimage"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// TestMetadataConsistency: dwarfsck refuses structurally inconsistent
+// metadata with a message naming the table, the index and the bad value.
+func TestMetadataConsistency(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 100)
+	chunks := [][]metadata.Chunk{{{Block: 0, Offset: 0, Size: 10}}, {{Block: 0, Offset: 10, Size: 10}}}
+	cases := []struct {
+		name string
+		mut  func(md *metadata.Metadata)
+		args []string
+		want string
+	}{
+		{"unsorted names", func(md *metadata.Metadata) { md.Names = []string{"b", "a"} }, nil, `directory 0: entries "b" and "a" not strictly sorted`},
+		{"mode index", func(md *metadata.Metadata) { md.Inodes[1].ModeIndex = 7 }, nil, "inodes[1].mode_index 7 out of range (2 modes)"},
+		{"extra name", func(md *metadata.Metadata) { md.Names = append(md.Names, "c") }, nil, "names: 3 strings, indexes need 2"},
+		{"compact symlink buffer", func(md *metadata.Metadata) {
+			md.CompactSymlinks = &metadata.StringTable{Buffer: []byte("junk"), Index: []uint32{0}}
+		}, nil, "compact_symlinks: index describes 0 bytes, buffer has 4"},
+		{"chunk past block", func(md *metadata.Metadata) { md.Chunks[1].Offset = 95 }, []string{"--checksum=sha256"}, "chunks[1] ends at 105, beyond block 0 of 100 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			md := testimage.Files(1024, []string{"a", "b"}, chunks)
+			c.mut(md)
+			img, err := testimage.Build(md, [][]byte{data}, "zstd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(t.TempDir(), "bad.dwarfs")
+			if err := os.WriteFile(p, img, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rc, _, errs := runck(append(c.args, p)...)
+			if rc != ExitImage || !strings.Contains(errs, c.want) || !strings.Contains(errs, p) {
+				t.Errorf("rc %d, stderr %q\nwant exit %d naming the image and %q", rc, errs, ExitImage, c.want)
+			}
+		})
+	}
+}

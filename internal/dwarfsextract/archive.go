@@ -1,0 +1,412 @@
+package dwarfsextract
+
+import (
+	"archive/zip"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+	"golang.org/x/sys/unix"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// Formats lists the -f names: the tar variants, zip, and cpio in the
+// portable "newc" (SVR4) format, plus "auto".
+const Formats = "tar, gnutar, pax, ustar, zip, cpio, newc, auto"
+
+// archiveSpec is a resolved -f: the format and an optional compression
+// of the whole stream (tar only, chosen by "auto" from the name).
+type archiveSpec struct {
+	format string // pax, gnutar, ustar, zip, newc
+	filter string // "", gzip, xz, zstd
+}
+
+// resolveFormat maps a -f name to an archiveSpec. "auto" chooses by the
+// output name's extension, as the reference (through libarchive) does.
+func resolveFormat(name, output string) (archiveSpec, error) {
+	switch name {
+	case "tar", "pax":
+		return archiveSpec{format: "pax"}, nil
+	case "gnutar", "ustar", "zip":
+		return archiveSpec{format: name}, nil
+	case "cpio", "newc":
+		return archiveSpec{format: "newc"}, nil
+	case "auto":
+	default:
+		return archiveSpec{}, fmt.Errorf("unsupported format %q (%s)", name, Formats)
+	}
+	if output == "" || output == "-" {
+		return archiveSpec{}, fmt.Errorf("-f auto needs an output file name to choose the format from")
+	}
+	base := strings.ToLower(filepath.Base(output))
+	for _, m := range []struct {
+		ext  string
+		spec archiveSpec
+	}{
+		{".tar", archiveSpec{"pax", ""}},
+		{".tar.gz", archiveSpec{"pax", "gzip"}},
+		{".tgz", archiveSpec{"pax", "gzip"}},
+		{".tar.xz", archiveSpec{"pax", "xz"}},
+		{".txz", archiveSpec{"pax", "xz"}},
+		{".tar.zst", archiveSpec{"pax", "zstd"}},
+		{".tzst", archiveSpec{"pax", "zstd"}},
+		{".zip", archiveSpec{"zip", ""}},
+		{".jar", archiveSpec{"zip", ""}},
+		{".cpio", archiveSpec{"newc", ""}},
+	} {
+		if strings.HasSuffix(base, m.ext) {
+			return m.spec, nil
+		}
+	}
+	return archiveSpec{}, fmt.Errorf("-f auto: cannot tell the format from the name %q (known: .tar, .tar.gz, .tgz, .tar.xz, .txz, .tar.zst, .tzst, .zip, .jar, .cpio)", output)
+}
+
+// compressStream wraps w in the spec's whole-stream compression.
+func compressStream(w io.Writer, filter string) (io.WriteCloser, error) {
+	switch filter {
+	case "gzip":
+		return gzip.NewWriter(w), nil
+	case "xz":
+		return xz.NewWriter(w)
+	case "zstd":
+		return zstd.NewWriter(w)
+	}
+	return nopCloser{w}, nil
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// archiveOutput is where an archive goes: standard output for "-", else a
+// temporary file beside Output that is renamed into place only once
+// complete, so a failed run leaves nothing under the final name.
+type archiveOutput struct {
+	io.Writer
+	f    *os.File
+	name string
+}
+
+func openArchiveOutput(cfg *Config) (*archiveOutput, error) {
+	if cfg.Output == "-" || cfg.Output == "" {
+		return &archiveOutput{Writer: cfg.Stdout}, nil
+	}
+	if fi, err := os.Stat(cfg.Output); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory", cfg.Output)
+	}
+	f, err := os.CreateTemp(filepath.Dir(cfg.Output), "."+filepath.Base(cfg.Output)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Output, err)
+	}
+	return &archiveOutput{Writer: f, f: f, name: cfg.Output}, nil
+}
+
+// commit puts the finished archive under its name.
+func (o *archiveOutput) commit() error {
+	if o.f == nil {
+		return nil
+	}
+	f := o.f
+	o.f = nil
+	err := f.Chmod(os.FileMode(0o666 &^ umask()))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), o.name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return nil
+}
+
+// abort drops an unfinished archive; a no-op after commit.
+func (o *archiveOutput) abort() {
+	if o.f != nil {
+		o.f.Close()
+		os.Remove(o.f.Name())
+		o.f = nil
+	}
+}
+
+// umask reads the process umask without changing it (unix.Umask would
+// set it for every goroutine for a moment); 022 if it cannot be read.
+func umask() uint32 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return uint32(m)
+				}
+			}
+		}
+	}
+	return 0o022
+}
+
+// entryWriter writes one archive format; writeArchive drives it.
+type entryWriter interface {
+	// add writes e; data (regular files and symlinks) is its content of
+	// size bytes, nil for other types.
+	add(e entry, size int64, data io.Reader, linkTo string) error
+	close() error
+}
+
+// writeArchive writes ents as a zip or cpio archive.
+func writeArchive(im *godwarfs.Image, ents []entry, cfg Config, spec archiveSpec) (st Stats, err error) {
+	out, err := openArchiveOutput(&cfg)
+	if err != nil {
+		return st, err
+	}
+	defer out.abort()
+	var w entryWriter
+	switch spec.format {
+	case "zip":
+		w = &zipWriter{zw: zip.NewWriter(out), stderr: cfg.Stderr}
+	case "newc":
+		w = newCpioWriter(out, ents)
+	default:
+		return st, fmt.Errorf("unsupported format %q", spec.format)
+	}
+	rep := &reporter{cfg: &cfg, name: im.Name()}
+	first := map[uint32]string{}
+	for _, e := range ents {
+		st.Entries++
+		if err := archiveEntry(im, w, e, first, &st, cfg.Progress); err != nil {
+			if ferr := rep.fail(e.path, err); ferr != nil {
+				return st, ferr
+			}
+		}
+	}
+	if err := w.close(); err != nil {
+		return st, fmt.Errorf("writing %s: %w", cfg.Output, err)
+	}
+	if err := out.commit(); err != nil {
+		return st, err
+	}
+	st.Errors = rep.count
+	return st, nil
+}
+
+func archiveEntry(im *godwarfs.Image, w entryWriter, e entry, first map[uint32]string, st *Stats, prog *Progress) error {
+	switch e.in.Mode & metadata.ModeType {
+	case metadata.ModeRegular:
+		r, err := im.OpenInode(e.ino)
+		if err != nil {
+			return err
+		}
+		linkTo, seen := first[e.ino]
+		if !seen {
+			first[e.ino] = e.path
+			st.Files++
+			st.Bytes += r.Size()
+		}
+		cr := &countingReader{r: io.NewSectionReader(r, 0, r.Size())}
+		if err := w.add(e, r.Size(), cr, linkTo); err != nil {
+			return err
+		}
+		if cr.n != r.Size() && cr.n != 0 {
+			return io.ErrUnexpectedEOF
+		}
+		if prog != nil && !seen {
+			prog.Add(1, r.Size())
+		}
+		return nil
+	case metadata.ModeSymlink:
+		t, err := imageaccess.Of(im).FS.Readlink(e.ino)
+		if err != nil {
+			return err
+		}
+		return w.add(e, int64(len(t)), strings.NewReader(t), "")
+	}
+	return w.add(e, 0, nil, "")
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// zipWriter stores entries with archive/zip. Zip has no hard links (each
+// link gets the data again), no owners in its basic headers, and no
+// devices, fifos or sockets: those are skipped with a warning, as
+// libarchive's zip writer does.
+type zipWriter struct {
+	zw     *zip.Writer
+	stderr io.Writer
+}
+
+func (z *zipWriter) add(e entry, size int64, data io.Reader, _ string) error {
+	in := e.in
+	h := &zip.FileHeader{Name: e.path, Modified: time.Unix(in.Mtime.Sec, int64(in.Mtime.Nsec))}
+	perm := fs.FileMode(in.Mode & 0o777)
+	for _, b := range []struct {
+		unix uint32
+		mode fs.FileMode
+	}{{unix.S_ISUID, fs.ModeSetuid}, {unix.S_ISGID, fs.ModeSetgid}, {unix.S_ISVTX, fs.ModeSticky}} {
+		if in.Mode&b.unix != 0 {
+			perm |= b.mode
+		}
+	}
+	switch in.Mode & metadata.ModeType {
+	case metadata.ModeDir:
+		h.Name += "/"
+		h.SetMode(fs.ModeDir | perm)
+	case metadata.ModeRegular:
+		h.Method = zip.Deflate
+		h.UncompressedSize64 = uint64(size)
+		h.SetMode(perm)
+	case metadata.ModeSymlink:
+		h.SetMode(fs.ModeSymlink | perm)
+	default:
+		if z.stderr != nil {
+			fmt.Fprintf(z.stderr, "dwarfsextract: warning: %s: a zip archive cannot hold a %s, skipped\n", e.path, typeName(in.Mode))
+		}
+		return nil
+	}
+	fw, err := z.zw.CreateHeader(h)
+	if err != nil {
+		return err
+	}
+	if data != nil {
+		_, err = io.Copy(fw, data)
+	}
+	return err
+}
+
+func (z *zipWriter) close() error { return z.zw.Close() }
+
+func typeName(mode uint32) string {
+	switch mode & metadata.ModeType {
+	case metadata.ModeChar:
+		return "character device"
+	case metadata.ModeBlock:
+		return "block device"
+	case metadata.ModeFIFO:
+		return "fifo"
+	case metadata.ModeSocket:
+		return "socket"
+	}
+	return fmt.Sprintf("file of type %#o", mode&metadata.ModeType)
+}
+
+// cpioWriter writes the SVR4 "newc" cpio format (magic 070701), which
+// GNU cpio, bsdtar and the Linux initramfs read. A small writer of our
+// own: the Go cpio packages cannot store device numbers. Hard links share
+// an inode number and the data goes with the last link, as GNU cpio
+// expects.
+type cpioWriter struct {
+	w     io.Writer
+	links map[uint32]int // inode -> links in the archive
+	left  map[uint32]int // inode -> links not yet written
+	err   error
+}
+
+func newCpioWriter(w io.Writer, ents []entry) *cpioWriter {
+	c := &cpioWriter{w: w, links: map[uint32]int{}, left: map[uint32]int{}}
+	for _, e := range ents {
+		if e.in.Mode&metadata.ModeType == metadata.ModeRegular {
+			c.links[e.ino]++
+			c.left[e.ino]++
+		}
+	}
+	return c
+}
+
+const cpioMaxSize = 1<<32 - 1
+
+func (c *cpioWriter) add(e entry, size int64, data io.Reader, _ string) error {
+	in := e.in
+	nlink := 1
+	switch in.Mode & metadata.ModeType {
+	case metadata.ModeDir:
+		nlink = 2
+	case metadata.ModeRegular:
+		nlink = c.links[e.ino]
+		c.left[e.ino]--
+		if c.left[e.ino] > 0 {
+			size, data = 0, nil // the data follows with the last link
+		}
+	}
+	if size > cpioMaxSize {
+		return fmt.Errorf("%d bytes is too large for a cpio newc archive (at most %d)", size, int64(cpioMaxSize))
+	}
+	mtime := max(in.Mtime.Sec, 0)
+	if mtime > cpioMaxSize {
+		mtime = cpioMaxSize
+	}
+	var rmaj, rmin uint32
+	if t := in.Mode & metadata.ModeType; t == metadata.ModeChar || t == metadata.ModeBlock {
+		rmaj, rmin = unix.Major(in.Rdev), unix.Minor(in.Rdev)
+	}
+	if err := c.header(uint32(e.ino)+1, in.Mode, in.Uid, in.Gid, uint32(nlink), uint32(mtime), uint32(size), rmaj, rmin, e.path); err != nil {
+		return err
+	}
+	if data != nil {
+		n, err := io.Copy(c.w, io.LimitReader(data, size))
+		if err != nil {
+			c.err = err
+			return err
+		}
+		if n != size {
+			// The archive cannot be continued after a short body.
+			c.err = io.ErrUnexpectedEOF
+			return c.err
+		}
+	}
+	return c.pad(size)
+}
+
+// header writes a newc header and the name. Fields are 8 hex digits:
+// inode, mode, uid, gid, nlink, mtime, file size, device major and minor
+// (0: not kept), rdev major and minor, name size with the NUL, checksum (0
+// in newc).
+func (c *cpioWriter) header(ino, mode, uid, gid, nlink, mtime, size, rmaj, rmin uint32, name string) error {
+	if c.err != nil {
+		return c.err
+	}
+	h := fmt.Sprintf("070701%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%s\x00",
+		ino, mode, uid, gid, nlink, mtime, size, 0, 0, rmaj, rmin, len(name)+1, 0, name)
+	if _, err := io.WriteString(c.w, h); err != nil {
+		c.err = err
+		return err
+	}
+	return c.pad(int64(len(h)))
+}
+
+// pad writes zeros up to the next multiple of 4.
+func (c *cpioWriter) pad(n int64) error {
+	if c.err != nil {
+		return c.err
+	}
+	if p := (4 - n%4) % 4; p > 0 {
+		if _, err := c.w.Write(make([]byte, p)); err != nil {
+			c.err = err
+		}
+	}
+	return c.err
+}
+
+func (c *cpioWriter) close() error {
+	return c.header(0, 0, 0, 0, 1, 0, 0, 0, 0, "TRAILER!!!")
+}

@@ -1,0 +1,37 @@
+package dwarfsextract
+
+import "github.com/godwarfs/godwarfs/internal/cli"
+
+// options are dwarfsextract's command line options; --help, --version and
+// --man come from package cli.
+var options = []cli.Option{
+	{Long: "input", Short: "i", HasValue: true, Arg: "IMAGE", Help: "image file"},
+	{Long: "output", Short: "o", HasValue: true, Arg: "PATH", Help: "output directory (default: the current directory), or archive file ('-' = stdout, the default) with --format"},
+	{Long: "format", Short: "f", HasValue: true, Arg: "FMT", Help: "write an archive: tar (pax), gnutar, pax, ustar, zip, cpio (newc), or auto: from the output name (.tar, .tar.gz, .tgz, .tar.xz, .tar.zst, .zip, .cpio)"},
+	{Long: "pattern", HasValue: true, Arg: "GLOB", Help: "only extract matching paths (repeatable, also as plain arguments; ** allowed, i: ignores case)"},
+	{Long: "skip-devices", Help: "do not extract block and character devices"},
+	{Long: "skip-specials", Help: "do not extract sockets and fifos"},
+	{Long: "image-offset", Short: "O", HasValue: true, Arg: "auto|N", Help: "image offset"},
+	{Long: "stdout-progress", Help: "print progress lines to stdout"},
+	{Long: "continue-on-error", Help: "warn about failed entries and go on"},
+	{Long: "num-workers", Short: "n", HasValue: true, Arg: "N", Help: "worker threads (default 4)"},
+	{Long: "num-disk-writers", HasValue: true, Arg: "N", Help: "files written to disk at once (default 0: the number of workers)"},
+	cli.LogLevelOption(),
+	{Long: "cache-size", Short: "s", HasValue: true, Arg: "SIZE", Help: "block cache size (default 512m)"},
+}
+
+// Program describes dwarfsextract's command line, help and manual page.
+func Program() *cli.Program {
+	return &cli.Program{
+		Name:     "dwarfsextract",
+		Summary:  "extract a DwarFS image",
+		Synopsis: []string{"-i IMAGE [-o DIR] [OPTIONS...] [PATTERN...]", "-i IMAGE -f FORMAT [-o FILE|-] [OPTIONS...] [PATTERN...]"},
+		Options:  options,
+		Exit: []cli.ExitStatus{
+			{Code: cli.ExitOK, Meaning: "everything was extracted"},
+			{Code: cli.ExitError, Meaning: "a usage error, an unreadable image, or a failed extraction"},
+			{Code: cli.ExitPartial, Meaning: "the extraction finished, but some entries failed (--continue-on-error)"},
+		},
+		Manual: manual,
+	}
+}

@@ -1,0 +1,35 @@
+package dwarfsextract
+
+import "github.com/godwarfs/godwarfs/internal/cli"
+
+// manual is the hand-written part of the dwarfsextract manual page.
+var manual = cli.Manual{
+	Description: []string{
+		"dwarfsextract writes the contents of a DwarFS image to a directory, or as an archive (-f) to a " +
+			"file or to standard output, keeping permissions, ownership (as root), times, hard links, " +
+			"sparse files and special files. Without -o it extracts into the current directory.",
+		"Patterns, given as plain arguments or with --pattern, select what to extract: shell globs " +
+			"matched against the path below the image root, where * and ? stay within one directory, " +
+			"** matches across directories and a pattern starting with i: ignores case. A file is " +
+			"extracted when it or a directory above it matches, with the directories leading to it. " +
+			"When no file matches, dwarfsextract warns \"no matching files found\", extracts nothing " +
+			"and exits 0, as the reference does.",
+		"Archive formats (-f): tar and pax (POSIX pax), gnutar, ustar, zip, and cpio or newc (the " +
+			"portable SVR4 cpio format GNU cpio and the Linux initramfs read). -f auto chooses from the " +
+			"output name: .tar, .tar.gz or .tgz, .tar.xz or .txz, .tar.zst or .tzst (compressed pax), " +
+			".zip or .jar, .cpio. A zip archive holds no owners, hard links (each link gets the data) " +
+			"or special files (devices, fifos and sockets are skipped with a warning); cpio stores files " +
+			"of up to 4 GiB. An archive file is written under a temporary name and renamed when complete.",
+		"Examples:",
+		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'\n  dwarfsextract -i image.dwarfs -f auto -o tree.tar.zst",
+	},
+	Sections: []cli.Section{
+		{Title: "DIFFERENCES FROM THE REFERENCE DWARFSEXTRACT", Paragraphs: []string{
+			"A pattern that matches a directory also extracts everything below it (the reference " +
+				"matches files only, so it needs dir/**). Archives are written by Go libraries instead of " +
+				"libarchive: the formats are those listed above, and --format-filters and --format-options " +
+				"are not supported (-f auto chooses the compression of a tar archive from its name).",
+		}},
+	},
+	SeeAlso: []string{"mkdwarfs(1)", "dwarfs(1)", "dwarfsck(1)", "tar(1)"},
+}

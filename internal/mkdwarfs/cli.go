@@ -1,0 +1,99 @@
+package mkdwarfs
+
+import "github.com/godwarfs/godwarfs/internal/cli"
+
+func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
+
+// options are mkdwarfs's command line options; --help, --version and --man
+// come from package cli.
+var options = []cli.Option{
+	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory (an image with --recompress, --rebuild-metadata or --change-block-size)"},
+	{Long: "input-list", HasValue: true, Arg: "FILE", Help: "file with paths relative to the root directory, or - for stdin"},
+	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, or - for stdout"},
+	{Long: "force", Short: "f", Help: "overwrite an existing output image"},
+	{Long: "compress-level", Short: "l", HasValue: true, Arg: "N", Default: "7", Help: "compression level (0=fast, 9=best, see -H)"},
+	cli.LogLevelOption(),
+	{Long: "long-help", Short: "H", Help: "print full help including the level table and exit"},
+	{Long: "block-size-bits", Short: "S", HasValue: true, Arg: "N", Default: "24", Help: "block size bits (size = 2^N bytes)"},
+	{Long: "num-workers", Short: "N", HasValue: true, Arg: "N", Default: "2", Help: "number of compression workers"},
+	{Long: "num-scanner-workers", HasValue: true, Arg: "N", Default: "num-workers", Help: "number of scanner (hashing) workers"},
+	{Long: "num-segmenter-workers", HasValue: true, Arg: "N", Help: "accepted for compatibility (segmenting is sequential)"},
+	{Long: "memory-limit", Short: "L", HasValue: true, Arg: "SIZE", Default: "auto", Help: "limit for block data waiting for compression (e.g. 512m, 1g)"},
+	{Long: "order", HasValue: true, Default: "nilsimsa", Help: "file order (none, path, revpath, similarity, nilsimsa)"},
+	{Long: "max-similarity-size", HasValue: true, Arg: "SIZE", Help: "maximum file size to compute similarity for"},
+	{Long: "file-hash", HasValue: true, Default: "xxh3-128", Help: "whole-file hash (none, xxh3-128, xxh3-64, md5, sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512)"},
+	{Long: "progress", HasValue: true, Help: "progress mode (ascii, none, simple, unicode; default: unicode, or ascii outside a UTF-8 locale, on a terminal, else none)"},
+	{Long: "no-progress", Help: "don't show progress"},
+	{Long: "filter", Short: "F", HasValue: true, Arg: "RULE", Help: "add filter rule: '+ PATTERN' include, '- PATTERN' exclude, '. FILE' merge rules from FILE; first match wins (see FILTER RULES in the manual)"},
+	{Long: "remove-empty-dirs", Help: "remove empty directories"},
+	{Long: "continue-on-error", Help: "report unreadable inputs and go on, as the reference does by default: they are left out (stored empty when reading fails only while the data is packed), and the exit status is 2"},
+	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "N", Default: "1", Help: "how many blocks to scan for segments"},
+	{Long: "window-size", Short: "W", HasValue: true, Arg: "N", Default: "12", Help: "window size bits for block hashing (0 disables)"},
+	{Long: "window-step", Short: "w", HasValue: true, Arg: "N", Default: "3", Help: "window step (as right shift of size)"},
+	{Long: "bloom-filter-size", HasValue: true, Arg: "N", Default: "4", Help: "bloom filter size (2^N*values bits)"},
+	{Long: "compression", Short: "C", HasValue: true, Arg: "ALGO", Default: "zstd:level=22", Help: "block compression (null, zstd, lzma, lz4, lz4hc, brotli with :options)"},
+	{Long: "schema-compression", HasValue: true, Default: "zstd:level=16", Help: "metadata schema compression"},
+	{Long: "metadata-compression", HasValue: true, Default: "zstd:level=22", Help: "metadata compression"},
+	{Long: "history-compression", HasValue: true, Default: "zstd:level=16", Help: "history compression"},
+	{Long: "with-devices", Help: "include block and character devices"},
+	{Long: "with-specials", Help: "include named fifos and sockets"},
+	{Long: "no-sparse-files", Help: "don't store sparse files as sparse"},
+	{Long: "header", HasValue: true, Arg: "FILE", Help: "prepend the image with the contents of this file"},
+	{Long: "no-section-index", Help: "don't add a section index"},
+	{Long: "no-history", Help: "don't add history"},
+	{Long: "no-history-timestamps", Help: "don't add timestamps to the history"},
+	{Long: "no-history-command-line", Help: "don't add the command line to the history"},
+	{Long: "set-owner", HasValue: true, Arg: "UID", Help: "set owner (uid) for the whole file system"},
+	{Long: "set-group", HasValue: true, Arg: "GID", Help: "set group (gid) for the whole file system"},
+	{Long: "chmod", HasValue: true, Arg: "MODE", Help: "apply permission changes (e.g. a+r,u-w, Fa-x, D755)"},
+	{Long: "no-create-timestamp", Help: "don't add a create timestamp"},
+	{Long: "set-time", HasValue: true, Arg: "TIME", Help: "set timestamp for the whole file system (unix time or 'now')"},
+	{Long: "keep-all-times", Help: "save atime and ctime in addition to mtime"},
+	{Long: "time-resolution", HasValue: true, Arg: "RES", Help: "resolution of inode timestamps: sec, ms, us, ns, min, hour, day or seconds (default: 1s)"},
+	{Long: "no-hardlink-table", Help: "don't add the hardlink count table"},
+	{Long: "pack-metadata", Short: "P", HasValue: true, Default: "auto", Help: "pack metadata elements (auto, all, none, chunk_table, directories, shared_files, names, names_index, symlinks, symlinks_index, force, plain)"},
+	{Long: "debug-filter", HasValue: true, Optional: true, Implicit: "all", Help: "show effect of filter rules without producing an image (all, excluded, excluded-files, files, included, included-files)"},
+	// Accepted for command line compatibility; they have no effect here.
+	{Long: "log-with-context", Help: "accepted, no effect"},
+	{Long: "compress-niceness", HasValue: true, Help: "accepted, no effect"},
+	{Long: "no-category-names", Help: "accepted, no effect (no categorizers)"},
+	{Long: "no-category-metadata", Help: "accepted, no effect (no categorizers)"},
+	// Rewriting an existing image (-i IMAGE): see rewrite.go.
+	{Long: "recompress", HasValue: true, Optional: true, Implicit: "all", Arg: "MODE", Help: "rewrite the image given with -i, recompressing all (default), block, metadata or none of its sections (compression from -C/--*-compression, else the -l level)"},
+	{Long: "rebuild-metadata", Help: "with -i IMAGE: rebuild the metadata (applies -P, --set-owner, --set-group, --set-time, --chmod, --time-resolution (coarser only), --keep-all-times)"},
+	{Long: "change-block-size", Help: "with -i IMAGE: re-chunk all file data into blocks of 2^S bytes (-S) and rebuild the metadata"},
+	{Long: "recompress-categories", HasValue: true, Arg: "[!]CAT,...", Help: "with --recompress: only recompress blocks of these categories (a leading ! excludes them)"},
+	{Long: "remove-header", Help: "with -i IMAGE: drop any header before the image"},
+	{Long: "no-metadata-version-history", Help: "with --rebuild-metadata: don't record the previous metadata version"},
+	{Long: "no-check", Help: "with -i IMAGE: skip the integrity check of the input and of rebuilt metadata"},
+	// Reference features godwarfs does not implement: refused clearly.
+	{Long: "categorize", HasValue: true, Optional: true, Implicit: "fits,pcmaudio,binary,incompressible", Unsupported: true},
+	{Long: "hollow", Unsupported: true},
+	{Long: "hotness-list", HasValue: true, Unsupported: true},
+	{Long: "incompressible-min-input-size", HasValue: true, Unsupported: true},
+	{Long: "incompressible-block-size", HasValue: true, Unsupported: true},
+	{Long: "incompressible-fragments", Unsupported: true},
+	{Long: "incompressible-ratio", HasValue: true, Unsupported: true},
+	{Long: "incompressible-zstd-level", HasValue: true, Unsupported: true},
+}
+
+// Program describes mkdwarfs's command line, help and manual page.
+func Program() *cli.Program {
+	return &cli.Program{
+		Name:    "mkdwarfs",
+		Summary: "create a DwarFS image",
+		Synopsis: []string{
+			"-i DIR -o IMAGE [OPTIONS...]",
+			"-i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]",
+		},
+		Options:  options,
+		LongHelp: "long-help",
+		MoreHelp: moreHelp,
+		Exit: []cli.ExitStatus{
+			{Code: cli.ExitOK, Meaning: "the image was written"},
+			{Code: cli.ExitError, Meaning: "a usage error, or a failure; no image is left under the output name"},
+			{Code: cli.ExitPartial, Meaning: "the image was written, but some inputs could not be read (--continue-on-error)"},
+		},
+		Manual: manual,
+	}
+}

@@ -1,0 +1,60 @@
+package mkdwarfs
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup"
+)
+
+// level is one row of the reference mkdwarfs level table (mkdwarfs -H).
+type level struct {
+	blockBits           int
+	block, schema, meta string
+	window, step        int
+	order               dedup.Order
+	orderName           string
+}
+
+var levels = [10]level{
+	{20, "null", "null", "null", 0, 0, dedup.OrderNone, "none"},
+	{20, "lz4", "zstd:level=16", "null", 0, 0, dedup.OrderPath, "path"},
+	{20, "lz4hc:level=9", "zstd:level=16", "null", 0, 0, dedup.OrderPath, "path"},
+	{21, "lz4hc:level=9", "zstd:level=16", "null", 12, 1, dedup.OrderSimilarity, "similarity"},
+	{22, "zstd:level=11", "zstd:level=16", "null", 12, 2, dedup.OrderSimilarity, "similarity"},
+	{23, "zstd:level=19", "zstd:level=16", "null", 12, 2, dedup.OrderSimilarity, "similarity"},
+	{24, "zstd:level=22", "zstd:level=16", "null", 12, 3, dedup.OrderNilsimsa, "nilsimsa"},
+	{24, "zstd:level=22", "zstd:level=16", "zstd:level=22", 12, 3, dedup.OrderNilsimsa, "nilsimsa"},
+	{24, "lzma:level=9", "zstd:level=16", "lzma:level=9", 12, 4, dedup.OrderNilsimsa, "nilsimsa"},
+	{26, "lzma:level=9", "zstd:level=16", "lzma:level=9", 12, 4, dedup.OrderNilsimsa, "nilsimsa"},
+}
+
+func printLevels(w io.Writer) {
+	line := "  --------------------------------------------------------------------------------\n"
+	fmt.Fprint(w, "Compression level defaults:\n", line)
+	fmt.Fprint(w, "  Level  Block  Compression Algorithm                        Window     Inode\n")
+	fmt.Fprint(w, "         Size   Block Data     Schema/History  Metadata      Size/Step  Order\n", line)
+	for i, l := range levels {
+		fmt.Fprintf(w, "  %-6d %-6d %-14s %-15s %-15s%2d / %d    %-10s\n",
+			i, l.blockBits, l.block, l.schema, l.meta, l.window, l.step, l.orderName)
+	}
+	fmt.Fprint(w, line)
+	printAlgorithms(w)
+}
+
+// printAlgorithms says which encoder this binary has for each algorithm:
+// cgo builds use libzstd and liblzma, pure-Go builds do not.
+func printAlgorithms(w io.Writer) {
+	fmt.Fprint(w, "\nCompression algorithms (decoding is pure Go in every build):\n")
+	for _, a := range block.Algorithms() {
+		desc := a.Description
+		if a.Encoder != "" {
+			desc += " (" + a.Encoder + ")"
+		}
+		fmt.Fprintf(w, "  %-8s %s\n", a.Name, desc)
+		for _, o := range a.Options {
+			fmt.Fprintf(w, "               %s\n", o)
+		}
+	}
+}

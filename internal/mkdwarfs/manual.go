@@ -1,0 +1,54 @@
+package mkdwarfs
+
+import "github.com/godwarfs/godwarfs/internal/cli"
+
+// manual is the hand-written part of the mkdwarfs manual page.
+var manual = cli.Manual{
+	Description: []string{
+		"mkdwarfs builds a DwarFS image from a directory tree. Identical files are stored once, " +
+			"similar data is deduplicated in segments across files, and the file data is compressed " +
+			"in blocks. The image is written to a temporary file beside the output and renamed into " +
+			"place only when complete, so a failed or interrupted run leaves nothing under the output name.",
+		"Given an existing image with -i, mkdwarfs rewrites it instead: --recompress re-encodes its " +
+			"sections with other compression, --rebuild-metadata re-creates the metadata (applying the " +
+			"metadata options such as --set-owner and --chmod), and --change-block-size re-chunks the file data.",
+		"The images are compatible with the reference DwarFS tools (format 2.5 is written; every 2.x image can be read).",
+		"Examples:",
+		"  mkdwarfs -i /usr/share/doc -o doc.dwarfs\n  mkdwarfs -i tree -o tree.dwarfs -l 9 -F '- *.o'\n  mkdwarfs -i old.dwarfs -o new.dwarfs --recompress -C lzma:level=9",
+	},
+	Sections: []cli.Section{
+		{Title: "COMPRESSION", Paragraphs: []string{
+			"-C and the other --*-compression options take ALGO[:OPTION=VALUE...]: null, zstd:level=N " +
+				"(1 to 22), lzma:level=N (0 to 9, :extreme), lz4, lz4hc:level=N (1 to 12) and brotli:quality=N " +
+				"(0 to 11). The -l level (0 to 9) chooses all of them together with block size and ordering; " +
+				"mkdwarfs -H prints the table.",
+		}},
+		{Title: "FILTER RULES", Paragraphs: []string{
+			"Each -F rule is '+ PATTERN' (include), '- PATTERN' (exclude) or '. FILE' (read more rules " +
+				"from FILE, one a line; blank lines and lines starting with # are skipped; FILE may merge " +
+				"others). Rules are tried in the order given and the first one that matches an entry decides; " +
+				"an entry no rule matches is included. An excluded directory is not scanned. A letter i after " +
+				"the sign ('+i *.jpg') makes the rule ignore case.",
+			"A pattern starting with / is anchored at the input directory; any other pattern matches at " +
+				"any depth. A pattern ending in / matches only directories; any other pattern matches only " +
+				"files, links and other non-directories, unless it ends in **. ? and * match any one and any " +
+				"number of characters except /, ** matches across directories, [abc], [a-h] and [!a-h] are " +
+				"character classes, {a,b} alternatives, and \\ quotes the next character.",
+			"For example, these rules keep the File/Spec/E*.pm and M*.pm modules at any depth and all .pl " +
+				"files except those below a unicore directory, and leave out every other file (the " +
+				"directories stay; --remove-empty-dirs drops the empty ones); --debug-filter lists the result " +
+				"without building an image:",
+			"  mkdwarfs -i perl -o perl.dwarfs --remove-empty-dirs \\\n    -F '+ File/Spec/[EM]*.pm' -F '- unicore/**.pl' -F '+ *.pl' -F '- *'",
+		}},
+		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
+			"Categorizers (--categorize and the --incompressible-* options), --hollow and --hotness-list are " +
+				"refused. By default godwarfs stops at the first input it cannot read and writes no image; " +
+				"with --continue-on-error it behaves as the reference does by default: it reports the input, " +
+				"leaves it out (or stores it empty when reading fails only while its data is packed), and exits with status 2.",
+			"A filter pattern that does not start with / is matched against the path below the input " +
+				"directory only; the reference also lets it match directories above the input, so its " +
+				"result can depend on where the tree lives. ? and * match one character, not one byte.",
+		}},
+	},
+	SeeAlso: []string{"dwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)"},
+}

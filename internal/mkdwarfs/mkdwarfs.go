@@ -1,0 +1,386 @@
+// Package mkdwarfs is the mkdwarfs command line: it maps the options onto
+// writer.BuildOptions or writer.RewriteOptions, shows progress and prints
+// the summary. Building and rewriting are package writer's.
+package mkdwarfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/godwarfs/godwarfs/internal/cli"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/writer"
+)
+
+// Config is a fully parsed mkdwarfs invocation.
+type Config struct {
+	Build       dedup.Options
+	Output      string // "-" for stdout
+	Force       bool
+	Compression string
+	SchemaComp  string
+	MetaComp    string
+	HistoryComp string
+	Workers     int
+	MemLimit    int64
+	Header      []byte
+	NoIndex     bool
+	NoHistory   bool
+	NoHistTime  bool
+	NoHistArgs  bool
+	Args        []string // command line for the history
+	LogLevel    int
+	Progress    string
+	DebugFilter string // --debug-filter mode: print filter effects only
+	// Rewrite is set when an existing image (Build.Input) is rewritten
+	// (--recompress, --rebuild-metadata, --change-block-size).
+	Rewrite *writer.RewriteOptions
+}
+
+// target is where and how the image is written.
+func (c *Config) target(stdout io.Writer) writer.Target {
+	t := writer.Target{
+		Output: c.Output, Overwrite: c.Force, Stdout: stdout,
+		BlockCompression: c.Compression, SchemaCompression: c.SchemaComp,
+		MetadataCompression: c.MetaComp, HistoryCompression: c.HistoryComp,
+		Workers: c.Workers, NoSectionIndex: c.NoIndex,
+		History: writer.History{Omit: c.NoHistory, NoTimestamp: c.NoHistTime},
+	}
+	if !c.NoHistArgs {
+		t.History.Arguments = c.Args
+	}
+	return t
+}
+
+// Log levels.
+const (
+	logError   = cli.LogError
+	logWarn    = cli.LogWarn
+	logInfo    = cli.LogInfo
+	logVerbose = cli.LogVerbose
+	logDebug   = cli.LogDebug
+)
+
+// Main runs mkdwarfs with args (without the program name) and returns the
+// exit status (cli.ExitOK, cli.ExitError, or cli.ExitPartial when the image
+// was written but some inputs could not be read).
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	prog := Program()
+	r, code, done := prog.Parse(args, stdout, stderr)
+	if done {
+		return code
+	}
+	cfg, err := configFrom(r, args, stdin)
+	if err != nil {
+		return prog.Fail(stderr, err)
+	}
+	if cfg.DebugFilter != "" {
+		if err := dedup.DebugFilter(cfg.Build, cfg.DebugFilter, stdout); err != nil {
+			return prog.Fail(stderr, err)
+		}
+		return cli.ExitOK
+	}
+	cfg.Progress = progressMode(cfg.Progress, stderr)
+	if cfg.Rewrite != nil {
+		return mainRewrite(ctx, cfg, stderr)
+	}
+	if cfg.Build.Log == nil && cfg.LogLevel >= logWarn {
+		cfg.Build.Log = stderr
+	}
+	start := time.Now()
+	progress := startProgress(cfg.Progress, stderr)
+	res, err := build(ctx, cfg, stdout, progress.update)
+	progress.stop()
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
+		return cli.ExitError
+	}
+	if errors.Is(err, fs.ErrExist) {
+		err = fmt.Errorf("%w (use -f to overwrite)", err)
+	}
+	if err != nil {
+		return prog.Fail(stderr, err)
+	}
+	if cfg.LogLevel >= logInfo {
+		printSummary(stderr, res, time.Since(start))
+	}
+	if res.Stats.Errors > 0 {
+		return cli.ExitPartial
+	}
+	return cli.ExitOK
+}
+
+// moreHelp follows the option list in --help; -H adds the level table.
+func moreHelp(w io.Writer, r *cli.Result) {
+	fmt.Fprint(w, recompressHelp)
+	fmt.Fprint(w, "\nSizes accept k, m, g, t suffixes (powers of 1024).\n")
+	if r.Has("long-help") {
+		fmt.Fprintln(w)
+		printLevels(w)
+	}
+}
+
+// ParseConfig turns command line arguments into a Config.
+func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, error) {
+	r, err := cli.Parse(Program().AllOptions(), args)
+	if err != nil {
+		return nil, err
+	}
+	return configFrom(r, args, stdin)
+}
+
+// configFrom interprets parsed options.
+func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) {
+	var err error
+	if len(p.Args) > 0 {
+		return nil, cli.Unexpected(p.Args[0])
+	}
+	cfg := &Config{Build: dedup.DefaultOptions(), Args: append([]string{"mkdwarfs"}, args...)}
+	recomp := isRecompress(p)
+	o := &cfg.Build
+	atoi := p.Int
+	lvl := 7
+	if n, ok, err := atoi("compress-level", 0, 9); err != nil {
+		return nil, err
+	} else if ok {
+		lvl = n
+	}
+	L := levels[lvl]
+	o.BlockSizeBits, o.WindowBits, o.WindowStep, o.Order = L.blockBits, L.window, L.step, L.order
+	cfg.Compression, cfg.SchemaComp, cfg.HistoryComp, cfg.MetaComp = L.block, L.schema, L.schema, L.meta
+
+	in, ok := p.Lookup("input")
+	if !ok {
+		return nil, cli.Missing("input")
+	}
+	o.Input = in
+	if v, ok := p.Lookup("debug-filter"); ok {
+		switch v {
+		case "all", "excluded", "excluded-files", "files", "included", "included-files":
+			cfg.DebugFilter = v
+		default:
+			return nil, usagef("invalid --debug-filter mode %q", v)
+		}
+	}
+	if cfg.Output, ok = p.Lookup("output"); !ok && cfg.DebugFilter == "" {
+		return nil, cli.Missing("output")
+	}
+	cfg.Force = p.Has("force")
+	if v, ok := p.Lookup("input-list"); ok {
+		var r io.Reader = stdin
+		if v != "-" {
+			f, err := os.Open(v)
+			if err != nil {
+				return nil, fmt.Errorf("opening input list: %w", err)
+			}
+			defer f.Close()
+			r = f
+		}
+		list, err := dedup.ReadInputList(r)
+		if err != nil {
+			return nil, err
+		}
+		if list == nil {
+			list = []string{}
+		}
+		o.InputList = list
+	}
+	if cfg.LogLevel, err = p.LogLevel(); err != nil {
+		return nil, err
+	}
+	if n, ok, err := atoi("block-size-bits", 10, 30); err != nil {
+		return nil, err
+	} else if ok {
+		o.BlockSizeBits = n
+	}
+	cfg.Workers = 2
+	if n, ok, err := atoi("num-workers", 1, 1024); err != nil {
+		return nil, err
+	} else if ok {
+		cfg.Workers = n
+	}
+	o.ScannerWorkers = cfg.Workers
+	if n, ok, err := atoi("num-scanner-workers", 1, 1024); err != nil {
+		return nil, err
+	} else if ok {
+		o.ScannerWorkers = n
+	}
+	if _, _, err := atoi("num-segmenter-workers", 1, 1024); err != nil {
+		return nil, err
+	}
+	if v, ok := p.Lookup("memory-limit"); ok && v != "auto" {
+		n, err := cli.ParseSize(v)
+		if err != nil || n <= 0 {
+			return nil, usagef("invalid --memory-limit %q", v)
+		}
+		cfg.MemLimit = n
+	}
+	if v, ok := p.Lookup("order"); ok {
+		ord, ok := dedup.ParseOrder(v)
+		if !ok {
+			return nil, usagef("invalid --order %q (none, path, revpath, similarity, nilsimsa)", v)
+		}
+		o.Order = ord
+	}
+	if v, ok := p.Lookup("max-similarity-size"); ok {
+		n, err := cli.ParseSize(v)
+		if err != nil {
+			return nil, usagef("invalid --max-similarity-size: %v", err)
+		}
+		o.MaxSimilaritySize = n
+	}
+	if v, ok := p.Lookup("file-hash"); ok {
+		h, err := dedup.NewFileHash(v)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		o.FileHash = h
+	}
+	cfg.Progress = "auto"
+	if v, ok := p.Lookup("progress"); ok {
+		switch v {
+		case "ascii", "unicode", "simple", "none":
+			cfg.Progress = v
+		default:
+			return nil, usagef("invalid --progress %q", v)
+		}
+	}
+	if p.Has("no-progress") {
+		cfg.Progress = "none"
+	}
+	for _, f := range p.All("filter") {
+		rs, err := dedup.ParseFilterRules(f, nil)
+		if err != nil {
+			return nil, usagef("could not parse filter rule '%s': %v", f, err)
+		}
+		o.Filters = append(o.Filters, rs...)
+	}
+	o.RemoveEmpty = p.Has("remove-empty-dirs")
+	o.ContinueOnErr = p.Has("continue-on-error")
+	if n, ok, err := atoi("max-lookback-blocks", 0, 1<<16); err != nil {
+		return nil, err
+	} else if ok {
+		o.Lookback = n
+	}
+	if n, ok, err := atoi("window-size", 0, 24); err != nil {
+		return nil, err
+	} else if ok {
+		o.WindowBits = n
+		if n > 0 && n < 5 {
+			return nil, usagef("--window-size must be 0 or at least 5")
+		}
+	}
+	if n, ok, err := atoi("window-step", 0, 8); err != nil {
+		return nil, err
+	} else if ok {
+		o.WindowStep = n
+	}
+	if n, ok, err := atoi("bloom-filter-size", 0, 10); err != nil {
+		return nil, err
+	} else if ok {
+		o.BloomSizeShift = n
+	}
+	for _, c := range []struct {
+		name string
+		dst  *string
+	}{{"compression", &cfg.Compression}, {"schema-compression", &cfg.SchemaComp},
+		{"metadata-compression", &cfg.MetaComp}, {"history-compression", &cfg.HistoryComp}} {
+		if v, ok := p.Lookup(c.name); ok {
+			if strings.Contains(v, "::") {
+				return nil, usagef("--%s: categories are not supported", c.name)
+			}
+			*c.dst = v
+		}
+		if _, err := block.NewCompressor(*c.dst); err != nil {
+			return nil, cli.BadValue(c.name, *c.dst, err.Error())
+		}
+	}
+	o.WithDevices = p.Has("with-devices")
+	o.WithSpecials = p.Has("with-specials")
+	o.NoSparse = p.Has("no-sparse-files")
+	if v, ok := p.Lookup("header"); ok {
+		h, err := os.ReadFile(v)
+		if err != nil {
+			return nil, fmt.Errorf("reading header: %w", err)
+		}
+		cfg.Header = h
+	}
+	cfg.NoIndex = p.Has("no-section-index")
+	cfg.NoHistory = p.Has("no-history")
+	cfg.NoHistTime = p.Has("no-history-timestamps")
+	cfg.NoHistArgs = p.Has("no-history-command-line")
+	for _, c := range []struct {
+		name string
+		dst  **uint32
+	}{{"set-owner", &o.SetOwner}, {"set-group", &o.SetGroup}} {
+		if v, ok := p.Lookup(c.name); ok {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return nil, usagef("invalid --%s %q: must be a numeric id", c.name, v)
+			}
+			u := uint32(n)
+			*c.dst = &u
+		}
+	}
+	if v, ok := p.Lookup("chmod"); ok {
+		if o.Chmod, err = dedup.ParseChmod(v); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	o.NoCreateTime = p.Has("no-create-timestamp")
+	if v, ok := p.Lookup("set-time"); ok {
+		var t int64
+		if v == "now" {
+			t = o.Now().Unix()
+		} else {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return nil, usagef("invalid --set-time %q (unix time or 'now')", v)
+			}
+			t = n
+		}
+		o.SetTime = &t
+	}
+	o.KeepAllTimes = p.Has("keep-all-times")
+	if v, ok := p.Lookup("time-resolution"); ok {
+		if o.TimeResolution, err = dedup.ParseTimeResolution(v); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	o.NoHardlinks = p.Has("no-hardlink-table")
+	if v, ok := p.Lookup("pack-metadata"); ok {
+		pk, err := dedup.ParsePack(v)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		o.Pack = &pk
+	}
+	if recomp {
+		if err := recompressOptions(cfg, p); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// Result summarises a successful run.
+type Result = writer.BuildResult
+
+// Run builds the image cfg describes (stdout is the output "-").
+func Run(ctx context.Context, cfg *Config, stdout io.Writer) (*Result, error) {
+	return build(ctx, cfg, stdout, nil)
+}
+
+func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(writer.Progress)) (*Result, error) {
+	t := cfg.target(stdout)
+	t.Progress = progress
+	return writer.Build(ctx, writer.BuildOptions{Target: t, Scan: cfg.Build, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
+}

@@ -1,0 +1,12 @@
+package mkdwarfs
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func utimensat(p string, ts []syscall.Timespec) error {
+	uts := []unix.Timespec{{Sec: ts[0].Sec, Nsec: ts[0].Nsec}, {Sec: ts[1].Sec, Nsec: ts[1].Nsec}}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, p, uts, unix.AT_SYMLINK_NOFOLLOW)
+}
