@@ -67,22 +67,21 @@ func libName(path, ver string) string {
 	return path + "-" + strings.TrimPrefix(ver, "v")
 }
 
-// imageLibraries are the modules whose code shapes an image's bytes (the
-// encoders and checksums). Only these are listed in history entries, so the
-// standalone tools and the multi-call binary, which link different sets of
-// modules, write identical images.
-var imageLibraries = []string{
-	"github.com/DataDog/zstd",
-	"github.com/andybalholm/brotli",
-	"github.com/cespare/xxhash/v2",
-	"github.com/klauspost/compress",
-	"github.com/pierrec/lz4/v4",
-	"github.com/ulikunitz/xz",
-	"github.com/zeebo/xxh3",
-}
-
-// libraries lists the image libraries linked into the binary, sorted.
+// libraries lists the modules whose code shapes an image's bytes (the
+// encoders and checksums) that are linked into the binary, sorted. Only
+// these go into history entries, so the standalone tools and the
+// multi-call binary, which link different sets of modules, write identical
+// images.
 func libraries() []string {
+	imageLibraries := []string{
+		"github.com/DataDog/zstd",
+		"github.com/andybalholm/brotli",
+		"github.com/cespare/xxhash/v2",
+		"github.com/klauspost/compress",
+		"github.com/pierrec/lz4/v4",
+		"github.com/ulikunitz/xz",
+		"github.com/zeebo/xxh3",
+	}
 	out := []string{}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
