@@ -95,7 +95,8 @@ func (d *diskCache) get(off, n int64) ([]byte, error) {
 
 func (d *diskCache) check(b []byte, off, n int64) error {
 	switch {
-	case int64(len(b)) != cacheHdrSize+n:
+	// n comes from the entry's name; a negative one must not wrap the sum.
+	case n < 0 || int64(len(b)) < cacheHdrSize || int64(len(b))-cacheHdrSize != n:
 		return fmt.Errorf("%w: %d bytes, want %d", errCorruptEntry, len(b), cacheHdrSize+n)
 	case string(b[:8]) != cacheMagic:
 		return fmt.Errorf("%w: bad magic", errCorruptEntry)
