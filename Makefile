@@ -10,7 +10,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote check-compat clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote check-compat check-filters clean
 
 all: build
 
@@ -119,6 +119,10 @@ bench-read: build
 # the reference tools (REF_DWARFS=DIR; skipped with a message without it).
 check-compat: build
 	BIN=$(abspath $(BIN)) ./bench/check-compat.sh
+
+# The reference manual's filter examples, run by both mkdwarfs (REF_DWARFS=DIR).
+check-filters: build
+	BIN=$(abspath $(BIN)) ./bench/check-filters.sh
 
 bench-recompress: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/recompress.sh

@@ -52,7 +52,7 @@ var options = []cli.Option{
 	{Long: "time-resolution", HasValue: true, Arg: "RES", Help: "resolution of inode timestamps: sec, ms, us, ns, min, hour, day or seconds (default: 1s)"},
 	{Long: "no-hardlink-table", Help: "don't add the hardlink count table"},
 	{Long: "pack-metadata", Short: "P", HasValue: true, Default: "auto", Help: "pack metadata elements (auto, all, none, chunk_table, directories, shared_files, names, names_index, symlinks, symlinks_index, force, plain)"},
-	{Long: "debug-filter", HasValue: true, Optional: true, Implicit: "all", Help: "show effect of filter rules without producing an image (all, excluded, excluded-files, files, included, included-files)"},
+	{Long: "debug-filter", HasValue: true, Optional: true, Implicit: "all", Help: "show effect of filter rules without producing an image (all, excluded, excluded-files, files, included, included-files); paths are listed sorted"},
 	// Accepted for command line compatibility; they have no effect here.
 	{Long: "log-with-context", Help: "accepted, no effect"},
 	{Long: "compress-niceness", HasValue: true, Help: "accepted, no effect"},

@@ -48,6 +48,8 @@ var manual = cli.Manual{
 			"A filter pattern that does not start with / is matched against the path below the input " +
 				"directory only; the reference also lets it match directories above the input, so its " +
 				"result can depend on where the tree lives. ? and * match one character, not one byte.",
+			"--debug-filter lists the same paths as the reference, sorted; the reference lists them in " +
+				"the order its scanner reads the directories.",
 		}},
 	},
 	SeeAlso: []string{"dwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)"},
