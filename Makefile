@@ -4,11 +4,13 @@ BIN     ?= bin
 # run can fail with "context deadline exceeded" when time runs out while a
 # slow input is executing.
 FUZZSHORT ?= 2000x
-# `make fuzz`: how long each fuzzer runs.
+# `make fuzz`: how long each fuzzer runs, and how many workers each uses
+# (empty: one per core; FUZZPARALLEL=1 keeps a long run to one core).
 FUZZTIME ?= 5m
+FUZZPARALLEL ?=
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/
+FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/
 
 .PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote check-compat check-filters clean
 
@@ -72,7 +74,7 @@ fuzz-short:
 	  done; \
 	done
 
-# Run every fuzzer for FUZZTIME (make fuzz FUZZTIME=30s). The inputs each
+# Run every fuzzer for FUZZTIME (make fuzz FUZZTIME=30s FUZZPARALLEL=1). The inputs each
 # fuzzer found interesting are kept in its package's testdata/fuzz beside
 # the crashers Go writes there, so the next run (and `make test`) starts
 # from them; commit new crashers as regression inputs. Prints the
@@ -84,7 +86,7 @@ fuzz:
 	  ip=$$($(GO) list $$pkg); \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    st=0; CGO_ENABLED=0 $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg >fuzz.log.tmp 2>&1 || st=$$?; \
+	    st=0; CGO_ENABLED=0 $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $(if $(FUZZPARALLEL),-parallel=$(FUZZPARALLEL)) $$pkg >fuzz.log.tmp 2>&1 || st=$$?; \
 	    tail -3 fuzz.log.tmp; \
 	    n=$$(grep -o 'execs: [0-9]*' fuzz.log.tmp | tail -1 | cut -d' ' -f2); rm -f fuzz.log.tmp; \
 	    summary="$$summary$$pkg $$f: $${n:-0} execs\n"; \

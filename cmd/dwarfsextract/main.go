@@ -3,11 +3,19 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
 )
 
 func main() {
-	os.Exit(dwarfsextract.Main(os.Args[1:], os.Stdout, os.Stderr))
+	// Cancellation on SIGINT/SIGTERM lets the extraction remove the files
+	// and the archive it has not finished.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dwarfsextract.MainContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

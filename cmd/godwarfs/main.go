@@ -42,8 +42,8 @@ var tools = map[string]tool{
 	"dwarfsck": func(_ context.Context, argv []string, s stdio) int {
 		return dwarfsck.Main(argv[1:], s.out, s.err)
 	},
-	"dwarfsextract": func(_ context.Context, argv []string, s stdio) int {
-		return dwarfsextract.Main(argv[1:], s.out, s.err)
+	"dwarfsextract": func(ctx context.Context, argv []string, s stdio) int {
+		return dwarfsextract.MainContext(ctx, argv[1:], s.out, s.err)
 	},
 	"dwarfs": func(_ context.Context, argv []string, s stdio) int {
 		c := &dwarfs.CLI{Stdout: s.out, Stderr: s.err}
@@ -134,10 +134,11 @@ func run(ctx context.Context, argv []string, s stdio) int {
 }
 
 func main() {
-	// Cancellation on SIGINT/SIGTERM lets mkdwarfs remove its temporary
-	// file; the FUSE driver handles its signals itself.
+	// Cancellation on SIGINT/SIGTERM lets mkdwarfs and dwarfsextract
+	// remove what they have not finished; the FUSE driver handles its
+	// signals itself.
 	ctx, stop := context.Background(), context.CancelFunc(func() {})
-	if name, _, _ := dispatch(os.Args); name == "mkdwarfs" {
+	if name, _, _ := dispatch(os.Args); name == "mkdwarfs" || name == "dwarfsextract" {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	}
 	code := run(ctx, os.Args, stdio{os.Stdin, os.Stdout, os.Stderr})

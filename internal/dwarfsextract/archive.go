@@ -3,6 +3,7 @@ package dwarfsextract
 import (
 	"archive/zip"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -166,25 +167,38 @@ type entryWriter interface {
 	close() error
 }
 
-// writeArchive writes ents as a zip or cpio archive.
-func writeArchive(im *godwarfs.Image, ents []entry, cfg Config, spec archiveSpec) (st Stats, err error) {
+// newEntryWriter returns the writer of spec's format on out.
+func newEntryWriter(out io.Writer, spec archiveSpec, ents []entry, stderr io.Writer) (entryWriter, error) {
+	switch spec.format {
+	case "zip":
+		return &zipWriter{zw: zip.NewWriter(out), stderr: stderr}, nil
+	case "newc":
+		return newCpioWriter(out, ents), nil
+	}
+	format, err := TarFormat(spec.format)
+	if err != nil {
+		return nil, err
+	}
+	return newTarWriter(out, format, spec.filter)
+}
+
+// writeArchive writes ents as an archive of spec's format.
+func writeArchive(ctx context.Context, im *godwarfs.Image, ents []entry, cfg Config, spec archiveSpec) (st Stats, err error) {
 	out, err := openArchiveOutput(&cfg)
 	if err != nil {
 		return st, err
 	}
 	defer out.abort()
-	var w entryWriter
-	switch spec.format {
-	case "zip":
-		w = &zipWriter{zw: zip.NewWriter(out), stderr: cfg.Stderr}
-	case "newc":
-		w = newCpioWriter(out, ents)
-	default:
-		return st, fmt.Errorf("unsupported format %q", spec.format)
+	w, err := newEntryWriter(out, spec, ents, cfg.Stderr)
+	if err != nil {
+		return st, err
 	}
 	rep := &reporter{cfg: &cfg, name: im.Name()}
 	first := map[uint32]string{}
 	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
 		st.Entries++
 		if err := archiveEntry(im, w, e, first, &st, cfg.Progress); err != nil {
 			if ferr := rep.fail(e.path, err); ferr != nil {
@@ -210,17 +224,18 @@ func archiveEntry(im *godwarfs.Image, w entryWriter, e entry, first map[uint32]s
 			return err
 		}
 		linkTo, seen := first[e.ino]
-		if !seen {
-			first[e.ino] = e.path
-			st.Files++
-			st.Bytes += r.Size()
-		}
 		cr := &countingReader{r: io.NewSectionReader(r, 0, r.Size())}
 		if err := w.add(e, r.Size(), cr, linkTo); err != nil {
 			return err
 		}
 		if cr.n != r.Size() && cr.n != 0 {
 			return io.ErrUnexpectedEOF
+		}
+		if !seen {
+			// Only a name that made it into the archive can be linked to.
+			first[e.ino] = e.path
+			st.Files++
+			st.Bytes += r.Size()
 		}
 		if prog != nil && !seen {
 			prog.Add(1, r.Size())
@@ -254,10 +269,18 @@ func (c *countingReader) Read(p []byte) (int, error) {
 type zipWriter struct {
 	zw     *zip.Writer
 	stderr io.Writer
+	err    error // a member left short: the archive cannot be finished
 }
 
 func (z *zipWriter) add(e entry, size int64, data io.Reader, _ string) error {
+	if z.err != nil {
+		return z.err
+	}
 	in := e.in
+	if in.Mode&metadata.ModeType != metadata.ModeDir && strings.HasSuffix(e.path, "/") {
+		// Zip marks directories by the slash alone.
+		return fmt.Errorf("a zip archive cannot hold a %s whose name ends in a slash", typeName(in.Mode))
+	}
 	h := &zip.FileHeader{Name: e.path, Modified: time.Unix(in.Mtime.Sec, int64(in.Mtime.Nsec))}
 	perm := fs.FileMode(in.Mode & 0o777)
 	for _, b := range []struct {
@@ -286,18 +309,37 @@ func (z *zipWriter) add(e entry, size int64, data io.Reader, _ string) error {
 	}
 	fw, err := z.zw.CreateHeader(h)
 	if err != nil {
+		z.err = err
 		return err
 	}
 	if data != nil {
-		_, err = io.Copy(fw, data)
+		n, err := io.Copy(fw, io.LimitReader(data, size))
+		if err == nil && n != size {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			// The member is in the archive already, with the wrong
+			// content: fail the whole archive rather than keep it.
+			z.err = err
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
-func (z *zipWriter) close() error { return z.zw.Close() }
+func (z *zipWriter) close() error {
+	if z.err != nil {
+		return z.err
+	}
+	return z.zw.Close()
+}
 
 func typeName(mode uint32) string {
 	switch mode & metadata.ModeType {
+	case metadata.ModeRegular:
+		return "regular file"
+	case metadata.ModeSymlink:
+		return "symbolic link"
 	case metadata.ModeChar:
 		return "character device"
 	case metadata.ModeBlock:
@@ -325,7 +367,9 @@ type cpioWriter struct {
 func newCpioWriter(w io.Writer, ents []entry) *cpioWriter {
 	c := &cpioWriter{w: w, links: map[uint32]int{}, left: map[uint32]int{}}
 	for _, e := range ents {
-		if e.in.Mode&metadata.ModeType == metadata.ModeRegular {
+		// Names that will be refused do not count: the data must go
+		// with the last name that is stored.
+		if e.in.Mode&metadata.ModeType == metadata.ModeRegular && cpioNameErr(e.path) == nil {
 			c.links[e.ino]++
 			c.left[e.ino]++
 		}
@@ -333,10 +377,29 @@ func newCpioWriter(w io.Writer, ents []entry) *cpioWriter {
 	return c
 }
 
-const cpioMaxSize = 1<<32 - 1
+// cpioNameErr refuses the names a newc archive cannot hold: a reader
+// takes a name up to its first NUL, and stops at the trailer's name;
+// either would rename or lose members.
+func cpioNameErr(name string) error {
+	if strings.IndexByte(name, 0) >= 0 {
+		return fmt.Errorf("a cpio archive cannot hold a name with a NUL byte")
+	}
+	if name == cpioTrailer {
+		return fmt.Errorf("a cpio archive cannot hold a member named %s, which marks its end", cpioTrailer)
+	}
+	return nil
+}
+
+const (
+	cpioMaxSize = 1<<32 - 1
+	cpioTrailer = "TRAILER!!!"
+)
 
 func (c *cpioWriter) add(e entry, size int64, data io.Reader, _ string) error {
 	in := e.in
+	if err := cpioNameErr(e.path); err != nil {
+		return err
+	}
 	nlink := 1
 	switch in.Mode & metadata.ModeType {
 	case metadata.ModeDir:
@@ -408,5 +471,5 @@ func (c *cpioWriter) pad(n int64) error {
 }
 
 func (c *cpioWriter) close() error {
-	return c.header(0, 0, 0, 0, 1, 0, 0, 0, 0, "TRAILER!!!")
+	return c.header(0, 0, 0, 0, 1, 0, 0, 0, 0, cpioTrailer)
 }

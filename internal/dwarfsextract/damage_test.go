@@ -118,3 +118,29 @@ func TestDamagedBlock(t *testing.T) {
 		t.Errorf("%d entries after the second run, want the 5 good files", len(ents))
 	}
 }
+
+// TestDamagedArchive: an archive that cannot be written whole is not
+// written at all: with or without --continue-on-error, a member whose
+// data cannot be read fails the archive, and nothing is left under its
+// name or beside it.
+func TestDamagedArchive(t *testing.T) {
+	img, _ := damagedImage(t)
+	for _, tc := range []struct{ format, name string }{
+		{"pax", "x.tar"}, {"gnutar", "x.tar"}, {"ustar", "x.tar"}, {"auto", "x.tar.gz"}, {"zip", "x.zip"}, {"newc", "x.cpio"},
+	} {
+		for _, cont := range []bool{false, true} {
+			dir := t.TempDir()
+			args := []string{"-i", img, "-f", tc.format, "-o", filepath.Join(dir, tc.name)}
+			if cont {
+				args = append(args, "--continue-on-error")
+			}
+			rc, _, errs := runx(args...)
+			if rc != 1 || !strings.Contains(errs, img) {
+				t.Errorf("%s %s continue=%v: rc %d, stderr %q: want 1 naming the image", tc.format, tc.name, cont, rc, errs)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("%s %s continue=%v: left behind %v", tc.format, tc.name, cont, ents)
+			}
+		}
+	}
+}

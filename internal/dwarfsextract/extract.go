@@ -3,6 +3,7 @@
 package dwarfsextract
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -147,6 +148,13 @@ func checkPath(p string) error {
 
 // Extract extracts im according to cfg.
 func Extract(im *godwarfs.Image, cfg Config) (Stats, error) {
+	return ExtractContext(context.Background(), im, cfg)
+}
+
+// ExtractContext is Extract stopping early when ctx is done: files being
+// written are removed, an archive is not put under its name, and ctx's
+// error is returned.
+func ExtractContext(ctx context.Context, im *godwarfs.Image, cfg Config) (Stats, error) {
 	ents, matched, err := collect(im, &cfg)
 	if err != nil {
 		return Stats{}, err
@@ -173,13 +181,12 @@ func Extract(im *godwarfs.Image, cfg Config) (Stats, error) {
 		if err != nil {
 			return Stats{}, err
 		}
-		if spec.format == "zip" || spec.format == "newc" {
-			return writeArchive(im, ents, cfg, spec)
+		if cfg.Compression != "" && spec.filter == "" {
+			spec.filter = cfg.Compression
 		}
-		cfg.Format, cfg.Compression = spec.format, spec.filter
-		return writeTar(im, ents, cfg)
+		return writeArchive(ctx, im, ents, cfg, spec)
 	}
-	return toDisk(im, ents, cfg)
+	return toDisk(ctx, im, ents, cfg)
 }
 
 // reporter collects per-entry errors, failing fast unless ContinueOnError.
@@ -204,7 +211,7 @@ func (r *reporter) fail(p string, err error) error {
 	return nil
 }
 
-func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
+func toDisk(ctx context.Context, im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 	var st Stats
 	rep := &reporter{cfg: &cfg, name: im.Name()}
 	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
@@ -224,6 +231,9 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 	var mu sync.Mutex
 
 	for _, e := range ents {
+		if ctx.Err() != nil {
+			break
+		}
 		if failed[path.Dir(e.path)] {
 			failed[e.path] = true
 			continue
@@ -259,11 +269,14 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 			e, dst := e, dst
 			g.Go(func() error {
 				err := place(dst, func(tmp string) error {
-					if err := writeFile(im, e, tmp); err != nil {
+					if err := writeFile(ctx, im, e, tmp); err != nil {
 						return err
 					}
 					return setMeta(tmp, e.in, false, cfg.Owners)
 				})
+				if ctx.Err() != nil {
+					return ctx.Err() // not a failure of this file
+				}
 				if err != nil {
 					mu.Lock()
 					defer mu.Unlock()
@@ -324,6 +337,9 @@ func toDisk(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
 		}
 	}
 	if err := g.Wait(); err != nil {
+		return st, err
+	}
+	if err := ctx.Err(); err != nil {
 		return st, err
 	}
 	for _, l := range links {
@@ -390,7 +406,7 @@ func lexists(p string) bool {
 
 // writeFile writes one regular file, leaving holes unwritten so the result
 // is sparse, then sets the final size.
-func writeFile(im *godwarfs.Image, e entry, dst string) error {
+func writeFile(ctx context.Context, im *godwarfs.Image, e entry, dst string) error {
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
@@ -417,6 +433,10 @@ func writeFile(im *godwarfs.Image, e entry, dst string) error {
 			return err
 		}
 		for pos := start; pos < end; {
+			if err := ctx.Err(); err != nil {
+				f.Close()
+				return err
+			}
 			n := min(int64(len(buf)), end-pos)
 			got, err := r.ReadAt(buf[:n], pos)
 			if int64(got) < n {

@@ -1,6 +1,7 @@
 package dwarfsextract
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,13 @@ import (
 // the exit status: cli.ExitPartial when some entries failed under
 // --continue-on-error.
 func Main(args []string, stdout, stderr io.Writer) int {
+	return MainContext(context.Background(), args, stdout, stderr)
+}
+
+// MainContext is Main stopping when ctx is done (the command cancels it
+// on SIGINT and SIGTERM): what was being written is removed, so an
+// interrupted run leaves only complete entries under their names.
+func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tool := Program()
 	res, code, done := tool.Parse(args, stdout, stderr)
 	if done {
@@ -105,7 +113,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return tool.Fail(stderr, err)
 	}
 	defer im.Close()
-	st, err := Extract(im, cfg)
+	st, err := ExtractContext(ctx, im, cfg)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "dwarfsextract: interrupted; entries not finished were removed")
+		return cli.ExitError
+	}
 	if err != nil {
 		return tool.Fail(stderr, err)
 	}

@@ -4,13 +4,10 @@ import (
 	"archive/tar"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/godwarfs/godwarfs"
-	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -27,54 +24,25 @@ func TarFormat(name string) (tar.Format, error) {
 	return 0, fmt.Errorf("unsupported format %q (tar, gnutar, pax, ustar)", name)
 }
 
-func writeTar(im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
-	var st Stats
-	format, err := TarFormat(cfg.Format)
-	if err != nil {
-		return st, err
-	}
-	var out io.Writer
-	if cfg.Output == "-" || cfg.Output == "" {
-		out = cfg.Stdout
-	} else {
-		f, err := os.Create(cfg.Output)
-		if err != nil {
-			return st, err
-		}
-		defer f.Close()
-		out = f
-	}
-	rep := &reporter{cfg: &cfg, name: im.Name()}
-	cw, err := compressStream(out, cfg.Compression)
-	if err != nil {
-		return st, err
-	}
-	tw := tar.NewWriter(cw)
-	first := map[uint32]string{}
-	for _, e := range ents {
-		st.Entries++
-		if err := tarEntry(im, tw, format, e, first, &st, cfg.Progress); err != nil {
-			if ferr := rep.fail(e.path, err); ferr != nil {
-				return st, ferr
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return st, err
-	}
-	if err := cw.Close(); err != nil {
-		return st, err
-	}
-	if f, ok := out.(*os.File); ok && cfg.Output != "-" {
-		if err := f.Close(); err != nil {
-			return st, err
-		}
-	}
-	st.Errors = rep.count
-	return st, nil
+// tarWriter writes one of the tar formats through archive/tar, which
+// refuses what a format cannot hold (a name too long for ustar, a NUL
+// in a name) instead of storing something else. The second and later
+// names of a file become hard links to the first.
+type tarWriter struct {
+	tw     *tar.Writer
+	cw     io.WriteCloser // the whole-stream compression under tw
+	format tar.Format
 }
 
-func tarEntry(im *godwarfs.Image, tw *tar.Writer, format tar.Format, e entry, first map[uint32]string, st *Stats, prog *Progress) error {
+func newTarWriter(w io.Writer, format tar.Format, filter string) (*tarWriter, error) {
+	cw, err := compressStream(w, filter)
+	if err != nil {
+		return nil, err
+	}
+	return &tarWriter{tw: tar.NewWriter(cw), cw: cw, format: format}, nil
+}
+
+func (t *tarWriter) add(e entry, size int64, data io.Reader, linkTo string) error {
 	in := e.in
 	h := &tar.Header{
 		Name:    e.path,
@@ -82,9 +50,9 @@ func tarEntry(im *godwarfs.Image, tw *tar.Writer, format tar.Format, e entry, fi
 		Uid:     int(in.Uid),
 		Gid:     int(in.Gid),
 		ModTime: time.Unix(in.Mtime.Sec, int64(in.Mtime.Nsec)),
-		Format:  format,
+		Format:  t.format,
 	}
-	switch format {
+	switch t.format {
 	case tar.FormatPAX:
 		h.AccessTime = time.Unix(in.Atime.Sec, int64(in.Atime.Nsec))
 		h.ChangeTime = time.Unix(in.Ctime.Sec, int64(in.Ctime.Nsec))
@@ -96,40 +64,26 @@ func tarEntry(im *godwarfs.Image, tw *tar.Writer, format tar.Format, e entry, fi
 	default:
 		h.ModTime = h.ModTime.Truncate(time.Second)
 	}
-	var body func() error
+	var body io.Reader
 	switch in.Mode & metadata.ModeType {
 	case metadata.ModeDir:
 		h.Typeflag = tar.TypeDir
 		h.Name += "/"
 	case metadata.ModeRegular:
-		if t, ok := first[e.ino]; ok {
-			h.Typeflag, h.Linkname = tar.TypeLink, t
+		if linkTo != "" {
+			h.Typeflag, h.Linkname = tar.TypeLink, linkTo
 			break
 		}
-		first[e.ino] = e.path
-		r, err := im.OpenInode(e.ino)
-		if err != nil {
-			return err
-		}
-		h.Typeflag, h.Size = tar.TypeReg, r.Size()
-		st.Files++
-		st.Bytes += r.Size()
-		body = func() error {
-			n, err := io.Copy(tw, io.NewSectionReader(r, 0, r.Size()))
-			if err == nil && n != r.Size() {
-				err = io.ErrUnexpectedEOF
-			}
-			if err == nil && prog != nil {
-				prog.Add(1, n)
-			}
-			return err
-		}
+		h.Typeflag, h.Size, body = tar.TypeReg, size, data
 	case metadata.ModeSymlink:
-		t, err := imageaccess.Of(im).FS.Readlink(e.ino)
+		b, err := io.ReadAll(io.LimitReader(data, size+1))
 		if err != nil {
 			return err
 		}
-		h.Typeflag, h.Linkname = tar.TypeSymlink, t
+		if int64(len(b)) != size {
+			return io.ErrUnexpectedEOF
+		}
+		h.Typeflag, h.Linkname = tar.TypeSymlink, string(b)
 	case metadata.ModeChar, metadata.ModeBlock:
 		h.Typeflag = tar.TypeChar
 		if in.Mode&metadata.ModeType == metadata.ModeBlock {
@@ -143,11 +97,22 @@ func tarEntry(im *godwarfs.Image, tw *tar.Writer, format tar.Format, e entry, fi
 	default:
 		return fmt.Errorf("unknown file type %#o", in.Mode&metadata.ModeType)
 	}
-	if err := tw.WriteHeader(h); err != nil {
+	if err := t.tw.WriteHeader(h); err != nil {
 		return err
 	}
-	if body != nil {
-		return body()
+	if body == nil {
+		return nil
 	}
-	return nil
+	n, err := io.Copy(t.tw, io.LimitReader(body, size))
+	if err == nil && n != size {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func (t *tarWriter) close() error {
+	if err := t.tw.Close(); err != nil {
+		return err
+	}
+	return t.cw.Close()
 }
