@@ -85,7 +85,7 @@ type Options struct {
 	BlockSizeBits  int
 	WindowBits     int // 0 disables the segmenter
 	WindowStep     int // step = window >> WindowStep
-	Lookback       int // blocks
+	Lookback       int // blocks searched for matches, the current one included; 0: none
 	BloomSizeShift int
 
 	// Policy says how attributes and tables are stored.

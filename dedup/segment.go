@@ -65,7 +65,7 @@ type segmenter struct {
 	blockSize int
 	window    int
 	step      int
-	lookback  int
+	lookback  int // finished blocks kept for matching besides the current one
 	sink      BlockSink
 	stats     *Stats
 
@@ -88,11 +88,14 @@ func newSegmenter(ctx context.Context, opt *Options, sink BlockSink, st *Stats) 
 	s := &segmenter{
 		ctx:       ctx,
 		blockSize: 1 << opt.BlockSizeBits,
-		lookback:  max(opt.Lookback, 0),
+		lookback:  max(opt.Lookback-1, 0),
 		sink:      sink,
 		stats:     st,
 	}
-	if opt.WindowBits > 0 {
+	// Lookback counts the blocks searched including the one being filled,
+	// as the reference's -B does: 1 searches only the current block, and
+	// 0 turns segmenting off.
+	if opt.WindowBits > 0 && opt.Lookback > 0 {
 		s.window = 1 << opt.WindowBits
 		s.step = max(1, s.window>>opt.WindowStep)
 		if s.window > s.blockSize {

@@ -120,11 +120,77 @@ func TestSegmenterRoundTrip(t *testing.T) {
 				}
 			}
 			// Only when the lookback spans two versions can they be shared.
-			if tc.w > 0 && (tc.lb+1)<<tc.bits >= 2*len(files[0]) && st.BlockBytes >= int64(total)/2 {
+			if tc.w > 0 && tc.lb<<tc.bits >= 2*len(files[0]) && st.BlockBytes >= int64(total)/2 {
 				t.Errorf("poor dedup: stored %d of %d bytes", st.BlockBytes, total)
 			}
 			t.Logf("stored %d of %d bytes in %d blocks, %d matches", st.BlockBytes, total, len(col.blocks), st.SegMatches)
 		})
+	}
+}
+
+// TestSegmenterLookback checks -B as the reference counts it: the number of
+// blocks searched, the one being filled included; 0 searches none.
+func TestSegmenterLookback(t *testing.T) {
+	const bits = 16 // 64 KiB blocks
+	piece := randBytes(11, 20<<10)
+	// inBlock repeats the piece inside the first block; across puts the
+	// repeat in the second block, with the first copy in the first one.
+	inBlock := [][]byte{piece, piece}
+	across := [][]byte{piece, randBytes(12, 60<<10), piece}
+	for _, tc := range []struct {
+		lookback        int
+		inBlock, across bool // whether the repeat is found
+	}{
+		{0, false, false},
+		{1, true, false},
+		{2, true, true},
+		{4, true, true},
+	} {
+		for _, sc := range []struct {
+			name  string
+			files [][]byte
+			want  bool
+		}{{"in-block", inBlock, tc.inBlock}, {"across", across, tc.across}} {
+			t.Run(fmt.Sprintf("B%d/%s", tc.lookback, sc.name), func(t *testing.T) {
+				var st Stats
+				var col collect
+				seg := newSegmenter(context.Background(), segOpts(bits, 12, 3, tc.lookback), col.sink, &st)
+				var all [][]pchunk
+				for _, f := range sc.files {
+					cs, err := seg.add(f, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					all = append(all, cs)
+				}
+				if err := seg.finish(); err != nil {
+					t.Fatal(err)
+				}
+				var total int64
+				for i, f := range sc.files {
+					total += int64(len(f))
+					if got := reassemble(t, col.blocks, 1<<bits, all[i]); !bytes.Equal(got, f) {
+						t.Fatalf("file %d differs", i)
+					}
+				}
+				last := all[len(all)-1]
+				found := st.SegMatches > 0
+				if found != sc.want {
+					t.Fatalf("-B %d: segment matches %d (%d bytes), want found=%v", tc.lookback, st.SegMatches, st.SegMatchBytes, sc.want)
+				}
+				if sc.want {
+					// The repeat is one reference into the first block.
+					if len(last) != 1 || last[0].block != 0 || last[0].off != 0 || int(last[0].size) != len(piece) {
+						t.Fatalf("repeat stored as %+v, want one chunk at block 0 offset 0", last)
+					}
+					if st.BlockBytes != total-int64(len(piece)) {
+						t.Fatalf("stored %d bytes, want %d", st.BlockBytes, total-int64(len(piece)))
+					}
+				} else if st.BlockBytes != total {
+					t.Fatalf("stored %d bytes without matches, want all %d", st.BlockBytes, total)
+				}
+			})
+		}
 	}
 }
 
