@@ -133,9 +133,10 @@ func checkTimeResolution(d time.Duration) error {
 
 // ParseChmod parses chmod(1)-style clauses (octal, or
 // [DF]?[ugoa]*[+-=][rwxXst]* separated by commas; D and F restrict a clause
-// to directories or other files) into a Policy.Chmod function.
-func ParseChmod(spec string) (func(mode uint32) uint32, error) {
-	c, err := chmod.Parse(spec)
+// to directories or other files), or "norm", into a Policy.Chmod function.
+// Clauses that name no one (u, g, o, a) set only bits umask allows.
+func ParseChmod(spec string, umask uint32) (func(mode uint32) uint32, error) {
+	c, err := chmod.Parse(spec, umask)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrPolicy)
 	}

@@ -53,7 +53,7 @@ func TestParsePack(t *testing.T) {
 }
 
 func TestParseChmod(t *testing.T) {
-	f, err := ParseChmod("Fa-w,Dg+w")
+	f, err := ParseChmod("Fa-w,Dg+w", 0o022)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestParseChmod(t *testing.T) {
 	if got := f(0o040755); got != 0o040775 {
 		t.Errorf("dir 0755 -> %o, want 0775", got&0o7777)
 	}
-	if _, err := ParseChmod("q+w"); !errors.Is(err, ErrPolicy) {
+	if _, err := ParseChmod("q+w", 0); !errors.Is(err, ErrPolicy) {
 		t.Errorf("bad spec: %v", err)
 	}
 }

@@ -304,7 +304,7 @@ func TestRebuildTransforms(t *testing.T) {
 	in := fixture(t, "reference/images/nanosecond-times.dwarfs")
 	owner, group := uint32(1234), uint32(99)
 	tm := int64(1700000000)
-	mode, err := dedup.ParseChmod("Fa-w,Dg+w")
+	mode, err := dedup.ParseChmod("Fa-w,Dg+w", 0o022)
 	if err != nil {
 		t.Fatal(err)
 	}

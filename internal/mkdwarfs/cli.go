@@ -45,7 +45,7 @@ var options = []cli.Option{
 	{Long: "no-history-command-line", Help: "don't add the command line to the history"},
 	{Long: "set-owner", HasValue: true, Arg: "UID", Help: "set owner (uid) for the whole file system"},
 	{Long: "set-group", HasValue: true, Arg: "GID", Help: "set group (gid) for the whole file system"},
-	{Long: "chmod", HasValue: true, Arg: "MODE", Help: "apply permission changes (e.g. a+r,u-w, Fa-x, D755)"},
+	{Long: "chmod", HasValue: true, Arg: "MODE", Help: "apply permission changes as chmod(1) (e.g. a+r,u-w; D or F in front: directories or other files only, e.g. Fa-x, D755), or norm for ug-st,=Xr (all readable, none writable)"},
 	{Long: "no-create-timestamp", Help: "don't add a create timestamp"},
 	{Long: "set-time", HasValue: true, Arg: "TIME", Help: "set timestamp for the whole file system (unix time or 'now')"},
 	{Long: "keep-all-times", Help: "save atime and ctime in addition to mtime"},

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/godwarfs/godwarfs/internal/chmod"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"io"
 	"io/fs"
@@ -331,7 +332,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		}
 	}
 	if v, ok := p.Lookup("chmod"); ok {
-		if o.Chmod, err = dedup.ParseChmod(v); err != nil {
+		if o.Chmod, err = dedup.ParseChmod(v, chmod.ProcessUmask()); err != nil {
 			return nil, usagef("%v", err)
 		}
 	}
