@@ -78,7 +78,7 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 		}
 	}
 	order := b.number(root, files, hashOn)
-	contents := orderContents(order.unique, opt.Order)
+	contents := orderContents(order.unique, &opt, b.sc.listPos)
 	if err := b.segmentAll(ctx, contents, sink); err != nil {
 		return nil, b.stats, err
 	}

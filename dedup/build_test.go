@@ -268,7 +268,8 @@ func TestSimilarityOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := orderContents(groupContents(fl, true), OrderNilsimsa)
+	o.Order = OrderNilsimsa
+	order := orderContents(groupContents(fl, true), &o, nil)
 	changes := 0
 	for i := 1; i < len(order); i++ {
 		if order[i].rep.firstEntry.name[2] != order[i-1].rep.firstEntry.name[2] {

@@ -25,6 +25,7 @@ const (
 	OrderRevPath
 	OrderSimilarity
 	OrderNilsimsa
+	OrderExplicit // Options.ExplicitOrder
 )
 
 // ParseOrder maps an --order argument to an Order.
@@ -40,6 +41,8 @@ func ParseOrder(s string) (Order, bool) {
 		return OrderSimilarity, true
 	case "nilsimsa":
 		return OrderNilsimsa, true
+	case "explicit":
+		return OrderExplicit, true
 	}
 	return 0, false
 }
@@ -79,7 +82,13 @@ type Options struct {
 	// NewFileHash); nil turns whole-file deduplication off.
 	FileHash func() hash.Hash
 
-	Order             Order
+	Order    Order
+	Nilsimsa NilsimsaOptions // OrderNilsimsa's limits
+	// ExplicitOrder lists paths relative to Input for OrderExplicit:
+	// their contents come first, in this order, the rest after them in
+	// scan order.
+	ExplicitOrder     []string
+	OrderWorkers      int   // goroutines for ordering (0: 1)
 	MaxSimilaritySize int64 // 0: unlimited
 
 	BlockSizeBits  int

@@ -1,6 +1,14 @@
 package dedup
 
-import "sort"
+import (
+	"cmp"
+	"math"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
 
 // groupContents merges inodes with equal size and hash into contents, in
 // first-seen order of files.
@@ -29,12 +37,29 @@ func groupContents(files []*inode, hashOn bool) []*content {
 	return out
 }
 
-// orderContents sorts unique contents for the block stream.
-func orderContents(cs []*content, o Order) []*content {
+// CleanListPath turns a path from an input list or an explicit order file
+// into the slash separated form relative to the input ("" for the input
+// itself); a leading / is allowed and dropped, as in the reference.
+func CleanListPath(p string) string {
+	rel := path.Clean(strings.TrimPrefix(p, "./"))
+	rel = strings.TrimLeft(rel, "/")
+	if rel == "." {
+		return ""
+	}
+	return rel
+}
+
+// orderContents sorts unique contents for the block stream. listPos, if
+// not nil, is the position of each --input-list path: with OrderNone the
+// contents keep the list's order.
+func orderContents(cs []*content, opt *Options, listPos map[string]int) []*content {
 	out := append([]*content(nil), cs...)
 	path := func(c *content) string { return c.rep.firstEntry.rel }
-	switch o {
+	switch opt.Order {
 	case OrderNone:
+		if listPos != nil {
+			sortByPosition(out, listPos)
+		}
 	case OrderPath:
 		sort.SliceStable(out, func(i, j int) bool { return path(out[i]) < path(out[j]) })
 	case OrderRevPath:
@@ -62,19 +87,67 @@ func orderContents(cs []*content, o Order) []*content {
 			return path(a) < path(b)
 		})
 	case OrderNilsimsa:
-		out = nilsimsaOrder(out)
+		out = nilsimsaOrder(out, opt.Nilsimsa, max(opt.OrderWorkers, 1))
+	case OrderExplicit:
+		pos := make(map[string]int, len(opt.ExplicitOrder))
+		for i, p := range opt.ExplicitOrder {
+			p = CleanListPath(p)
+			if _, dup := pos[p]; !dup {
+				pos[p] = i
+			}
+		}
+		sortByPosition(out, pos)
 	}
 	return out
 }
 
-// nilsimsaCandidates bounds the greedy search: each step compares against
-// this many of the remaining contents, so ordering is O(n·k).
-const nilsimsaCandidates = 256
+// sortByPosition orders contents by the smallest position any of their
+// files has in pos; contents without one follow in their previous order.
+func sortByPosition(cs []*content, pos map[string]int) {
+	key := make(map[*content]int, len(cs))
+	for _, c := range cs {
+		k := math.MaxInt
+		for _, in := range c.inodes {
+			if p, ok := pos[in.firstEntry.rel]; ok && p < k {
+				k = p
+			}
+		}
+		key[c] = k
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return key[cs[i]] < key[cs[j]] })
+}
 
-// nilsimsaOrder chains contents greedily: starting from the largest, it
-// repeatedly appends the most similar of the next candidates (by size order,
-// since near-identical versions tend to have near-identical sizes).
-func nilsimsaOrder(cs []*content) []*content {
+// NilsimsaOptions tune the nilsimsa order (--order=nilsimsa:...).
+type NilsimsaOptions struct {
+	// MaxChildren bounds the clusters each clustering step makes
+	// (max-children; 0: DefaultNilsimsaMax).
+	MaxChildren int
+	// MaxClusterSize is the size above which a cluster is split again
+	// (max-cluster-size; 0: DefaultNilsimsaMax); smaller clusters are
+	// ordered by a nearest neighbour search, which is quadratic.
+	MaxClusterSize int
+}
+
+// DefaultNilsimsaMax is the reference's default for both nilsimsa limits.
+const DefaultNilsimsaMax = 16384
+
+// nilsimsaOrder orders contents by similarity of their nilsimsa digests:
+// the digests are clustered around majority-vote centroids, clusters
+// larger than MaxClusterSize are clustered again with half the distance
+// limit, and each leaf cluster is chained by nearest neighbours. Sibling
+// clusters are then chained heaviest first, each followed by the one whose
+// first file is nearest to its last. The result does not depend on the
+// number of workers.
+//
+// Files without a digest (empty, or above --max-similarity-size) come
+// first, largest first, as in the reference.
+func nilsimsaOrder(cs []*content, no NilsimsaOptions, workers int) []*content {
+	if no.MaxChildren <= 0 {
+		no.MaxChildren = DefaultNilsimsaMax
+	}
+	if no.MaxClusterSize <= 0 {
+		no.MaxClusterSize = DefaultNilsimsaMax
+	}
 	var sim, rest []*content
 	for _, c := range cs {
 		if c.rep.hasDigest {
@@ -83,35 +156,198 @@ func nilsimsaOrder(cs []*content) []*content {
 			rest = append(rest, c)
 		}
 	}
-	sort.SliceStable(sim, func(i, j int) bool {
-		if sim[i].size != sim[j].size {
-			return sim[i].size > sim[j].size
+	// The base order every step starts from: largest first, then by path,
+	// so the result does not depend on the scan order.
+	base := func(a, b *content) int {
+		if a.size != b.size {
+			return cmp.Compare(b.size, a.size)
 		}
-		return sim[i].rep.firstEntry.rel < sim[j].rep.firstEntry.rel
-	})
-	out := make([]*content, 0, len(cs))
-	for len(sim) > 0 {
-		cur := sim[0]
-		out = append(out, cur)
-		sim = sim[1:]
-		if len(sim) == 0 {
-			break
+		return strings.Compare(a.rep.firstEntry.rel, b.rep.firstEntry.rel)
+	}
+	slices.SortStableFunc(rest, base)
+	slices.SortStableFunc(sim, base)
+
+	// Contents with equal digests are clustered once and follow the first.
+	same := map[[4]uint64][]*content{}
+	var uniq []*content
+	for _, c := range sim {
+		d := c.rep.simDigest
+		if _, ok := same[d]; !ok {
+			uniq = append(uniq, c)
 		}
-		best, bestD := 0, 257
-		for i := 0; i < len(sim) && i < nilsimsaCandidates; i++ {
-			if d := hamming(&cur.rep.simDigest, &sim[i].rep.simDigest); d < bestD {
-				best, bestD = i, d
+		same[d] = append(same[d], c)
+	}
+
+	o := &nilsimsaOrderer{opt: no, base: base, sem: make(chan struct{}, workers-1)}
+	root := &clusterNode{items: uniq}
+	o.cluster(root, 128)
+	o.wg.Wait()
+	o.orderTree(root)
+
+	out := append(make([]*content, 0, len(cs)), rest...)
+	var collect func(n *clusterNode)
+	collect = func(n *clusterNode) {
+		if n.children == nil {
+			for _, c := range n.items {
+				out = append(out, same[c.rep.simDigest]...)
 			}
+			return
 		}
-		if best != 0 {
-			// Move the chosen one to the front, keeping the rest in order.
-			c := sim[best]
-			copy(sim[1:best+1], sim[:best])
-			sim[0] = c
+		for _, ch := range n.children {
+			collect(ch)
 		}
 	}
-	// Files without a digest (empty or above --max-similarity-size) go
-	// last, in path order.
-	sort.SliceStable(rest, func(i, j int) bool { return rest[i].rep.firstEntry.rel < rest[j].rep.firstEntry.rel })
-	return append(out, rest...)
+	collect(root)
+	return out
+}
+
+// clusterNode is a leaf (items) or an inner node (children).
+type clusterNode struct {
+	items    []*content
+	children []*clusterNode
+	counts   [256]uint32 // per bit: how many items have it set
+	centroid [4]uint64   // bits set in more than half of the items
+	weight   int64       // bytes below this node
+}
+
+func (n *clusterNode) add(c *content) {
+	n.items = append(n.items, c)
+	half := uint32(len(n.items)) / 2
+	for i := range 256 {
+		w, b := i/64, uint(i%64)
+		if c.rep.simDigest[w]&(1<<b) != 0 {
+			n.counts[i]++
+		}
+		if n.counts[i] > half {
+			n.centroid[w] |= 1 << b
+		} else {
+			n.centroid[w] &^= 1 << b
+		}
+	}
+}
+
+type nilsimsaOrderer struct {
+	opt  NilsimsaOptions
+	base func(a, b *content) int
+	sem  chan struct{} // tokens for extra goroutines
+	wg   sync.WaitGroup
+}
+
+// spawn runs f on another goroutine when one is free, else inline. The
+// subtrees are independent, so this only changes the speed.
+func (o *nilsimsaOrderer) spawn(f func()) {
+	select {
+	case o.sem <- struct{}{}:
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			defer func() { <-o.sem }()
+			f()
+		}()
+	default:
+		f()
+	}
+}
+
+// cluster splits n's items into children: each item joins the first child
+// whose centroid is within maxDist, else a new child (up to MaxChildren),
+// else the nearest child.
+func (o *nilsimsaOrderer) cluster(n *clusterNode, maxDist int) {
+	var children []*clusterNode
+	for _, c := range n.items {
+		var match, best *clusterNode
+		bestD := math.MaxInt
+		for _, ch := range children {
+			d := hamming(&ch.centroid, &c.rep.simDigest)
+			if d <= maxDist {
+				match = ch
+				break
+			}
+			if d < bestD {
+				best, bestD = ch, d
+			}
+		}
+		if match == nil {
+			if len(children) < o.opt.MaxChildren {
+				match = &clusterNode{}
+				children = append(children, match)
+			} else {
+				match = best
+			}
+		}
+		match.add(c)
+	}
+	n.items, n.children = nil, children
+	for _, ch := range children {
+		switch {
+		case maxDist > 1 && len(ch.items) > o.opt.MaxClusterSize:
+			o.spawn(func() { o.cluster(ch, maxDist/2) })
+		case len(ch.items) > 1:
+			o.spawn(func() { o.orderLeaf(ch.items) })
+		}
+	}
+}
+
+// orderLeaf chains items by nearest neighbour, starting from the base
+// order's first.
+func (o *nilsimsaOrderer) orderLeaf(items []*content) {
+	slices.SortStableFunc(items, o.base)
+	chainNearest(len(items), func(i, k int) int {
+		return hamming(&items[i].rep.simDigest, &items[k].rep.simDigest)
+	}, func(i, k int) { items[i], items[k] = items[k], items[i] })
+}
+
+// chainNearest reorders n elements so that each is followed by the
+// nearest (by dist from it) of those after it.
+func chainNearest(n int, dist func(i, k int) int, swap func(i, k int)) {
+	for i := 0; i < n-1; i++ {
+		best, bestD := i+1, math.MaxInt
+		for k := i + 1; k < n; k++ {
+			if d := dist(i, k); d < bestD {
+				best, bestD = k, d
+				if d <= 1 {
+					break
+				}
+			}
+		}
+		if best != i+1 {
+			swap(i+1, best)
+		}
+	}
+}
+
+// orderTree orders the children of every inner node: heaviest first, then
+// each followed by the sibling whose first item is nearest to its last.
+func (o *nilsimsaOrderer) orderTree(n *clusterNode) int64 {
+	if n.children == nil {
+		var w int64
+		for _, c := range n.items {
+			w += c.size
+		}
+		n.weight = w
+		return w
+	}
+	for _, ch := range n.children {
+		n.weight += o.orderTree(ch)
+	}
+	ch := n.children
+	slices.SortStableFunc(ch, func(a, b *clusterNode) int { return cmp.Compare(b.weight, a.weight) })
+	chainNearest(len(ch), func(i, k int) int {
+		return hamming(&ch[i].last().rep.simDigest, &ch[k].first().rep.simDigest)
+	}, func(i, k int) { ch[i], ch[k] = ch[k], ch[i] })
+	return n.weight
+}
+
+func (n *clusterNode) first() *content {
+	for n.children != nil {
+		n = n.children[0]
+	}
+	return n.items[0]
+}
+
+func (n *clusterNode) last() *content {
+	for n.children != nil {
+		n = n.children[len(n.children)-1]
+	}
+	return n.items[len(n.items)-1]
 }

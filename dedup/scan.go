@@ -71,6 +71,8 @@ type scanner struct {
 	links map[devIno]*inode
 	stats *Stats
 	warn  func(format string, args ...any)
+	// listPos maps each --input-list path to its first line (nil: no list).
+	listPos map[string]int
 }
 
 func statToInode(osPath string, st *syscall.Stat_t) *inode {
@@ -288,11 +290,14 @@ func (s *scanner) fromList(list []string) (*entry, error) {
 		byRel[rel] = e
 		return e, nil
 	}
-	for _, l := range list {
-		rel := path.Clean(strings.TrimPrefix(filepath.ToSlash(l), "./"))
-		rel = strings.TrimPrefix(rel, "/")
-		if rel == "." || rel == "" {
+	s.listPos = make(map[string]int, len(list))
+	for i, l := range list {
+		rel := CleanListPath(filepath.ToSlash(l))
+		if rel == "" {
 			continue
+		}
+		if _, ok := s.listPos[rel]; !ok {
+			s.listPos[rel] = i
 		}
 		if strings.HasPrefix(rel, "../") || rel == ".." {
 			return nil, fmt.Errorf("input list: %q is outside the input directory", l)

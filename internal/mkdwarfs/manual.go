@@ -23,6 +23,18 @@ var manual = cli.Manual{
 				"(0 to 11). The -l level (0 to 9) chooses all of them together with block size and ordering; " +
 				"mkdwarfs -H prints the table.",
 		}},
+		{Title: "NILSIMSA ORDER", Paragraphs: []string{
+			"--order=nilsimsa groups files whose nilsimsa digests are alike. The digests are clustered " +
+				"around centroids (each bit set when most members have it): a file joins the first cluster " +
+				"within a distance limit, starting at 128 of the 256 bits, or starts a new one while there are " +
+				"fewer than max-children clusters, else joins the nearest. Clusters larger than max-cluster-size " +
+				"are clustered again with half the limit; smaller ones are ordered by a nearest neighbour " +
+				"search, which takes time quadratic in max-cluster-size. Sibling clusters follow each other " +
+				"largest first, each next to the one whose first file is nearest its last. max-children=1 with " +
+				"a max-cluster-size above the number of files orders all files in one search. Files without a " +
+				"digest (larger than --max-similarity-size) come first, largest first. The result does not " +
+				"depend on --num-segmenter-workers, which sets how many clusters are worked on at once.",
+		}},
 		{Title: "FILTER RULES", Paragraphs: []string{
 			"Each -F rule is '+ PATTERN' (include), '- PATTERN' (exclude) or '. FILE' (read more rules " +
 				"from FILE, one a line; blank lines and lines starting with # are skipped; FILE may merge " +

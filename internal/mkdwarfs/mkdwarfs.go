@@ -4,6 +4,7 @@
 package mkdwarfs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -214,8 +215,11 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	} else if ok {
 		o.ScannerWorkers = n
 	}
-	if _, _, err := atoi("num-segmenter-workers", 1, 1024); err != nil {
+	o.OrderWorkers = cfg.Workers
+	if n, ok, err := atoi("num-segmenter-workers", 1, 1024); err != nil {
 		return nil, err
+	} else if ok {
+		o.OrderWorkers = n
 	}
 	if v, ok := p.Lookup("memory-limit"); ok && v != "auto" {
 		n, err := cli.ParseSize(v)
@@ -225,11 +229,9 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		cfg.MemLimit = n
 	}
 	if v, ok := p.Lookup("order"); ok {
-		ord, ok := dedup.ParseOrder(v)
-		if !ok {
-			return nil, usagef("invalid --order %q (none, path, revpath, similarity, nilsimsa)", v)
+		if err := parseOrder(o, v); err != nil {
+			return nil, err
 		}
-		o.Order = ord
 	}
 	if v, ok := p.Lookup("max-similarity-size"); ok {
 		n, err := cli.ParseSize(v)
@@ -384,4 +386,70 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 	t := cfg.target(stdout)
 	t.Progress = progress
 	return writer.Build(ctx, writer.BuildOptions{Target: t, Scan: cfg.Build, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
+}
+
+// parseOrder applies an --order value: a mode, and for nilsimsa and
+// explicit the reference's :NAME=VALUE options.
+func parseOrder(o *dedup.Options, v string) error {
+	if strings.Contains(v, "::") {
+		return usagef("--order: categories are not supported")
+	}
+	mode, rest, _ := strings.Cut(v, ":")
+	ord, ok := dedup.ParseOrder(mode)
+	if !ok {
+		return usagef("invalid --order %q (none, path, revpath, similarity, nilsimsa[:max-children=N][:max-cluster-size=N], explicit:file=FILE)", v)
+	}
+	o.Order = ord
+	opts := map[string]string{}
+	if rest != "" {
+		for _, kv := range strings.Split(rest, ":") {
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return usagef("invalid --order %q: option %q is not NAME=VALUE", v, kv)
+			}
+			opts[k] = val
+		}
+	}
+	take := func(name string) (string, bool) {
+		val, ok := opts[name]
+		delete(opts, name)
+		return val, ok
+	}
+	switch ord {
+	case dedup.OrderNilsimsa:
+		for _, c := range []struct {
+			name string
+			dst  *int
+		}{{"max-children", &o.Nilsimsa.MaxChildren}, {"max-cluster-size", &o.Nilsimsa.MaxClusterSize}} {
+			val, ok := take(c.name)
+			if !ok {
+				continue
+			}
+			n, err := cli.ParseSize(val)
+			if err != nil || n < 1 || n > 1<<31-1 {
+				return usagef("invalid --order %q: %s must be a positive number", v, c.name)
+			}
+			*c.dst = int(n)
+		}
+	case dedup.OrderExplicit:
+		file, ok := take("file")
+		if !ok || file == "" {
+			return usagef("invalid --order %q: explicit needs file=FILE", v)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("reading the explicit order file: %w", err)
+		}
+		o.ExplicitOrder, err = dedup.ReadInputList(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	for k := range opts {
+		if ord == dedup.OrderNilsimsa || ord == dedup.OrderExplicit {
+			return usagef("invalid --order %q: unknown option %q", v, k)
+		}
+		return usagef("invalid --order %q: %s takes no options", v, mode)
+	}
+	return nil
 }

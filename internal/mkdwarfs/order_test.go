@@ -1,0 +1,174 @@
+package mkdwarfs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// dataOrder lists the image's regular files with data by where their
+// first data chunk lies in the block stream.
+func dataOrder(t *testing.T, img string) []string {
+	t.Helper()
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	bi, err := block.OpenImage(f, fi.Size(), block.Options{ImageOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := bi.ReadDecompressed(bi.Find(block.SectionMetadataSchema)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := bi.ReadDecompressed(bi.Find(block.SectionMetadata)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := metadata.Decode(sb, mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := metadata.NewFS(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pos struct {
+		name       string
+		block, off uint64
+	}
+	var ps []pos
+	err = mfs.Walk(func(p string, ino uint32, e metadata.Inode) error {
+		if e.Mode&0o170000 != 0o100000 {
+			return nil
+		}
+		cs, err := mfs.FileChunks(ino)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if !c.Hole {
+				ps = append(ps, pos{strings.TrimPrefix(p, "/"), uint64(c.Block), uint64(c.Offset)})
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(ps, func(a, b pos) int {
+		if a.block != b.block {
+			return int(a.block) - int(b.block)
+		}
+		return int(a.off) - int(b.off)
+	})
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.name)
+	}
+	return out
+}
+
+// orderTree writes files with distinct random contents.
+func orderTree(t *testing.T, names ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	r := rand.New(rand.NewPCG(9, 9))
+	for i, n := range names {
+		p := filepath.Join(root, n)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		b := make([]byte, 3000+i*100)
+		for j := range b {
+			b[j] = byte(r.Uint32())
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestOrderExplicit(t *testing.T) {
+	src := orderTree(t, "a", "b", "c/d", "c/e", "f", "g")
+	dir := t.TempDir()
+	list := filepath.Join(dir, "order")
+	// A leading / is allowed; unknown paths are ignored; unlisted files
+	// follow the listed ones in scan order.
+	os.WriteFile(list, []byte("g\n/c/e\nnot/there\na\nf\n"), 0o644)
+	img := filepath.Join(dir, "x.dwarfs")
+	mk(t, "-i", src, "-o", img, "-l", "3", "--log-level", "warn", "--order", "explicit:file="+list)
+	if got, want := dataOrder(t, img), []string{"g", "c/e", "a", "f", "b", "c/d"}; !slices.Equal(got, want) {
+		t.Errorf("data order %v, want %v", got, want)
+	}
+}
+
+func TestOrderInputListNone(t *testing.T) {
+	src := orderTree(t, "a", "b", "c/d", "c/e", "f")
+	dir := t.TempDir()
+	img := filepath.Join(dir, "x.dwarfs")
+	list := "f\nc/d\na\nc/e\nb\n"
+	for _, tc := range []struct {
+		order string
+		want  []string
+	}{
+		{"none", []string{"f", "c/d", "a", "c/e", "b"}}, // the list's order, as the reference
+		{"path", []string{"a", "b", "c/d", "c/e", "f"}},
+	} {
+		var stdout, stderr strings.Builder
+		code := Main(t.Context(), []string{"-i", src, "-o", img, "-f", "--log-level", "warn", "--input-list", "-", "--order", tc.order},
+			strings.NewReader(list), &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		if got := dataOrder(t, img); !slices.Equal(got, tc.want) {
+			t.Errorf("--order=%s: data order %v, want %v", tc.order, got, tc.want)
+		}
+	}
+}
+
+func TestOrderNilsimsaOptions(t *testing.T) {
+	src := makeTree(t)
+	want := expected(t, src)
+	dir := t.TempDir()
+	for i, v := range []string{"nilsimsa:max-children=1:max-cluster-size=1000000", "nilsimsa:max-cluster-size=2", "nilsimsa:max-children=2k"} {
+		img := filepath.Join(dir, fmt.Sprint(i, ".dwarfs"))
+		mk(t, "-i", src, "-o", img, "--log-level", "warn", "--order", v, "--num-segmenter-workers", "3")
+		got, _ := readBack(t, img)
+		compareTrees(t, want, got, cmpOpts{})
+	}
+}
+
+func TestOrderBadValues(t *testing.T) {
+	src := orderTree(t, "a")
+	img := filepath.Join(t.TempDir(), "x.dwarfs")
+	for _, tc := range []struct{ order, want string }{
+		{"nilsimsa:max-children=0", "max-children must be a positive number"},
+		{"nilsimsa:max-cluster-size=x", "max-cluster-size must be a positive number"},
+		{"nilsimsa:depth=3", `unknown option "depth"`},
+		{"nilsimsa:max-children", `option "max-children" is not NAME=VALUE`},
+		{"path:max-children=3", "path takes no options"},
+		{"explicit", "explicit needs file=FILE"},
+		{"explicit:file=/does/not/exist", "reading the explicit order file: open /does/not/exist: no such file or directory"},
+		{"random", `invalid --order "random"`},
+		{"cat::path", "categories are not supported"},
+	} {
+		code, _, stderr := run("-i", src, "-o", img, "--order", tc.order)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--order=%s: exit %d, stderr %q, want %q", tc.order, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(img); err == nil {
+			t.Errorf("--order=%s: image written", tc.order)
+		}
+	}
+}
