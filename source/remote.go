@@ -131,10 +131,10 @@ func openRemote(ctx context.Context, f fetcher, opts Options) (Source, error) {
 // so that opening the image needs no further requests.
 func (r *remote) prefetchIndex(ctx context.Context) error {
 	size := r.info.size
-	if size == 0 {
-		return nil
+	if size < 8 {
+		return nil // too small to end with an index entry
 	}
-	n := min(size, r.o.TailSize)
+	n := min(size, max(r.o.TailSize, 8))
 	tail, err := r.getRange(ctx, size-n, n)
 	if err != nil {
 		return err
