@@ -142,7 +142,7 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 	for _, f := range files {
 		sizeCount[f.size]++
 	}
-	needDigest := b.opt.Order == OrderNilsimsa || b.opt.Order == OrderSimilarity
+	needDigest := (b.opt.Order == OrderNilsimsa || b.opt.Order == OrderSimilarity) && !b.opt.Hollow
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, b.opt.ScannerWorkers))
 	var mu sync.Mutex

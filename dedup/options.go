@@ -76,7 +76,11 @@ type Options struct {
 	WithDevices    bool
 	WithSpecials   bool
 	NoSparse       bool
-	ContinueOnErr  bool
+	// Hollow stores every regular file as one hole of its size: the image
+	// has the tree's names, sizes and attributes but no data (--hollow).
+	// Files are still read for the whole-file hash unless FileHash is nil.
+	Hollow        bool
+	ContinueOnErr bool
 
 	// FileHash makes the whole-file hash that finds duplicate files (see
 	// NewFileHash); nil turns whole-file deduplication off.

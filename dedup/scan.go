@@ -291,7 +291,26 @@ func (s *scanner) fromList(list []string) (*entry, error) {
 		return e, nil
 	}
 	s.listPos = make(map[string]int, len(list))
+	var absRoot string
 	for i, l := range list {
+		if filepath.IsAbs(l) {
+			// As the reference: an absolute path must lie below the input.
+			if absRoot == "" {
+				if absRoot, err = canonicalDir(s.root); err != nil {
+					return nil, fmt.Errorf("input list: %w", err)
+				}
+			}
+			p := filepath.Clean(l)
+			if d, err := canonicalDir(filepath.Dir(p)); err == nil {
+				p = filepath.Join(d, filepath.Base(p))
+			}
+			r, err := filepath.Rel(absRoot, p)
+			if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+				s.warn("input list: ignoring %s: not below the input %s", l, absRoot)
+				continue
+			}
+			l = r
+		}
 		rel := CleanListPath(filepath.ToSlash(l))
 		if rel == "" {
 			continue
@@ -317,6 +336,16 @@ func (s *scanner) fromList(list []string) (*entry, error) {
 	}
 	sortRec(root)
 	return root, nil
+}
+
+// canonicalDir is the absolute path of directory d with symbolic links
+// resolved.
+func canonicalDir(d string) (string, error) {
+	a, err := filepath.Abs(d)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(a)
 }
 
 // ReadInputList reads newline separated paths (empty lines ignored).

@@ -368,6 +368,11 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 		if c.size == 0 {
 			continue
 		}
+		if b.opt.Hollow {
+			c.chunks = []pchunk{{hole: true, holeLen: c.size}}
+			b.stats.HoleBytes += c.size
+			continue
+		}
 		if b.opt.Progress != nil {
 			progMu.Lock()
 			b.stats.Current = c.rep.relPath()

@@ -19,7 +19,7 @@ import (
 type Target struct {
 	// Output is the image file. It is written under a temporary name and
 	// appears only when complete; an existing file is replaced only with
-	// Overwrite. Build also accepts "-" for Stdout.
+	// Overwrite. "-" writes the image to Stdout.
 	Output    string
 	Overwrite bool
 	Stdout    io.Writer

@@ -101,7 +101,7 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (err error) {
 		if err != nil {
 			return fmt.Errorf("rewrite: %w", err)
 		}
-		if ost, err := os.Stat(outPath); err == nil && os.SameFile(ist, ost) {
+		if ost, err := os.Stat(outPath); err == nil && outPath != "-" && os.SameFile(ist, ost) {
 			return fmt.Errorf("rewrite: %s and %s: %w", inPath, outPath, ErrSameFile)
 		}
 	}
@@ -121,7 +121,10 @@ func Rewrite(ctx context.Context, opts RewriteOptions) (err error) {
 	if err := r.prepare(in); err != nil {
 		return fmt.Errorf("rewrite: %w", err)
 	}
-	out, err := createOutput(outPath, opts.Overwrite, nil)
+	if outPath == "-" && opts.Stdout == nil {
+		return fmt.Errorf("rewrite: output - needs Target.Stdout: %w", ErrUsage)
+	}
+	out, err := createOutput(outPath, opts.Overwrite, opts.Stdout)
 	if err != nil {
 		return fmt.Errorf("rewrite: %w", err)
 	}

@@ -8,7 +8,7 @@ func usagef(format string, args ...any) error { return cli.Usagef(format, args..
 // come from package cli.
 var options = []cli.Option{
 	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory (an image with --recompress, --rebuild-metadata or --change-block-size)"},
-	{Long: "input-list", HasValue: true, Arg: "FILE", Help: "file with paths relative to the root directory, or - for stdin"},
+	{Long: "input-list", HasValue: true, Arg: "FILE", Help: "file with the paths to include, one a line, or - for stdin: relative to -i DIR (default: the current directory), or absolute below it; includes devices and specials; not with -F"},
 	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, or - for stdout"},
 	{Long: "force", Short: "f", Help: "overwrite an existing output image"},
 	{Long: "compress-level", Short: "l", HasValue: true, Arg: "N", Default: "7", Help: "compression level (0=fast, 9=best, see -H)"},
@@ -38,6 +38,7 @@ var options = []cli.Option{
 	{Long: "with-devices", Help: "include block and character devices"},
 	{Long: "with-specials", Help: "include named fifos and sockets"},
 	{Long: "no-sparse-files", Help: "don't store sparse files as sparse"},
+	{Long: "hollow", Help: "store no file data: every file becomes a hole of its size, reading as zeros (not with --no-sparse-files; --file-hash=none skips reading the files)"},
 	{Long: "header", HasValue: true, Arg: "FILE", Help: "prepend the image with the contents of this file"},
 	{Long: "no-section-index", Help: "don't add a section index"},
 	{Long: "no-history", Help: "don't add history"},
@@ -68,7 +69,6 @@ var options = []cli.Option{
 	{Long: "no-check", Help: "with -i IMAGE: skip the integrity check of the input and of rebuilt metadata"},
 	// Reference features godwarfs does not implement: refused clearly.
 	{Long: "categorize", HasValue: true, Optional: true, Implicit: "fits,pcmaudio,binary,incompressible", Unsupported: true},
-	{Long: "hollow", Unsupported: true},
 	{Long: "hotness-list", HasValue: true, Unsupported: true},
 	{Long: "incompressible-min-input-size", HasValue: true, Unsupported: true},
 	{Long: "incompressible-block-size", HasValue: true, Unsupported: true},
@@ -84,6 +84,7 @@ func Program() *cli.Program {
 		Summary: "create a DwarFS image",
 		Synopsis: []string{
 			"-i DIR -o IMAGE [OPTIONS...]",
+			"--input-list FILE|- [-i DIR] -o IMAGE [OPTIONS...]",
 			"-i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]",
 		},
 		Options:  options,

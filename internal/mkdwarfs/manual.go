@@ -53,7 +53,7 @@ var manual = cli.Manual{
 			"  mkdwarfs -i perl -o perl.dwarfs --remove-empty-dirs \\\n    -F '+ File/Spec/[EM]*.pm' -F '- unicore/**.pl' -F '+ *.pl' -F '- *'",
 		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
-			"Categorizers (--categorize and the --incompressible-* options), --hollow and --hotness-list are " +
+			"Categorizers (--categorize and the --incompressible-* options) and --hotness-list are " +
 				"refused. By default godwarfs stops at the first input it cannot read and writes no image; " +
 				"with --continue-on-error it behaves as the reference does by default: it reports the input, " +
 				"leaves it out (or stores it empty when reading fails only while its data is packed), and exits with status 2.",

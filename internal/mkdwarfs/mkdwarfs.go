@@ -92,10 +92,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	cfg.Progress = progressMode(cfg.Progress, stderr)
 	if cfg.Rewrite != nil {
-		return mainRewrite(ctx, cfg, stderr)
+		return mainRewrite(ctx, cfg, stdout, stderr)
 	}
 	if cfg.Build.Log == nil && cfg.LogLevel >= logWarn {
 		cfg.Build.Log = stderr
+	}
+	if cfg.Build.Hollow && cfg.LogLevel >= logWarn {
+		fmt.Fprintln(stderr, "warning: creating a hollow image: no file data is stored, every file reads as zeros")
 	}
 	start := time.Now()
 	progress := startProgress(cfg.Progress, stderr)
@@ -161,7 +164,12 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 
 	in, ok := p.Lookup("input")
 	if !ok {
-		return nil, cli.Missing("input")
+		if !p.Has("input-list") || recomp {
+			return nil, cli.Missing("input")
+		}
+		// As the reference: the list's paths are relative to the
+		// current directory.
+		in = "."
 	}
 	o.Input = in
 	if v, ok := p.Lookup("debug-filter"); ok {
@@ -194,6 +202,9 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 			list = []string{}
 		}
 		o.InputList = list
+		if p.Has("filter") {
+			return nil, usagef("--input-list cannot be combined with --filter")
+		}
 	}
 	if cfg.LogLevel, err = p.LogLevel(); err != nil {
 		return nil, err
@@ -306,9 +317,14 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 			return nil, cli.BadValue(c.name, *c.dst, err.Error())
 		}
 	}
-	o.WithDevices = p.Has("with-devices")
-	o.WithSpecials = p.Has("with-specials")
+	// An input list names its entries, so they are taken whatever their
+	// type, as the reference does.
+	o.WithDevices = p.Has("with-devices") || o.InputList != nil
+	o.WithSpecials = p.Has("with-specials") || o.InputList != nil
 	o.NoSparse = p.Has("no-sparse-files")
+	if o.Hollow = p.Has("hollow"); o.Hollow && o.NoSparse {
+		return nil, usagef("--hollow cannot be combined with --no-sparse-files")
+	}
 	if v, ok := p.Lookup("header"); ok {
 		h, err := os.ReadFile(v)
 		if err != nil {

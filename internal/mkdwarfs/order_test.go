@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
@@ -170,5 +171,48 @@ func TestOrderBadValues(t *testing.T) {
 		if _, err := os.Stat(img); err == nil {
 			t.Errorf("--order=%s: image written", tc.order)
 		}
+	}
+}
+
+// TestInputListWithoutInput: without -i the list's paths are relative to
+// the current directory; absolute paths must lie below it; the listed
+// entries are taken whatever their type; -F cannot be combined with it.
+func TestInputListWithoutInput(t *testing.T) {
+	src := orderTree(t, "a", "b", "c/d")
+	if err := syscall.Mkfifo(filepath.Join(src, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := orderTree(t, "elsewhere")
+	img := filepath.Join(t.TempDir(), "x.dwarfs")
+	t.Chdir(src)
+	list := strings.Join([]string{"b", filepath.Join(src, "c/d"), filepath.Join(outside, "elsewhere"), "fifo"}, "\n")
+	var stdout, stderr strings.Builder
+	code := Main(t.Context(), []string{"--input-list", "-", "-o", img, "--log-level", "warn"}, strings.NewReader(list), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if want := "ignoring " + filepath.Join(outside, "elsewhere") + ": not below the input"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	got, _ := readBack(t, img)
+	var names []string
+	for p := range got {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	if want := []string{"", "b", "c", "c/d", "fifo"}; !slices.Equal(names, want) {
+		t.Errorf("entries %q, want %q", names, want)
+	}
+	if m := got["fifo"].mode; m&syscall.S_IFMT != syscall.S_IFIFO {
+		t.Errorf("fifo mode %o", m)
+	}
+
+	code, _, errOut := run("--input-list", "-", "-o", img, "-f", "-F", "- b")
+	if code == 0 || !strings.Contains(errOut, "--input-list cannot be combined with --filter") {
+		t.Errorf("-F with --input-list: exit %d, %q", code, errOut)
+	}
+	code, _, errOut = run("-o", img, "-f")
+	if code == 0 || !strings.Contains(errOut, "input") {
+		t.Errorf("neither -i nor --input-list: exit %d, %q", code, errOut)
 	}
 }

@@ -29,8 +29,8 @@ Rewriting an existing image (mkdwarfs -i OLD.dwarfs -o NEW.dwarfs ...):
   of 2^S bytes (-S, default from the level) and rebuilds the metadata; the
   new blocks use -C, or the input's first block's algorithm. Sections that
   are not recompressed but must be re-encoded keep their algorithm (with
-  default parameters). The output is always a v2.5 image; -o - is not
-  supported here.
+  default parameters). The output is always a v2.5 image; -o - writes it
+  to standard output.
 `
 
 // isRecompress reports whether the command line rewrites an image.
@@ -41,9 +41,6 @@ func isRecompress(p *cli.Result) bool {
 // recompressOptions fills cfg.Recompress from the parsed command line;
 // cfg already holds the level defaults overridden by explicit options.
 func recompressOptions(cfg *Config, p *cli.Result) error {
-	if cfg.Output == "-" {
-		return usagef("writing the image to stdout (-o -) is not supported with --recompress, --rebuild-metadata or --change-block-size")
-	}
 	if cfg.DebugFilter != "" {
 		return usagef("--debug-filter cannot be combined with --recompress, --rebuild-metadata or --change-block-size")
 	}
@@ -136,8 +133,9 @@ func recompressOptions(cfg *Config, p *cli.Result) error {
 }
 
 // mainRewrite runs a rewrite and returns the exit status.
-func mainRewrite(ctx context.Context, cfg *Config, stderr io.Writer) int {
+func mainRewrite(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 	ro := *cfg.Rewrite
+	ro.Stdout = stdout
 	clear := func() {}
 	switch fd := terminalFd(stderr); {
 	case cfg.Progress == "simple":
