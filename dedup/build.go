@@ -51,6 +51,7 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 	b.sc = &scanner{opt: &opt, root: opt.Input, links: map[devIno]*inode{}, stats: &b.stats, warn: warn}
 	b.stats.Phase = "scanning"
 	b.report()
+	t0 := time.Now()
 	var root *entry
 	var err error
 	if opt.InputList != nil {
@@ -62,10 +63,12 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 		return nil, b.stats, err
 	}
 	files := b.collect(root)
+	b.verbosef("found %d regular files [%v]", len(files), since(&t0))
 	hashOn := opt.FileHash != nil
 	if files, err = b.scanFiles(ctx, files); err != nil {
 		return nil, b.stats, err
 	}
+	b.verbosef("read %d bytes to hash files and compute similarity digests [%v]", b.stats.ScannedBytes, since(&t0))
 	if b.stats.Errors > 0 {
 		// Unreadable files were dropped: remove their entries too.
 		keep := map[*inode]bool{}
@@ -78,15 +81,45 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 		}
 	}
 	order := b.number(root, files, hashOn)
+	b.verbosef("%d distinct contents, %d duplicate files (%d bytes)", len(order.unique), b.stats.DupFiles, b.stats.DupBytes)
+	if b.opt.Debugf != nil {
+		for _, c := range order.unique {
+			for _, in := range c.inodes[1:] {
+				b.debugf("duplicate: %s has the contents of %s", in.relPath(), c.rep.relPath())
+			}
+		}
+	}
+	since(&t0)
 	contents := orderContents(order.unique, &opt, b.sc.listPos)
+	b.verbosef("ordered %d contents by %s [%v]", len(contents), opt.Order, since(&t0))
+	if b.opt.Debugf != nil {
+		for i, c := range contents {
+			b.debugf("order %d: %s (%d bytes)", i, c.rep.relPath(), c.size)
+		}
+	}
 	if err := b.segmentAll(ctx, contents, sink); err != nil {
 		return nil, b.stats, err
 	}
+	b.verbosef("segmented %d bytes into %d blocks of %d bytes; %d segment matches saved %d bytes [%v]",
+		b.stats.SegmentedBytes, b.stats.Blocks, b.stats.BlockBytes, b.stats.SegMatches, b.stats.SegMatchBytes, since(&t0))
 	md, err := b.metadata(order)
 	if err != nil {
 		return nil, b.stats, err
 	}
+	b.verbosef("built the metadata [%v]", since(&t0))
 	return md, b.stats, nil
+}
+
+func (b *builder) verbosef(format string, args ...any) {
+	if b.opt.Verbosef != nil {
+		b.opt.Verbosef(format, args...)
+	}
+}
+
+func (b *builder) debugf(format string, args ...any) {
+	if b.opt.Debugf != nil {
+		b.opt.Debugf(format, args...)
+	}
 }
 
 func pruneFiles(e *entry, keep map[*inode]bool) {
@@ -234,4 +267,12 @@ func (f *inode) relPath() string {
 		return f.firstEntry.rel
 	}
 	return f.osPath
+}
+
+// since returns the time since *t and restarts it, for phase timings.
+func since(t *time.Time) time.Duration {
+	now := time.Now()
+	d := now.Sub(*t).Round(time.Microsecond)
+	*t = now
+	return d
 }

@@ -9,6 +9,7 @@
 package dedup
 
 import (
+	"fmt"
 	"hash"
 	"io"
 	"os"
@@ -27,6 +28,16 @@ const (
 	OrderNilsimsa
 	OrderExplicit // Options.ExplicitOrder
 )
+
+var orderNames = [...]string{"none", "path", "revpath", "similarity", "nilsimsa", "explicit"}
+
+// String is the order's --order name.
+func (o Order) String() string {
+	if o >= 0 && int(o) < len(orderNames) {
+		return orderNames[o]
+	}
+	return fmt.Sprintf("Order(%d)", int(o))
+}
 
 // ParseOrder maps an --order argument to an Order.
 func ParseOrder(s string) (Order, bool) {
@@ -113,6 +124,11 @@ type Options struct {
 
 	// Log receives warnings (unreadable files with ContinueOnErr, ...).
 	Log io.Writer
+	// Verbosef, Debugf and Tracef, when set, receive notes of growing
+	// detail (mkdwarfs --log-level verbose, debug, trace): the phases
+	// with their times; each file's ordering and segmenting; each
+	// segment match.
+	Verbosef, Debugf, Tracef func(format string, args ...any)
 	// Progress, if set, is called now and then with running totals: at
 	// least when a phase starts, and after each file. Calls do not overlap.
 	Progress func(Stats)

@@ -67,6 +67,8 @@ type segmenter struct {
 	step      int
 	lookback  int // finished blocks kept for matching besides the current one
 	sink      BlockSink
+	tracef    func(format string, args ...any) // nil: no trace
+	file      string                           // the file being added, for tracef
 	stats     *Stats
 
 	blocks []*segBlock // retained finished blocks, oldest first
@@ -91,6 +93,7 @@ func newSegmenter(ctx context.Context, opt *Options, sink BlockSink, st *Stats) 
 		lookback:  max(opt.Lookback-1, 0),
 		sink:      sink,
 		stats:     st,
+		tracef:    opt.Tracef,
 	}
 	// Lookback counts the blocks searched including the one being filled,
 	// as the reference's -B does: 1 searches only the current block, and
@@ -348,6 +351,9 @@ func (s *segmenter) match(d []byte, out []pchunk, lit, p int, bn uint32, off int
 	start := off - k - trim
 	size := k + trim + n
 	out = addChunk(out, pchunk{block: bn, off: uint32(start), size: uint32(size)})
+	if s.tracef != nil {
+		s.tracef("segment match: %s at %d, %d bytes from block %d offset %d", s.file, p-k-trim, size, bn, start)
+	}
 	s.openLit = false
 	s.stats.SegMatches++
 	s.stats.SegMatchBytes += int64(size)
@@ -379,6 +385,8 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 			b.report()
 			progMu.Unlock()
 		}
+		seg.file = c.rep.relPath()
+		matched := b.stats.SegMatchBytes
 		if err := b.segmentFile(seg, c); err != nil {
 			var se *segmenterError
 			if ctx.Err() != nil || !b.opt.ContinueOnErr || errors.As(err, &se) {
@@ -395,6 +403,7 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 			continue
 		}
 		b.stats.SegmentedBytes += c.size
+		b.debugf("segmented %s: %d bytes in %d chunks, %d bytes matched earlier data", seg.file, c.size, len(c.chunks), b.stats.SegMatchBytes-matched)
 		if b.opt.Progress != nil {
 			progMu.Lock()
 			b.report()

@@ -32,6 +32,10 @@ type Target struct {
 
 	// Workers is the number of blocks compressed at once (0: GOMAXPROCS).
 	Workers int
+	// Niceness, if above 0, is added to the nice value of the threads
+	// compressing blocks (Linux), so that scanning and segmenting, which
+	// feed them, get the CPU first (mkdwarfs --compress-niceness).
+	Niceness int
 	// NoSectionIndex leaves out the SECTION_INDEX.
 	NoSectionIndex bool
 	// History is the entry the image gets in its HISTORY section.
@@ -157,7 +161,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if limit == 0 {
 		limit = int64(t.workers()+1) << scan.BlockSizeBits
 	}
-	pipe := newPipeline(ctx, bw, t.workers(), limit)
+	pipe := newPipeline(ctx, bw, t.workers(), limit, t.Niceness)
 	// Progress comes from the scanner and from the pipeline's writer.
 	var (
 		progMu sync.Mutex

@@ -2,6 +2,7 @@ package writer
 
 import (
 	"context"
+	"runtime"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -35,8 +36,10 @@ type job struct {
 }
 
 // newPipeline starts workers (at least one) that write BLOCK sections to
-// bw; limit bounds the weight in flight (<= 0: no bound).
-func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64) *pipeline {
+// bw; limit bounds the weight in flight (<= 0: no bound). With niceness
+// above 0 each worker runs on a thread of its own whose nice value is
+// raised by that much, so that compression yields to the producer.
+func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64, niceness int) *pipeline {
 	workers = max(workers, 1)
 	if limit <= 0 {
 		limit = 1 << 62
@@ -47,6 +50,14 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 	p.sem = semaphore.NewWeighted(limit)
 	for range workers {
 		g.Go(func() error {
+			if niceness > 0 {
+				// Never unlocked: the thread ends with the goroutine,
+				// so its lower priority does not reach other work.
+				runtime.LockOSThread()
+				// Best effort, as in the reference: a thread that
+				// cannot be niced still compresses.
+				_ = niceThread(niceness)
+			}
 			for j := range p.jobs {
 				j.ct, j.out, j.err = j.encode()
 				close(j.done)

@@ -22,7 +22,7 @@ func pipelineImage(t *testing.T, workers int, limit int64, blocks [][]byte) ([]b
 	}
 	var buf bytes.Buffer
 	bw := block.NewWriter(&buf, block.WriterOptions{})
-	p := newPipeline(context.Background(), bw, workers, limit)
+	p := newPipeline(context.Background(), bw, workers, limit, 0)
 	var inFlight, peak atomic.Int64
 	for _, data := range blocks {
 		w := int64(len(data))
@@ -72,7 +72,7 @@ func TestPipelineOrderAndBound(t *testing.T) {
 
 func TestPipelineError(t *testing.T) {
 	bw := block.NewWriter(&bytes.Buffer{}, block.WriterOptions{})
-	p := newPipeline(context.Background(), bw, 2, 0)
+	p := newPipeline(context.Background(), bw, 2, 0, 0)
 	bad := errors.New("bad block")
 	var err error
 	for i := 0; i < 100 && err == nil; i++ {

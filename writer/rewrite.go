@@ -364,7 +364,7 @@ func (r *rewriter) write(out io.Writer) error {
 func (r *rewriter) writeBlocks(w *block.Writer) error {
 	blocks := r.im.Blocks()
 	workers := r.opts.Workers
-	pipe := newPipeline(r.ctx, w, workers, int64(workers+1)*r.blockLimit)
+	pipe := newPipeline(r.ctx, w, workers, int64(workers+1)*r.blockLimit, r.opts.Niceness)
 	// One buffer set per worker: a block is read, decoded, encoded and
 	// written before its buffers take the next one, which bounds memory to
 	// Workers blocks in flight (plus the encoders' state).

@@ -16,6 +16,7 @@ var options = []cli.Option{
 	{Long: "long-help", Short: "H", Help: "print full help including the level table and exit"},
 	{Long: "block-size-bits", Short: "S", HasValue: true, Arg: "N", Default: "24", Help: "block size bits (size = 2^N bytes)"},
 	{Long: "num-workers", Short: "N", HasValue: true, Arg: "N", Default: "2", Help: "number of compression workers"},
+	{Long: "compress-niceness", HasValue: true, Arg: "N", Default: "5", Help: "raise the nice value of the compression threads by N (0 or less: leave it), so that scanning and segmenting, which feed them, get the CPU first"},
 	{Long: "num-scanner-workers", HasValue: true, Arg: "N", Default: "num-workers", Help: "number of scanner (hashing) workers"},
 	{Long: "num-segmenter-workers", HasValue: true, Arg: "N", Default: "num-workers", Help: "number of workers ordering files for the segmenter (nilsimsa clustering); segmenting itself is sequential"},
 	{Long: "memory-limit", Short: "L", HasValue: true, Arg: "SIZE", Default: "auto", Help: "limit for block data waiting for compression (e.g. 512m, 1g)"},
@@ -56,7 +57,6 @@ var options = []cli.Option{
 	{Long: "debug-filter", HasValue: true, Optional: true, Implicit: "all", Help: "show effect of filter rules without producing an image (all, excluded, excluded-files, files, included, included-files); paths are listed sorted"},
 	// Accepted for command line compatibility; they have no effect here.
 	{Long: "log-with-context", Help: "accepted, no effect"},
-	{Long: "compress-niceness", HasValue: true, Help: "accepted, no effect"},
 	{Long: "no-category-names", Help: "accepted, no effect (no categorizers)"},
 	{Long: "no-category-metadata", Help: "accepted, no effect (no categorizers)"},
 	// Rewriting an existing image (-i IMAGE): see rewrite.go.

@@ -23,6 +23,13 @@ var manual = cli.Manual{
 				"(0 to 11). The -l level (0 to 9) chooses all of them together with block size and ordering; " +
 				"mkdwarfs -H prints the table.",
 		}},
+		{Title: "LOGGING", Paragraphs: []string{
+			"--log-level sets what is reported on standard error: error, warn (also unreadable inputs " +
+				"and other warnings), info (the default: also the summary), verbose (also the settings in " +
+				"effect and each phase with its time, as lines starting with V and the time of day), debug " +
+				"(D lines: duplicate files, each file's place in the order, and how each file was segmented) " +
+				"and trace (T lines: every segment match).",
+		}},
 		{Title: "NILSIMSA ORDER", Paragraphs: []string{
 			"--order=nilsimsa groups files whose nilsimsa digests are alike. The digests are clustered " +
 				"around centroids (each bit set when most members have it): a file joins the first cluster " +

@@ -32,6 +32,7 @@ type Config struct {
 	MetaComp    string
 	HistoryComp string
 	Workers     int
+	Niceness    int // --compress-niceness
 	MemLimit    int64
 	Header      []byte
 	NoIndex     bool
@@ -53,7 +54,7 @@ func (c *Config) target(stdout io.Writer) writer.Target {
 		Output: c.Output, Overwrite: c.Force, Stdout: stdout,
 		BlockCompression: c.Compression, SchemaCompression: c.SchemaComp,
 		MetadataCompression: c.MetaComp, HistoryCompression: c.HistoryComp,
-		Workers: c.Workers, NoSectionIndex: c.NoIndex,
+		Workers: c.Workers, Niceness: c.Niceness, NoSectionIndex: c.NoIndex,
 		History: writer.History{Omit: c.NoHistory, NoTimestamp: c.NoHistTime},
 	}
 	if !c.NoHistArgs {
@@ -69,6 +70,7 @@ const (
 	logInfo    = cli.LogInfo
 	logVerbose = cli.LogVerbose
 	logDebug   = cli.LogDebug
+	logTrace   = cli.LogTrace
 )
 
 // Main runs mkdwarfs with args (without the program name) and returns the
@@ -94,14 +96,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if cfg.Rewrite != nil {
 		return mainRewrite(ctx, cfg, stdout, stderr)
 	}
-	if cfg.Build.Log == nil && cfg.LogLevel >= logWarn {
-		cfg.Build.Log = stderr
-	}
-	if cfg.Build.Hollow && cfg.LogLevel >= logWarn {
-		fmt.Fprintln(stderr, "warning: creating a hollow image: no file data is stored, every file reads as zeros")
-	}
 	start := time.Now()
 	progress := startProgress(cfg.Progress, stderr)
+	setLoggers(cfg, progress.logWriter())
 	res, err := build(ctx, cfg, stdout, progress.update)
 	progress.stop()
 	if err != nil && ctx.Err() != nil {
@@ -219,6 +216,12 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		return nil, err
 	} else if ok {
 		cfg.Workers = n
+	}
+	cfg.Niceness = 5
+	if n, ok, err := atoi("compress-niceness", -20, 19); err != nil {
+		return nil, err
+	} else if ok {
+		cfg.Niceness = n
 	}
 	o.ScannerWorkers = cfg.Workers
 	if n, ok, err := atoi("num-scanner-workers", 1, 1024); err != nil {
@@ -468,4 +471,38 @@ func parseOrder(o *dedup.Options, v string) error {
 		return usagef("invalid --order %q: %s takes no options", v, mode)
 	}
 	return nil
+}
+
+// setLoggers routes warnings and the --log-level verbose, debug and trace
+// notes to w, and notes the settings in effect.
+func setLoggers(cfg *Config, w io.Writer) {
+	o := &cfg.Build
+	if o.Log == nil && cfg.LogLevel >= logWarn {
+		o.Log = w
+	}
+	logf := func(tag string) func(string, ...any) {
+		return func(format string, args ...any) {
+			fmt.Fprintf(w, "%s %s %s\n", tag, time.Now().Format("15:04:05.000000"), fmt.Sprintf(format, args...))
+		}
+	}
+	if cfg.LogLevel >= logVerbose {
+		o.Verbosef = logf("V")
+	}
+	if cfg.LogLevel >= logDebug {
+		o.Debugf = logf("D")
+	}
+	if cfg.LogLevel >= logTrace {
+		o.Tracef = logf("T")
+	}
+	if o.Hollow && o.Log != nil {
+		fmt.Fprintln(o.Log, "warning: creating a hollow image: no file data is stored, every file reads as zeros")
+	}
+	if o.Verbosef != nil {
+		window := "off"
+		if o.WindowBits > 0 && o.Lookback > 0 {
+			window = fmt.Sprintf("%d-byte window at %d-byte steps over %d block(s)", 1<<o.WindowBits, max(1, (1<<o.WindowBits)>>o.WindowStep), o.Lookback)
+		}
+		o.Verbosef("block size %d bytes; segment search: %s; order: %s; block compression %s", 1<<o.BlockSizeBits, window, o.Order, cfg.Compression)
+		o.Verbosef("%d scanner workers, %d ordering workers, %d compression workers at niceness +%d", o.ScannerWorkers, max(o.OrderWorkers, 1), cfg.Workers, max(cfg.Niceness, 0))
+	}
 }

@@ -312,3 +312,24 @@ func ratio(image, tree int64) string {
 	}
 	return fmt.Sprintf("%.2f%%", 100*float64(image)/float64(tree))
 }
+
+// logWriter returns a writer for log lines that do not garble the status
+// line: on a terminal it clears the line first, and the next tick draws
+// it again below the message.
+func (p *progress) logWriter() io.Writer { return progressLog{p} }
+
+type progressLog struct{ p *progress }
+
+func (l progressLog) Write(b []byte) (int, error) {
+	p := l.p
+	if !p.active() || p.mode == "simple" {
+		return p.w.Write(b)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last != "" {
+		io.WriteString(p.w, "\r\033[K")
+		p.last = ""
+	}
+	return p.w.Write(b)
+}
