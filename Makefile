@@ -48,7 +48,7 @@ unit:
 
 # The concurrent code under the race detector: block cache and codec
 # buffer pools, the reader's block loading, the FUSE driver under load,
-# the mkdwarfs pipeline, scanner and hasher, parallel extraction and the
+# the mkdwarfs pipeline, scanner, hasher and nilsimsa ordering, parallel extraction and the
 # recompress workers. Only the tests that drive concurrency run here; the
 # full suites above already ran without -race, which is 5-10x cheaper.
 RACE = $(GO) test -race -count=1 -timeout 10m
@@ -58,7 +58,7 @@ race:
 	$(RACE) -run 'TestConcurrentReadAt|TestChunkBlockChecks|TestCorruptBlockFailsAtRead|TestFault' .
 	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestFault' ./fusefs/
 	$(RACE) -run '^(TestRoundTripLevels|TestRoundTripPackAndCompression)$$/^(l[017]|--order_(similarity|nilsimsa).*|-S_16.*)$$' ./internal/mkdwarfs/
-	$(RACE) -run 'TestBuildDeterministic|TestSparseHoles' ./dedup/
+	$(RACE) -run 'TestBuildDeterministic|TestSparseHoles|TestNilsimsaOrderOptions' ./dedup/
 	$(RACE) -run 'TestExtractToDisk' ./internal/dwarfsextract/
 	$(RACE) -run 'TestPipeline' ./writer/
 	$(RACE) -run '^(TestRecompressCodecs|TestCancel)$$/^(default|categorize)\.dwarfs$$/^(zstd:level=3|lz4)$$' ./writer/
