@@ -183,7 +183,7 @@ func TestNewCompressorErrors(t *testing.T) {
 		{"zstd:level=23", "level"},
 		{"zstd:foo=1", "foo"},
 		{"lzma:level=x", "level"},
-		{"lzma:binary=x86", "binary"},
+		{"lzma:binary=mips", "binary"},
 		{"brotli:lgwin=30", "lgwin"},
 		{"lz4:level=3", "level"},
 		{"", "empty"},

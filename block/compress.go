@@ -338,13 +338,29 @@ func (b *brotliCompressor) CompressAppend(dst, src []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// lzmaNoBinary refuses BCJ filters: the reference would write them, but the
-// pure-Go decoder cannot read them, and every image must stay readable here.
-func lzmaNoBinary(so *specOptions) error {
-	if v, ok := so.opts["binary"]; ok {
-		return specErrorf("lzma option binary=%s (BCJ filters) is not supported: godwarfs reads only LZMA2", v)
+// lzmaBinary parses lzma:binary=NAME, the BCJ filter the reference
+// mkdwarfs puts before LZMA2 for executables; nil when not given.
+func lzmaBinary(so *specOptions) (*bcjFilter, error) {
+	v, ok := so.opts["binary"]
+	so.used["binary"] = true
+	if !ok {
+		return nil, nil
 	}
-	return nil
+	f := bcjByName(strings.ToLower(v))
+	if f == nil {
+		return nil, specErrorf("unknown lzma binary %q (valid: %s)", v, strings.Join(bcjWritable, ", "))
+	}
+	return f, nil
+}
+
+// lzmaNice parses lzma:nice=N. As with the reference, 0 keeps the
+// preset's value; liblzma needs at least 2.
+func lzmaNice(so *specOptions) (int, error) {
+	n, err := so.int("nice", 0, 0, 273)
+	if err == nil && n == 1 {
+		err = specErrorf("lzma nice 1 is out of range (valid: 0 for the preset's, or 2 to 273)")
+	}
+	return n, err
 }
 
 // Algorithm describes one compression algorithm as this build writes it.
@@ -361,21 +377,26 @@ type Algorithm struct {
 func Algorithms() []Algorithm {
 	zstdEnc, lzmaEnc := "klauspost/compress"+modVersion("github.com/klauspost/compress")+", pure Go",
 		"ulikunitz/xz"+modVersion("github.com/ulikunitz/xz")+", pure Go"
-	zlo, zlong := 1, "long (accepted, no effect without libzstd)"
-	lzmaOpts := []string{"level=[0..9]", "dict_size=[12..30]", "extreme"}
+	zlo, _ := zstdLevelRange()
+	zlevel := fmt.Sprintf("level=[%d..22] (below 1: the Go encoder's fastest, level 1; 0: level 3)", zlo)
+	zlong := "long (accepted, no effect without libzstd)"
+	binary := "binary={" + strings.Join(bcjWritable, ", ") + "} (BCJ filter for executables; kept only where smaller)"
+	lzmaOpts := []string{"level=[0..9]", "dict_size=[12..30]", "extreme (accepted, no effect without liblzma)", binary,
+		"mode, mf, nice, depth: need liblzma (a cgo build), refused here"}
 	if nativeZstd {
 		zstdEnc = zstdEncoderName()
-		zlo, _ = zstdLevelRange()
+		zlevel = fmt.Sprintf("level=[%d..22]", zlo)
 		zlong = "long"
 	}
 	if nativeLZMA {
 		lzmaEnc = lzmaEncoderName()
-		lzmaOpts = append(lzmaOpts, "mode={fast, normal}", "mf={bt2, bt3, bt4, hc3, hc4}", "nice=[2..273]", "depth=[0..2147483647]")
+		lzmaOpts = []string{"level=[0..9]", "dict_size=[12..30]", "extreme", binary,
+			"mode={fast, normal}", "mf={bt2, bt3, bt4, hc3, hc4}", "nice=[0..273]", "depth=[0..4294967295]"}
 	}
 	return []Algorithm{
 		{"null", "no compression at all", "", nil},
 		{"lzma", "LZMA compression", lzmaEnc, lzmaOpts},
-		{"zstd", "ZSTD compression", zstdEnc, []string{fmt.Sprintf("level=[%d..22]", zlo), zlong}},
+		{"zstd", "ZSTD compression", zstdEnc, []string{zlevel, zlong}},
 		{"lz4", "LZ4 compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", nil},
 		{"lz4hc", "LZ4 HC compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", []string{"level=[0..12]"}},
 		{"brotli", "Brotli compressor", "andybalholm/brotli" + modVersion("github.com/andybalholm/brotli") + ", pure Go", []string{"quality=[0..11]", "lgwin=[10..24]"}},

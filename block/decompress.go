@@ -407,10 +407,14 @@ func decompressXZ(src []byte, limit int64) ([]byte, error) {
 	if info.total > limit {
 		return nil, tooLarge(info.total, limit)
 	}
-	patched, err := clampXZDict(src, info)
+	hdrs, filtered, err := parseXZBlocks(src, info)
 	if err != nil {
 		return nil, err
 	}
+	if filtered {
+		return decodeXZFiltered(src, info, hdrs)
+	}
+	patched := clampXZDict(src, info, hdrs)
 	// DictCap is only the minimum; the (clamped) value from each block header
 	// wins, so small sections do not pay for an 8 MiB default dictionary.
 	r, err := xz.ReaderConfig{DictCap: 4096}.NewReader(bytes.NewReader(patched))

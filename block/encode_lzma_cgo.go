@@ -10,13 +10,14 @@ package block
 #include <string.h>
 #include <lzma.h>
 
-// gd_lzma_encode writes one .xz stream (one LZMA2 block, CRC64 check) the
-// way the reference mkdwarfs does: preset, then the explicit options over
-// it. dict, mode, mf, nice, depth are 0 (or -1 for mode/mf) when not set.
+// gd_lzma_encode writes one .xz stream (one block, CRC64 check) the way
+// the reference mkdwarfs does: preset, then the explicit options over it,
+// and a BCJ filter before LZMA2 unless bcj is LZMA_VLI_UNKNOWN. dict,
+// mode, mf, nice, depth are 0 (or -1 for mode/mf) when not set.
 // It returns LZMA_OK with *out_pos set, LZMA_BUF_ERROR when the output did
 // not fit in out_size, or another lzma_ret on failure.
 static int gd_lzma_encode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size, size_t* out_pos,
-		uint32_t preset, uint32_t dict, int mode, int mf, uint32_t nice, uint32_t depth) {
+		uint32_t preset, uint32_t dict, int mode, int mf, uint32_t nice, uint32_t depth, uint64_t bcj) {
 	lzma_options_lzma opt;
 	if (lzma_lzma_preset(&opt, preset)) return LZMA_OPTIONS_ERROR;
 	if (dict) opt.dict_size = dict;
@@ -24,9 +25,9 @@ static int gd_lzma_encode(const uint8_t* in, size_t in_size, uint8_t* out, size_
 	if (mf >= 0) opt.mf = (lzma_match_finder)mf;
 	if (nice) opt.nice_len = nice;
 	if (depth) opt.depth = depth;
-	lzma_filter filters[2] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, NULL}};
+	lzma_filter filters[3] = {{bcj, NULL}, {LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, NULL}};
 	lzma_stream s = LZMA_STREAM_INIT;
-	lzma_ret r = lzma_stream_encoder(&s, filters, LZMA_CHECK_CRC64);
+	lzma_ret r = lzma_stream_encoder(&s, bcj == LZMA_VLI_UNKNOWN ? filters + 1 : filters, LZMA_CHECK_CRC64);
 	if (r != LZMA_OK) return r;
 	s.next_in = in;
 	s.avail_in = in_size;
@@ -47,6 +48,7 @@ static const char* gd_lzma_version(void) { return lzma_version_string(); }
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,6 +74,7 @@ type cLZMACompressor struct {
 	dict        int // 0: the preset's
 	mode, mf    C.int
 	nice, depth C.uint32_t
+	bcj         *bcjFilter // nil: LZMA2 only
 }
 
 func newNativeLZMA(so *specOptions) (Compressor, error) {
@@ -91,7 +94,7 @@ func newNativeLZMA(so *specOptions) (Compressor, error) {
 		}
 		l.dict = 1 << d
 	}
-	if err := lzmaNoBinary(so); err != nil {
+	if l.bcj, err = lzmaBinary(so); err != nil {
 		return nil, err
 	}
 	for key, set := range map[string]struct {
@@ -107,11 +110,11 @@ func newNativeLZMA(so *specOptions) (Compressor, error) {
 			*set.dst = n
 		}
 	}
-	nice, err := so.int("nice", 0, 2, 273)
+	nice, err := lzmaNice(so)
 	if err != nil {
 		return nil, err
 	}
-	depth, err := so.int("depth", 0, 0, 1<<31-1)
+	depth, err := so.int("depth", 0, 0, 1<<32-1)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +130,7 @@ func (l *cLZMACompressor) Compression() Compression { return CompLZMA }
 
 func (l *cLZMACompressor) Compress(src []byte) ([]byte, error) {
 	// liblzma's bound: the input plus its headers and chunk overhead.
-	return l.compress(nil, src, len(src)+len(src)/64+1024, false)
+	return l.best(nil, src, len(src)+len(src)/64+1024, false)
 }
 
 // CompressAppend appends the stream to dst, or fails with errNoGain when it
@@ -136,10 +139,30 @@ func (l *cLZMACompressor) CompressAppend(dst, src []byte) ([]byte, error) {
 	if len(src) <= 1 {
 		return nil, errNoGain
 	}
-	return l.compress(dst, src, len(src)-1, true)
+	return l.best(dst, src, len(src)-1, true)
 }
 
-func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool) ([]byte, error) {
+// best is compress, and with a BCJ filter set compresses a second time
+// with it and keeps that stream only if it is smaller, as the reference
+// does: a BCJ filter makes data that is not code of its kind larger.
+func (l *cLZMACompressor) best(dst, src []byte, room int, onlyGain bool) ([]byte, error) {
+	base := len(dst)
+	out, err := l.compress(dst, src, room, onlyGain, nil)
+	if err != nil || l.bcj == nil || len(out)-base <= 1 {
+		return out, err
+	}
+	alt, err := l.compress(nil, src, len(out)-base-1, true, l.bcj)
+	if errors.Is(err, errNoGain) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(out[:base], alt...), nil
+}
+
+// compress writes one stream with the given BCJ filter (nil: none).
+func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj *bcjFilter) ([]byte, error) {
 	// A dictionary larger than the input finds no more matches; it only
 	// costs encoder memory (about ten times the dictionary) and makes every
 	// decoder allocate it too.
@@ -151,8 +174,12 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool) ([]
 		in = (*C.uint8_t)(unsafe.Pointer(&src[0]))
 	}
 	var n C.size_t
+	filter := C.uint64_t(C.LZMA_VLI_UNKNOWN)
+	if bcj != nil {
+		filter = C.uint64_t(bcj.id)
+	}
 	r := C.gd_lzma_encode(in, C.size_t(len(src)), (*C.uint8_t)(unsafe.Pointer(&dst[base])), C.size_t(room), &n,
-		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, l.depth)
+		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, l.depth, filter)
 	switch {
 	case r == C.LZMA_OK:
 		return dst[:base+int(n)], nil

@@ -2,19 +2,26 @@ package block
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"hash/crc64"
 	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
+	"github.com/ulikunitz/xz/lzma"
 )
 
 // The pure-Go zstd and lzma encoders: the only ones in a CGO_ENABLED=0
 // build, and the fallback for tests that compare encoders.
 
 // ---- zstd ----
+
+// zstdMinLevel is libzstd's lowest (fastest) level, ZSTD_minCLevel().
+const zstdMinLevel = -1 << 17
 
 type zstdCompressor struct {
 	level int
@@ -61,9 +68,18 @@ func (z *zstdCompressor) windowLogFor(n int) int {
 }
 
 func newZstdCompressor(so *specOptions) (Compressor, error) {
-	lvl, err := so.int("level", 19, 1, 22)
+	lvl, err := so.int("level", 19, zstdMinLevel, 22)
 	if err != nil {
 		return nil, err
+	}
+	// libzstd's levels below 1 trade ratio for speed in steps the Go
+	// encoder does not have: they all get its fastest, level 1. Level 0
+	// is libzstd's default, 3.
+	switch {
+	case lvl < 0:
+		lvl = 1
+	case lvl == 0:
+		lvl = 3
 	}
 	so.flag("long") // long-distance matching: accepted, not implemented by klauspost
 	z := &zstdCompressor{
@@ -153,6 +169,7 @@ func lzmaPresetDict(level int) int {
 
 type lzmaCompressor struct {
 	dict int
+	bcj  *bcjFilter // nil: LZMA2 only
 }
 
 func newLZMACompressor(so *specOptions) (Compressor, error) {
@@ -169,15 +186,16 @@ func newLZMACompressor(so *specOptions) (Compressor, error) {
 		}
 		dict = 1 << d
 	}
-	if err := lzmaNoBinary(so); err != nil {
+	bcj, err := lzmaBinary(so)
+	if err != nil {
 		return nil, err
 	}
 	for _, k := range []string{"mode", "mf", "nice", "depth"} {
 		if _, ok := so.opts[k]; ok {
-			return nil, specErrorf("lzma option %s needs the liblzma encoder, which this build lacks", k)
+			return nil, specErrorf("lzma option %s needs the liblzma encoder, which this build lacks (a cgo build has it)", k)
 		}
 	}
-	return &lzmaCompressor{dict: dict}, nil
+	return &lzmaCompressor{dict: dict, bcj: bcj}, nil
 }
 
 func (l *lzmaCompressor) Compression() Compression { return CompLZMA }
@@ -196,5 +214,76 @@ func (l *lzmaCompressor) Compress(src []byte) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("xz close: %w", err)
 	}
+	if l.bcj == nil {
+		return buf.Bytes(), nil
+	}
+	// As the reference: try the BCJ filter too and keep the smaller.
+	alt, err := xzWithBCJ(src, dict, l.bcj)
+	if err != nil {
+		return nil, err
+	}
+	if len(alt) < buf.Len() {
+		return alt, nil
+	}
 	return buf.Bytes(), nil
+}
+
+// xzWithBCJ writes src as one .xz stream of one block whose filter chain
+// is f then LZMA2, with a CRC64 check; the xz package writes only LZMA2.
+func xzWithBCJ(src []byte, dict int, f *bcjFilter) ([]byte, error) {
+	data := slices.Clone(src)
+	f.code(data, 0, true)
+	var body bytes.Buffer
+	w, err := lzma.Writer2Config{DictCap: dict}.NewWriter2(&body)
+	if err != nil {
+		return nil, fmt.Errorf("lzma2 writer: %w", err)
+	}
+	if _, err := w.Write(data); err != nil {
+		return nil, fmt.Errorf("lzma2 write: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("lzma2 close: %w", err)
+	}
+	const checkCRC64 = 0x04
+	appendCRC32 := func(b []byte, from int) []byte {
+		return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b[from:]))
+	}
+	out := append(slices.Clone(xzHeaderMagic), 0, checkCRC64)
+	out = appendCRC32(out, 6)
+
+	// Block header: its size, flags (two filters, no sizes), the BCJ
+	// filter without properties (start offset 0), LZMA2 with its
+	// dictionary, zero padding to a multiple of four, CRC32.
+	block := len(out)
+	out = append(out, 0, 0x01, byte(f.id), 0, xzLZMA2FilterID, 1, lzma2DictCode(dict))
+	for (len(out)-block)%4 != 0 {
+		out = append(out, 0)
+	}
+	out[block] = byte((len(out)-block+4)/4 - 1)
+	out = appendCRC32(out, block)
+	out = append(out, body.Bytes()...)
+	unpadded := len(out) - block + 8
+	for (len(out)-block)%4 != 0 {
+		out = append(out, 0)
+	}
+	out = binary.LittleEndian.AppendUint64(out, crc64.Checksum(src, crc64Table))
+
+	// Index: one record, padding, CRC32.
+	index := len(out)
+	out = append(out, 0)
+	out = binary.AppendUvarint(out, 1)
+	out = binary.AppendUvarint(out, uint64(unpadded))
+	out = binary.AppendUvarint(out, uint64(len(src)))
+	for (len(out)-index)%4 != 0 {
+		out = append(out, 0)
+	}
+	out = appendCRC32(out, index)
+
+	// Footer: CRC32 over backward size and flags, then the magic.
+	footer := len(out)
+	out = binary.LittleEndian.AppendUint32(out, 0)
+	out = binary.LittleEndian.AppendUint32(out, uint32((len(out)-4-index)/4-1))
+	out = append(out, 0, checkCRC64)
+	binary.LittleEndian.PutUint32(out[footer:], crc32.ChecksumIEEE(out[footer+4:]))
+	return append(out, 'Y', 'Z'), nil
 }

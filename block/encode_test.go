@@ -139,8 +139,15 @@ func TestEncoderOptions(t *testing.T) {
 		{"lzma:nice=273", true, ""},
 		{"lzma:mf=bogus", true, "mf"},
 		{"lzma:nice=1", true, "nice"},
-		{"lzma:binary=x86", false, "binary"},
-		{"zstd:level=-5", true, ""},
+		{"lzma:nice=0:depth=4294967295", true, ""},
+		{"lzma:depth=4294967296", false, "depth"},
+		{"lzma:binary=x86", false, ""},
+		{"lzma:level=9:extreme:binary=armthumb", false, ""},
+		{"lzma:binary=mips", false, "binary"},
+		{"lzma:binary=arm64", false, "binary"},
+		{"zstd:level=-5", false, ""},
+		{"zstd:level=-131072", false, ""},
+		{"zstd:level=0", false, ""},
 		{"zstd:level=-200000", false, "level"},
 		{"zstd:level=22:long", false, ""},
 	} {
@@ -165,5 +172,43 @@ func TestEncoderOptions(t *testing.T) {
 				t.Errorf("%s %q: %v, want it to name %q", r.name, tc.spec, r.err, tc.want)
 			}
 		}
+	}
+}
+
+// TestZstdNegativeLevels: libzstd's negative levels are faster and weaker
+// than level 1; the Go encoder, which has nothing below its level 1,
+// writes exactly its level 1 for them.
+func TestZstdNegativeLevels(t *testing.T) {
+	src := goSource(t)
+	size := map[string]map[string]int{}
+	var pure1 []byte
+	for _, ctor := range constructors {
+		size[ctor.name] = map[string]int{}
+		for _, lvl := range []string{"1", "-1", "-5", "-131072"} {
+			c, err := ctor.new("zstd:level=" + lvl)
+			if err != nil {
+				t.Fatalf("%s level %s: %v", ctor.name, lvl, err)
+			}
+			out, err := c.Compress(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Decompress(CompZSTD, out, int64(len(src)))
+			if err != nil || !bytes.Equal(got, src) {
+				t.Fatalf("%s level %s: read back: %v", ctor.name, lvl, err)
+			}
+			size[ctor.name][lvl] = len(out)
+			if ctor.name == "purego" || !nativeZstd {
+				if lvl == "1" {
+					pure1 = out
+				} else if !bytes.Equal(out, pure1) {
+					t.Errorf("%s level %s: not the Go encoder's level 1 output", ctor.name, lvl)
+				}
+			}
+		}
+	}
+	t.Logf("%d bytes of Go source: %v", len(src), size)
+	if b := size["build"]; nativeZstd && !(b["1"] < b["-1"] && b["-1"] < b["-5"] && b["-5"] < b["-131072"]) {
+		t.Errorf("libzstd sizes do not grow as the level drops: %v", b)
 	}
 }

@@ -7,4 +7,4 @@ const nativeZstd = false
 func newNativeZstd(so *specOptions) (Compressor, error) { return newZstdCompressor(so) }
 
 func zstdEncoderName() string    { return "" }
-func zstdLevelRange() (int, int) { return 1, 22 }
+func zstdLevelRange() (int, int) { return zstdMinLevel, 22 }

@@ -108,6 +108,15 @@ func FuzzDecompress(f *testing.F) {
 			f.Add(uint8(c.Compression()), out)
 		}
 	}
+	// xz streams with BCJ filters before LZMA2 (lzma:binary=...).
+	code := []byte("\xe8\x10\x00\x00\x00\xe9\xf0\xff\xff\xff\x00\x00\x00\xeb\x00\x00\xf0\xf8hello hello")
+	for _, name := range []string{"x86", "arm", "armthumb", "ia64"} {
+		out, err := xzWithBCJ(code, 4096, bcjByName(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(uint8(CompLZMA), out)
+	}
 	f.Fuzz(func(t *testing.T, comp uint8, src []byte) {
 		c := Compression(comp % 8)
 		out, err := Decompress(c, src, 1<<20)

@@ -1,9 +1,15 @@
 package block
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/crc64"
+
+	"github.com/ulikunitz/xz/lzma"
 )
 
 // The xz container carries the uncompressed sizes in its index at the end
@@ -20,6 +26,8 @@ const (
 type xzBlock struct {
 	offset       int // block header offset in src
 	uncompressed int64
+	unpadded     int64 // header, data and check, without the padding
+	check        byte  // the stream's check type
 }
 
 type xzInfo struct {
@@ -100,7 +108,7 @@ func parseXZ(src []byte) (xzInfo, error) {
 			if unpadded < 5 || unpadded > uint64(len(src)) || usize > 1<<62 {
 				return info, corruptf("bad xz index record %d", i)
 			}
-			blocks = append(blocks, xzBlock{offset: int(padded), uncompressed: int64(usize)})
+			blocks = append(blocks, xzBlock{offset: int(padded), uncompressed: int64(usize), unpadded: int64(unpadded)})
 			padded += (int64(unpadded) + 3) &^ 3
 			if info.total += int64(usize); info.total > 1<<62 {
 				return info, corruptf("xz uncompressed size overflow")
@@ -129,8 +137,12 @@ func parseXZ(src []byte) (xzInfo, error) {
 		if crc32.ChecksumIEEE(hdr[6:8]) != binary.LittleEndian.Uint32(hdr[8:12]) {
 			return info, corruptf("xz stream header crc mismatch")
 		}
+		if hdr[6] != 0 || hdr[7]&0xF0 != 0 {
+			return info, corruptf("xz stream flags reserved bits set")
+		}
 		for i := range blocks {
 			blocks[i].offset += int(streamStart) + xzStreamHeaderLen
+			blocks[i].check = hdr[7]
 		}
 		streams = append(streams, blocks)
 		end = int(streamStart)
@@ -152,79 +164,253 @@ func lzma2Dict(b byte) int64 {
 	return int64(2|(b&1)) << (b/2 + 11)
 }
 
+// xzFilter is one entry of a block's filter chain.
+type xzFilter struct {
+	id    uint64
+	props []byte
+}
+
+// xzBlockHeader is a parsed xz block header.
+type xzBlockHeader struct {
+	size         int   // header length in bytes
+	compressed   int64 // -1 when the header does not say
+	uncompressed int64 // -1 when the header does not say
+	filters      []xzFilter
+	dictAt       int // offset in src of the LZMA2 dictionary byte
+}
+
+// parseXZBlockHeader parses and checks the header of block bi. The chain
+// must end in LZMA2; the filters before it must be BCJ filters this
+// package can undo.
+func parseXZBlockHeader(src []byte, b xzBlock, bi int) (xzBlockHeader, error) {
+	h := xzBlockHeader{compressed: -1, uncompressed: -1}
+	off := b.offset
+	if off >= len(src) || src[off] == 0 {
+		return h, corruptf("xz block %d: bad header", bi)
+	}
+	h.size = (int(src[off]) + 1) * 4
+	if off+h.size > len(src) || int64(h.size) >= b.unpadded {
+		return h, corruptf("xz block %d: truncated header", bi)
+	}
+	hb := src[off : off+h.size]
+	if crc32.ChecksumIEEE(hb[:h.size-4]) != binary.LittleEndian.Uint32(hb[h.size-4:]) {
+		return h, corruptf("xz block %d: header crc mismatch", bi)
+	}
+	end := h.size - 4
+	flags := hb[1]
+	if flags&0x3c != 0 {
+		return h, corruptf("xz block %d: reserved flags set", bi)
+	}
+	pos := 2
+	for _, f := range []struct {
+		bit byte
+		dst *int64
+	}{{0x40, &h.compressed}, {0x80, &h.uncompressed}} {
+		if flags&f.bit == 0 {
+			continue
+		}
+		v, next, err := xzVarint(hb[:end], pos)
+		if err != nil {
+			return h, err
+		}
+		if v > 1<<62 {
+			return h, corruptf("xz block %d: size out of range", bi)
+		}
+		*f.dst, pos = int64(v), next
+	}
+	if h.compressed == 0 {
+		return h, corruptf("xz block %d: compressed size 0", bi)
+	}
+	nf := int(flags&3) + 1
+	for fi := 0; fi < nf; fi++ {
+		id, next, err := xzVarint(hb[:end], pos)
+		if err != nil {
+			return h, err
+		}
+		psize, next, err := xzVarint(hb[:end], next)
+		if err != nil {
+			return h, err
+		}
+		if psize > uint64(end-next) {
+			return h, corruptf("xz block %d: filter properties overflow header", bi)
+		}
+		props := hb[next : next+int(psize)]
+		last := fi == nf-1
+		switch {
+		case id == xzLZMA2FilterID:
+			if !last || psize != 1 || props[0] > 40 {
+				return h, corruptf("xz block %d: malformed LZMA2 filter", bi)
+			}
+			h.dictAt = off + next
+		case last:
+			return h, corruptf("xz block %d: filter chain does not end in LZMA2", bi)
+		case bcjByID(id) != nil:
+			if psize != 0 && psize != 4 {
+				return h, corruptf("xz block %d: BCJ filter properties of %d bytes", bi, psize)
+			}
+		default:
+			return h, fmt.Errorf("xz block %d: filter 0x%x not supported: %w", bi, id, ErrUnsupported)
+		}
+		h.filters = append(h.filters, xzFilter{id: id, props: props})
+		pos = next + int(psize)
+	}
+	if !allZero(hb[pos:end]) {
+		return h, corruptf("xz block %d: header padding not zero", bi)
+	}
+	return h, nil
+}
+
+// parseXZBlocks parses every block header and says whether any block has
+// filters besides LZMA2.
+func parseXZBlocks(src []byte, info xzInfo) ([]xzBlockHeader, bool, error) {
+	hdrs := make([]xzBlockHeader, len(info.blocks))
+	filtered := false
+	for bi, b := range info.blocks {
+		h, err := parseXZBlockHeader(src, b, bi)
+		if err != nil {
+			return nil, false, err
+		}
+		hdrs[bi] = h
+		filtered = filtered || len(h.filters) > 1
+	}
+	return hdrs, filtered, nil
+}
+
 // clampXZDict returns src, or a patched copy in which every LZMA2 dictionary
 // larger than its block's uncompressed size is reduced to fit. The Go xz
 // decoder allocates the declared dictionary eagerly, and mkdwarfs' presets
 // declare up to 64 MiB even for tiny sections; no match can reach further
 // back than the block's own output, so decoding is unaffected. The block
-// header CRC is recomputed. Non-LZMA2 filters (BCJ, delta) are refused.
-func clampXZDict(src []byte, info xzInfo) ([]byte, error) {
+// header CRC is recomputed.
+func clampXZDict(src []byte, info xzInfo, hdrs []xzBlockHeader) []byte {
 	out := src
 	for bi, b := range info.blocks {
-		off := b.offset
-		if off >= len(src) || src[off] == 0 {
-			return nil, corruptf("xz block %d: bad header", bi)
+		h := hdrs[bi]
+		cur := src[h.dictAt]
+		nb := smallestDict(cur, b.uncompressed)
+		if nb != cur {
+			if &out[0] == &src[0] {
+				out = append([]byte(nil), src...)
+			}
+			out[h.dictAt] = nb
+			binary.LittleEndian.PutUint32(out[b.offset+h.size-4:], crc32.ChecksumIEEE(out[b.offset:b.offset+h.size-4]))
 		}
-		hlen := (int(src[off]) + 1) * 4
-		if off+hlen > len(src) {
-			return nil, corruptf("xz block %d: truncated header", bi)
+	}
+	return out
+}
+
+// smallestDict is the smallest LZMA2 dictionary code not above cur that
+// still covers n bytes.
+func smallestDict(cur byte, n int64) byte {
+	need := max(n, 4096)
+	for c := byte(0); c < cur; c++ {
+		if lzma2Dict(c) >= need {
+			return c
 		}
-		h := src[off : off+hlen]
-		if crc32.ChecksumIEEE(h[:hlen-4]) != binary.LittleEndian.Uint32(h[hlen-4:]) {
-			return nil, corruptf("xz block %d: header crc mismatch", bi)
+	}
+	return cur
+}
+
+// lzma2DictCode is the smallest LZMA2 dictionary code for n bytes.
+func lzma2DictCode(n int) byte {
+	return smallestDict(40, int64(n))
+}
+
+// xzCheckSize is the size of a check type's field, for the types this
+// package verifies: none, CRC32, CRC64 and SHA-256.
+func xzCheckSize(check byte) (int, error) {
+	switch check {
+	case 0x00:
+		return 0, nil
+	case 0x01:
+		return 4, nil
+	case 0x04:
+		return 8, nil
+	case 0x0A:
+		return 32, nil
+	}
+	return 0, fmt.Errorf("xz check type 0x%x not supported: %w", check, ErrUnsupported)
+}
+
+var crc64Table = crc64.MakeTable(crc64.ECMA)
+
+// xzCheckMatches reports whether sum is the check of data.
+func xzCheckMatches(check byte, data, sum []byte) bool {
+	switch check {
+	case 0x01:
+		return binary.LittleEndian.Uint32(sum) == crc32.ChecksumIEEE(data)
+	case 0x04:
+		return binary.LittleEndian.Uint64(sum) == crc64.Checksum(data, crc64Table)
+	case 0x0A:
+		s := sha256.Sum256(data)
+		return bytes.Equal(sum, s[:])
+	}
+	return true
+}
+
+// decodeXZFiltered decodes an xz payload whose blocks may have BCJ filters
+// before LZMA2, which the xz package does not read: each block's LZMA2
+// data is decoded on its own, the filters are undone in reverse order and
+// the block's sizes and check are verified. total is the sum of the
+// blocks' uncompressed sizes, already checked against the caller's limit.
+func decodeXZFiltered(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, error) {
+	var out []byte
+	for bi, b := range info.blocks {
+		h := hdrs[bi]
+		csize, err := xzCheckSize(b.check)
+		if err != nil {
+			return nil, err
 		}
-		flags := h[1]
-		if flags&0x3c != 0 {
-			return nil, corruptf("xz block %d: reserved flags set", bi)
+		dataStart, dataEnd := b.offset+h.size, b.offset+int(b.unpadded)-csize
+		if dataEnd <= dataStart {
+			return nil, corruptf("xz block %d: no room for data", bi)
 		}
-		pos := 2
-		var err error
-		if flags&0x40 != 0 {
-			if _, pos, err = xzVarint(h, pos); err != nil {
-				return nil, err
-			}
+		if h.compressed >= 0 && h.compressed != int64(dataEnd-dataStart) {
+			return nil, corruptf("xz block %d: compressed size %d, header says %d", bi, dataEnd-dataStart, h.compressed)
 		}
-		if flags&0x80 != 0 {
-			if _, pos, err = xzVarint(h, pos); err != nil {
-				return nil, err
-			}
+		if h.uncompressed >= 0 && h.uncompressed != b.uncompressed {
+			return nil, corruptf("xz block %d: index and header sizes differ", bi)
 		}
-		nf := int(flags&3) + 1
-		for fi := 0; fi < nf; fi++ {
-			var id, psize uint64
-			if id, pos, err = xzVarint(h, pos); err != nil {
-				return nil, err
-			}
-			if psize, pos, err = xzVarint(h, pos); err != nil {
-				return nil, err
-			}
-			if psize > uint64(hlen-4-pos) {
-				return nil, corruptf("xz block %d: filter properties overflow header", bi)
-			}
-			if id != xzLZMA2FilterID {
-				return nil, fmt.Errorf("xz filter 0x%x (e.g. BCJ from lzma:binary=...) not supported: %w", id, ErrUnsupported)
-			}
-			if fi != nf-1 || psize != 1 {
-				return nil, corruptf("xz block %d: malformed LZMA2 filter", bi)
-			}
-			cur := h[pos]
-			need := max(b.uncompressed, 4096)
-			nb := cur
-			for c := byte(0); c < cur; c++ {
-				if lzma2Dict(c) >= need {
-					nb = c
-					break
-				}
-			}
-			if nb != cur {
-				if &out[0] == &src[0] {
-					out = append([]byte(nil), src...)
-				}
-				out[off+pos] = nb
-				binary.LittleEndian.PutUint32(out[off+hlen-4:], crc32.ChecksumIEEE(out[off:off+hlen-4]))
-			}
-			pos += int(psize)
+		// The padding to a multiple of four sits between data and check.
+		checkAt := b.offset + int((b.unpadded+3)&^3) - csize
+		if checkAt+csize > len(src) || !allZero(src[dataEnd:checkAt]) {
+			return nil, corruptf("xz block %d: bad padding", bi)
 		}
+		in := bytes.NewReader(src[dataStart:dataEnd])
+		dict := int(min(lzma2Dict(smallestDict(src[h.dictAt], b.uncompressed)), 1<<32-1))
+		r, err := lzma.Reader2Config{DictCap: dict}.NewReader2(in)
+		if err != nil {
+			return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
+		}
+		data, err := readExactly(r, b.uncompressed, int64(dataEnd-dataStart)*8)
+		if err != nil {
+			if errors.Is(err, ErrCorrupt) {
+				return nil, fmt.Errorf("xz block %d: %w", bi, err)
+			}
+			return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
+		}
+		if in.Len() != 0 {
+			return nil, corruptf("xz block %d: %d bytes after the LZMA2 end marker", bi, in.Len())
+		}
+		for fi := len(h.filters) - 2; fi >= 0; fi-- {
+			f := h.filters[fi]
+			var start uint32
+			if len(f.props) == 4 {
+				start = binary.LittleEndian.Uint32(f.props)
+			}
+			bcjByID(f.id).code(data, start, false)
+		}
+		if !xzCheckMatches(b.check, data, src[checkAt:checkAt+csize]) {
+			return nil, corruptf("xz block %d: check mismatch", bi)
+		}
+		if out == nil {
+			out = data
+		} else {
+			out = append(out, data...)
+		}
+	}
+	if out == nil {
+		out = []byte{}
 	}
 	return out, nil
 }

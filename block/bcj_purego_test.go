@@ -1,0 +1,5 @@
+//go:build !cgo || purego
+
+package block
+
+func forcedBCJ([]byte, *bcjFilter) ([]byte, error) { return nil, errNoNative }

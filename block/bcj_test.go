@@ -1,0 +1,306 @@
+package block
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// executableBytes is up to n bytes of a real x86-64 (or whatever this
+// machine runs) executable: the test binary itself.
+func executableBytes(t testing.TB, n int) []byte {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("skipped: no path to the test binary: %v", err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Skipf("skipped: cannot read the test binary: %v", err)
+	}
+	return b[:min(n, len(b))]
+}
+
+// randomBytes has plenty of accidental instruction patterns for every
+// filter (an E8 every 128 bytes, a BL every 256 words, ...).
+func randomBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// TestBCJRoundTrip: decoding undoes encoding for every filter, start
+// offset and length, and encoding does change the data.
+func TestBCJRoundTrip(t *testing.T) {
+	exe := executableBytes(t, 1<<20)
+	for _, f := range bcjFilters {
+		for _, in := range []struct {
+			name string
+			data []byte
+		}{{"random", randomBytes(1<<18, 1)}, {"executable", exe}, {"short", []byte{0xE8, 1, 2, 3, 0, 0xEB}}} {
+			for _, start := range []uint32{0, 16, 0xFFFFFFF0, 0x1235} {
+				start &^= f.align - 1
+				for _, cut := range []int{0, 1, 3} {
+					src := in.data[:max(len(in.data)-cut, 0)]
+					buf := bytes.Clone(src)
+					f.code(buf, start, true)
+					changed := !bytes.Equal(buf, src)
+					f.code(buf, start, false)
+					if !bytes.Equal(buf, src) {
+						t.Fatalf("%s %s start %#x cut %d: decode(encode(x)) != x", f.name, in.name, start, cut)
+					}
+					if in.name == "random" && !changed {
+						t.Errorf("%s: encoding 256 KiB of random bytes changed nothing", f.name)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestBCJNames(t *testing.T) {
+	for _, name := range bcjWritable {
+		if f := bcjByName(name); f == nil || bcjByID(f.id) != f {
+			t.Errorf("binary=%s has no filter", name)
+		}
+	}
+	if bcjByName("arm64") != nil || bcjByName("riscv") != nil {
+		t.Error("binary= accepts a filter the reference does not write")
+	}
+}
+
+// xzFilterIDs returns the filter chain of each block of an xz payload.
+func xzFilterIDs(t *testing.T, payload []byte) [][]uint64 {
+	t.Helper()
+	info, err := parseXZ(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdrs, _, err := parseXZBlocks(payload, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids [][]uint64
+	for _, h := range hdrs {
+		var chain []uint64
+		for _, f := range h.filters {
+			chain = append(chain, f.id)
+		}
+		ids = append(ids, chain)
+	}
+	return ids
+}
+
+// TestLZMABinary: lzma:binary=x86 on executable code writes an x86+LZMA2
+// chain that is smaller than LZMA2 alone and reads back exactly; on data
+// where the filter does not help, LZMA2 alone is kept. Both encoders.
+func TestLZMABinary(t *testing.T) {
+	exe := executableBytes(t, 512<<10)
+	if len(exe) < 256<<10 {
+		t.Skipf("skipped: test binary only %d bytes", len(exe))
+	}
+	text := bytes.Repeat([]byte("no calls in here, just words. "), 8<<10)
+	for _, ctor := range constructors {
+		plain, err := ctor.new("lzma:level=2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin, err := ctor.new("lzma:level=2:binary=x86")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			src  []byte
+			want []uint64
+		}{{"executable", exe, []uint64{xzFilterX86, xzLZMA2FilterID}}, {"text", text, []uint64{xzLZMA2FilterID}}} {
+			p, err := plain.Compress(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := bin.Compress(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := xzFilterIDs(t, b); len(got) != 1 || !slicesEqual(got[0], tc.want) {
+				t.Errorf("%s %s: filter chain %x, want %x", ctor.name, tc.name, got, tc.want)
+			}
+			if tc.name == "executable" && len(b) >= len(p) {
+				t.Errorf("%s: binary=x86 gives %d bytes, LZMA2 alone %d", ctor.name, len(b), len(p))
+			}
+			t.Logf("%s %s: %d bytes -> %d plain, %d binary=x86", ctor.name, tc.name, len(tc.src), len(p), len(b))
+			got, err := Decompress(CompLZMA, b, int64(len(tc.src)))
+			if err != nil || !bytes.Equal(got, tc.src) {
+				t.Fatalf("%s %s: read back: %v", ctor.name, tc.name, err)
+			}
+			// CompressSectionInto goes through CompressAppend.
+			ct, out, err := CompressSectionInto(bin, nil, tc.src)
+			if err != nil || ct != CompLZMA || !bytes.Equal(out, b) {
+				t.Errorf("%s %s: CompressSectionInto gives %v, %d bytes, %v; Compress %d bytes", ctor.name, tc.name, ct, len(out), err, len(b))
+			}
+		}
+	}
+}
+
+func slicesEqual(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestXZBinaryReadByXZTool: the streams written for binary=NAME are read
+// by the xz tool (liblzma's decoder) to the same bytes, for every filter.
+func TestXZBinaryReadByXZTool(t *testing.T) {
+	xzTool, err := exec.LookPath("xz")
+	if err != nil {
+		t.Skip("skipped: no xz tool to read the streams with")
+	}
+	src := append(randomBytes(16<<10, 3), executableBytes(t, 128<<10)...)
+	for _, name := range bcjWritable {
+		f := bcjByName(name)
+		for _, ctor := range []struct {
+			name string
+			enc  func() ([]byte, error)
+		}{
+			{"purego", func() ([]byte, error) { return xzWithBCJ(src, 1<<20, f) }},
+			{"build", func() ([]byte, error) { return forcedBCJ(src, f) }},
+		} {
+			stream, err := ctor.enc()
+			if errors.Is(err, errNoNative) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", ctor.name, name, err)
+			}
+			if got := xzFilterIDs(t, stream); len(got) != 1 || got[0][0] != f.id {
+				t.Fatalf("%s %s: chain %x", ctor.name, name, got)
+			}
+			cmd := exec.Command(xzTool, "-dc")
+			cmd.Stdin = bytes.NewReader(stream)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil || !bytes.Equal(out, src) {
+				t.Errorf("%s binary=%s: xz -dc: %v %s (%d of %d bytes)", ctor.name, name, err, stderr.String(), len(out), len(src))
+			}
+			got, err := Decompress(CompLZMA, stream, int64(len(src)))
+			if err != nil || !bytes.Equal(got, src) {
+				t.Errorf("%s binary=%s: read back: %v", ctor.name, name, err)
+			}
+		}
+	}
+}
+
+// TestXZFilteredErrors: a damaged filtered stream fails with a clear
+// error instead of returning wrong bytes.
+func TestXZFilteredErrors(t *testing.T) {
+	src := executableBytes(t, 128<<10)
+	good, err := xzWithBCJ(src, 1<<20, bcjByName("x86"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := parseXZ(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdrs, filtered, err := parseXZBlocks(good, info)
+	if err != nil || !filtered {
+		t.Fatalf("filtered %v, %v", filtered, err)
+	}
+	b, h := info.blocks[0], hdrs[0]
+	check := b.offset + int((b.unpadded+3)&^3) - 8
+	for _, tc := range []struct {
+		name   string
+		change func([]byte) []byte
+		want   string
+		target error
+	}{
+		{"check", func(p []byte) []byte { p[check] ^= 1; return p }, "check mismatch", ErrCorrupt},
+		{"data", func(p []byte) []byte { p[b.offset+h.size+40] ^= 0x55; return p }, "xz block 0", ErrCorrupt},
+		{"riscv", func(p []byte) []byte { return setFilter(p, b.offset, h, xzFilterRISCV) }, "filter 0xb not supported", ErrUnsupported},
+		{"delta", func(p []byte) []byte { return setFilter(p, b.offset, h, xzFilterDelta) }, "filter 0x3 not supported", ErrUnsupported},
+		{"lzma2 first", func(p []byte) []byte { return setFilter(p, b.offset, h, xzLZMA2FilterID) }, "malformed LZMA2 filter", ErrCorrupt},
+	} {
+		p := tc.change(bytes.Clone(good))
+		_, err := Decompress(CompLZMA, p, 1<<20)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, tc.target) {
+			t.Errorf("%s: %v, want %q (%v)", tc.name, err, tc.want, tc.target)
+		}
+	}
+}
+
+// setFilter replaces the first filter ID of the block header at off and
+// fixes the header CRC, so that only the filter is wrong.
+func setFilter(p []byte, off int, h xzBlockHeader, id byte) []byte {
+	p[off+2] = id
+	binary32(p[off+h.size-4:], crc32IEEE(p[off:off+h.size-4]))
+	return p
+}
+
+func binary32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+// FuzzBCJ: for any data and aligned start offset, every filter's decoder
+// undoes its encoder.
+func FuzzBCJ(f *testing.F) {
+	f.Add([]byte{0xE8, 0, 0, 0, 0, 0xE8, 0xFF, 0xFF, 0xFF, 0xFF}, uint32(0))
+	f.Add(randomBytes(256, 9), uint32(12))
+	f.Fuzz(func(t *testing.T, data []byte, start uint32) {
+		for _, flt := range bcjFilters {
+			start := start &^ (flt.align - 1)
+			buf := bytes.Clone(data)
+			flt.code(buf, start, true)
+			flt.code(buf, start, false)
+			if !bytes.Equal(buf, data) {
+				t.Fatalf("%s start %#x: round trip differs", flt.name, start)
+			}
+		}
+	})
+}
+
+var errNoNative = errors.New("no liblzma in this build")
+
+// TestReferenceBCJFixture: the data block of the reference image made with
+// lzma:binary=x86 really has the x86 filter, and decodes.
+func TestReferenceBCJFixture(t *testing.T) {
+	data, err := os.ReadFile("../testdata/ref-lzma-x86.dwarfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := OpenImage(bytes.NewReader(data), int64(len(data)), Options{ImageOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := im.Block(0)
+	if !ok || s.Compression != CompLZMA {
+		t.Fatalf("block 0: %+v", s)
+	}
+	raw, err := im.ReadRaw(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := xzFilterIDs(t, raw); len(got) != 1 || !slicesEqual(got[0], []uint64{xzFilterX86, xzLZMA2FilterID}) {
+		t.Fatalf("filter chain %x, want x86 then LZMA2", got)
+	}
+	if err := im.VerifyFull(s); err != nil {
+		t.Fatal(err)
+	}
+	out, err := im.ReadDecompressed(s)
+	if err != nil || len(out) < 300<<10 {
+		t.Fatalf("decoded %d bytes: %v", len(out), err)
+	}
+}
