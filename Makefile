@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote check-compat check-filters clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote check-compat check-filters check-codecs clean
 
 all: build
 
@@ -125,6 +125,11 @@ check-compat: build
 # The reference manual's filter examples, run by both mkdwarfs (REF_DWARFS=DIR).
 check-filters: build
 	BIN=$(abspath $(BIN)) ./bench/check-filters.sh
+
+# The zstd/lzma options (negative levels, lzma:binary= BCJ filters...) on
+# a tree of executables, side by side with the reference mkdwarfs.
+check-codecs: build
+	BIN=$(abspath $(BIN)) ./bench/check-codecs.sh
 
 bench-recompress: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/recompress.sh

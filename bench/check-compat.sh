@@ -62,6 +62,9 @@ lzma1|-C lzma:level=1|
 lz4|-C lz4|
 lz4hc|-C lz4hc:level=9|
 brotli|-C brotli:quality=5|
+zstd-neg|-C zstd:level=-5|
+lzma-opts|-C lzma:level=6:mode=fast:mf=hc4:nice=32:depth=16|
+lzma-x86|-C lzma:level=6:binary=x86|
 pack-all|-P all|
 pack-none|-P none|
 pack-plain|-P plain|

@@ -18,10 +18,18 @@ var manual = cli.Manual{
 	},
 	Sections: []cli.Section{
 		{Title: "COMPRESSION", Paragraphs: []string{
-			"-C and the other --*-compression options take ALGO[:OPTION=VALUE...]: null, zstd:level=N " +
-				"(1 to 22), lzma:level=N (0 to 9, :extreme), lz4, lz4hc:level=N (1 to 12) and brotli:quality=N " +
-				"(0 to 11). The -l level (0 to 9) chooses all of them together with block size and ordering; " +
-				"mkdwarfs -H prints the table.",
+			"-C and the other --*-compression options take ALGO[:OPTION=VALUE...]: null; zstd:level=N " +
+				"(-131072 to 22; levels below 1 are faster and weaker) with :long for long-distance matching; " +
+				"lzma:level=N (0 to 9) with :extreme, :dict_size=N (12 to 30, the log2 of the dictionary), " +
+				":binary=NAME, :mode=fast|normal, :mf=hc3|hc4|bt2|bt3|bt4, :nice=N (2 to 273; 0 keeps the " +
+				"preset's) and :depth=N (0 to 4294967295); lz4; lz4hc:level=N (0 to 12); brotli:quality=N " +
+				"(0 to 11) with :lgwin=N (10 to 24). The -l level (0 to 9) chooses all of them together with " +
+				"block size and ordering; mkdwarfs -H prints the table and the encoders of this build.",
+			"lzma:binary=NAME puts a BCJ filter for executables of one architecture (x86, powerpc, ia64, " +
+				"arm, armthumb or sparc) before LZMA2: it turns relative call targets into absolute ones, " +
+				"which repeat more. As with the reference, each block is compressed with and without the " +
+				"filter and the smaller stream is kept, so data that is not such code costs only time. " +
+				"Images with these filters, and with arm64 from newer xz tools, are read in every build.",
 		}},
 		{Title: "LOGGING", Paragraphs: []string{
 			"--log-level sets what is reported on standard error: error, warn (also unreadable inputs " +
@@ -69,6 +77,9 @@ var manual = cli.Manual{
 				"result can depend on where the tree lives. ? and * match one character, not one byte.",
 			"--debug-filter lists the same paths as the reference, sorted; the reference lists them in " +
 				"the order its scanner reads the directories.",
+			"Builds without cgo (make build-static) encode zstd and lzma in pure Go: zstd levels below 1 " +
+				"all use the Go encoder's fastest level (level 1), zstd:long and lzma:extreme have no effect, " +
+				"and the lzma options mode, mf, nice and depth are refused with an error; lzma:binary works.",
 		}},
 	},
 	SeeAlso: []string{"dwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)"},
