@@ -363,6 +363,21 @@ func lzmaNice(so *specOptions) (int, error) {
 	return n, err
 }
 
+// lzmaDepth parses lzma:depth=N, a uint32 (0: liblzma picks), without
+// overflowing int where it has 32 bits.
+func lzmaDepth(so *specOptions) (uint32, error) {
+	v, ok := so.opts["depth"]
+	so.used["depth"] = true
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, specErrorf("lzma depth %q is not a number from 0 to 4294967295", v)
+	}
+	return uint32(n), nil
+}
+
 // Algorithm describes one compression algorithm as this build writes it.
 type Algorithm struct {
 	Name        string

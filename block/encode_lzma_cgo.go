@@ -114,7 +114,7 @@ func newNativeLZMA(so *specOptions) (Compressor, error) {
 	if err != nil {
 		return nil, err
 	}
-	depth, err := so.int("depth", 0, 0, 1<<32-1)
+	depth, err := lzmaDepth(so)
 	if err != nil {
 		return nil, err
 	}
