@@ -19,7 +19,14 @@ var manual = cli.Manual{
 			"output name: .tar, .tar.gz or .tgz, .tar.xz or .txz, .tar.zst or .tzst (compressed pax), " +
 			".zip or .jar, .cpio. A zip archive holds no owners, hard links (each link gets the data) " +
 			"or special files (devices, fifos and sockets are skipped with a warning); cpio stores files " +
-			"of up to 4 GiB. An archive file is written under a temporary name and renamed when complete.",
+			"of up to 4 GiB. An archive file is written under a temporary name and renamed when complete; " +
+			"an archive whose member cannot be read whole is not written at all, even with " +
+			"--continue-on-error. A name a format cannot store exactly (a NUL byte in any format, a long or " +
+			"non-ASCII name in ustar, a cpio member named TRAILER!!!, a zip file " +
+			"whose name ends in /) is refused with an error rather than stored under another name.",
+		"Files are written under temporary names and renamed when complete. On SIGINT or SIGTERM " +
+			"dwarfsextract removes what it has not finished and exits with status 1; every name it " +
+			"leaves holds its whole content.",
 		"Examples:",
 		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'\n  dwarfsextract -i image.dwarfs -f auto -o tree.tar.zst",
 	},
