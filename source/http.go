@@ -31,8 +31,8 @@ func newHTTPFetcher(u *url.URL, o Options) (*httpFetcher, error) {
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true, // HTTP/2 where the server offers it over TLS
-		MaxIdleConns:          4 * o.Workers,
-		MaxIdleConnsPerHost:   2 * o.Workers,
+		MaxIdleConns:          max(4*o.Workers, headerWorkers),
+		MaxIdleConnsPerHost:   max(2*o.Workers, headerWorkers),
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,

@@ -52,6 +52,12 @@ func (e *retryable) Unwrap() error { return e.err }
 // parts are fetched in parallel.
 const maxSplit = 4 << 20
 
+// headerWorkers bounds the concurrent requests for section headers at
+// open. An image of small blocks has thousands of headers, each its own
+// tiny request, so the open is bound by round trips, not bandwidth: more
+// of them in flight than Workers data transfers shortens it many times.
+const headerWorkers = 32
+
 // window is the unit small reads inside large section payloads (stored,
 // uncompressed blocks) are widened to.
 const window = 4 << 20
@@ -68,7 +74,8 @@ type remote struct {
 	o    Options
 	info objectInfo
 	id   string
-	sem  chan struct{}
+	sem  chan struct{} // bounds data requests (Workers)
+	hsem chan struct{} // bounds header requests at open (headerWorkers)
 	c    counters
 	disk *diskCache // nil without a disk cache
 
@@ -97,7 +104,7 @@ type call struct {
 
 func openRemote(ctx context.Context, f fetcher, opts Options) (Source, error) {
 	o := opts.withDefaults()
-	r := &remote{f: f, o: o, sem: make(chan struct{}, o.Workers), inflight: map[[2]int64]*call{}, hdrs: map[int64][]byte{}}
+	r := &remote{f: f, o: o, sem: make(chan struct{}, o.Workers), hsem: make(chan struct{}, max(o.Workers, headerWorkers)), inflight: map[[2]int64]*call{}, hdrs: map[int64][]byte{}}
 	if o.MemCache > 0 {
 		r.mem = newMemCache(o.MemCache)
 	}
@@ -231,10 +238,10 @@ func (r *remote) fetchHeaders(ctx context.Context, offs []int64) error {
 	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.o.Workers)
+	g.SetLimit(cap(r.hsem))
 	for _, gr := range groups {
 		g.Go(func() error {
-			b, err := r.getRange(gctx, gr.start, gr.end-gr.start)
+			b, err := r.getRangeSem(gctx, gr.start, gr.end-gr.start, r.hsem)
 			if err != nil {
 				return err
 			}
@@ -312,6 +319,11 @@ func (r *remote) read(ctx context.Context, p []byte, off int64) error {
 // server, in that order. Concurrent calls for the same range share one
 // fetch.
 func (r *remote) getRange(ctx context.Context, off, n int64) ([]byte, error) {
+	return r.getRangeSem(ctx, off, n, r.sem)
+}
+
+// getRangeSem is getRange with the semaphore that bounds its requests.
+func (r *remote) getRangeSem(ctx context.Context, off, n int64, sem chan struct{}) ([]byte, error) {
 	k := [2]int64{off, n}
 	if r.mem != nil {
 		if b, ok := r.mem.get(k); ok {
@@ -333,7 +345,7 @@ func (r *remote) getRange(ctx context.Context, off, n int64) ([]byte, error) {
 	r.inflight[k] = c
 	r.mu.Unlock()
 
-	c.data, c.err = r.load(ctx, off, n)
+	c.data, c.err = r.load(ctx, off, n, sem)
 	if c.err == nil && r.mem != nil {
 		r.mem.put(k, c.data)
 	}
@@ -344,7 +356,7 @@ func (r *remote) getRange(ctx context.Context, off, n int64) ([]byte, error) {
 	return c.data, c.err
 }
 
-func (r *remote) load(ctx context.Context, off, n int64) ([]byte, error) {
+func (r *remote) load(ctx context.Context, off, n int64, sem chan struct{}) ([]byte, error) {
 	if r.disk != nil {
 		b, err := r.disk.get(off, n)
 		switch {
@@ -360,7 +372,7 @@ func (r *remote) load(ctx context.Context, off, n int64) ([]byte, error) {
 		}
 	}
 	b := make([]byte, n)
-	if err := r.fetch(ctx, b, off); err != nil {
+	if err := r.fetch(ctx, b, off, sem); err != nil {
 		return nil, err
 	}
 	if r.disk != nil {
@@ -373,28 +385,28 @@ func (r *remote) load(ctx context.Context, off, n int64) ([]byte, error) {
 
 // fetch reads p at off from the server, splitting large ranges into
 // parts fetched in parallel.
-func (r *remote) fetch(ctx context.Context, p []byte, off int64) error {
+func (r *remote) fetch(ctx context.Context, p []byte, off int64, sem chan struct{}) error {
 	n := int64(len(p))
 	parts := min(int64(r.o.Workers), n/maxSplit)
 	if parts <= 1 {
-		return r.fetchOne(ctx, p, off)
+		return r.fetchOne(ctx, p, off, sem)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	step := (n + parts - 1) / parts
 	for s := int64(0); s < n; s += step {
 		e := min(s+step, n)
-		g.Go(func() error { return r.fetchOne(gctx, p[s:e], off+s) })
+		g.Go(func() error { return r.fetchOne(gctx, p[s:e], off+s, sem) })
 	}
 	return g.Wait()
 }
 
-func (r *remote) fetchOne(ctx context.Context, p []byte, off int64) error {
+func (r *remote) fetchOne(ctx context.Context, p []byte, off int64, sem chan struct{}) error {
 	select {
-	case r.sem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-r.sem }()
+	defer func() { <-sem }()
 	_, err := r.retry(ctx, off, int64(len(p)), func(ctx context.Context) error {
 		return r.f.get(ctx, p, off, r.info, &r.c.bytes)
 	})
