@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote check-compat check-filters check-codecs clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote bench-remote-open check-compat check-filters check-codecs clean
 
 all: build
 
@@ -143,6 +143,11 @@ bench-compare: build
 # Mount an image from loopback S3 beside the local file; see bench/remote.sh.
 bench-remote: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/remote.sh
+
+# Mount, list and read one file of a >= 1 GiB image over S3 and HTTP and
+# report the bytes fetched; see bench/remote-open.sh.
+bench-remote-open: build
+	BIN=$(abspath $(BIN)) ./bench/remote-open.sh
 
 clean:
 	rm -rf $(BIN)
