@@ -66,23 +66,8 @@ func (m *memFetcher) get(ctx context.Context, p []byte, off int64, _ objectInfo,
 // tiny and their round trips, not bandwidth, decide how long mounting
 // takes.
 func TestHeaderFetchConcurrency(t *testing.T) {
-	const nBlocks, blockLen = 64, 32 << 10 // stored blocks, farther apart than the header coalescing gap
-	rng := rand.New(rand.NewPCG(1, 2))
-	blocks := make([][]byte, nBlocks)
-	var names []string
-	var chunks [][]metadata.Chunk
-	for i := range blocks {
-		blocks[i] = make([]byte, blockLen)
-		for j := range blocks[i] {
-			blocks[i][j] = byte(rng.Uint32())
-		}
-		names = append(names, fmt.Sprintf("f%03d", i))
-		chunks = append(chunks, []metadata.Chunk{{Block: uint32(i), Offset: 0, Size: blockLen}})
-	}
-	img, err := testimage.Build(testimage.Files(blockLen, names, chunks), blocks, "null")
-	if err != nil {
-		t.Fatal(err)
-	}
+	const nBlocks = 64
+	img, _ := storedImage(t, nBlocks, 32<<10)
 	f := &memFetcher{data: img, want: 8, release: make(chan struct{})}
 	const workers = 2
 	src, err := openRemote(context.Background(), f, Options{Workers: workers, TailSize: 4 << 10})
@@ -104,5 +89,74 @@ func TestHeaderFetchConcurrency(t *testing.T) {
 	}
 	if n := len(bi.Blocks()); n != nBlocks {
 		t.Errorf("image has %d blocks, want %d", n, nBlocks)
+	}
+}
+
+// storedImage is an image of n stored (uncompressed) blocks of random
+// bytes, file i holding block i, farther apart than the header
+// coalescing gap.
+func storedImage(t *testing.T, n, blockLen int) ([]byte, map[string][]byte) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	blocks := make([][]byte, n)
+	files := map[string][]byte{}
+	var names []string
+	var chunks [][]metadata.Chunk
+	for i := range blocks {
+		blocks[i] = make([]byte, blockLen)
+		for j := range blocks[i] {
+			blocks[i][j] = byte(rng.Uint32())
+		}
+		names = append(names, fmt.Sprintf("f%03d", i))
+		files[names[i]] = blocks[i]
+		chunks = append(chunks, []metadata.Chunk{{Block: uint32(i), Offset: 0, Size: uint32(blockLen)}})
+	}
+	img, err := testimage.Build(testimage.Files(uint32(blockLen), names, chunks), blocks, "null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img, files
+}
+
+// TestFullReadFetchesEachByteOnce reads every file of an image whose last
+// block begins before the tail fetched at open and ends inside it: the
+// bytes already fetched with the tail must not be fetched again.
+func TestFullReadFetchesEachByteOnce(t *testing.T) {
+	const blockLen = 32 << 10
+	img, files := storedImage(t, 8, blockLen)
+	f := &memFetcher{data: img, want: 1, release: make(chan struct{})}
+	// A tail that starts in the middle of the last block.
+	src, err := openRemote(context.Background(), f, Options{TailSize: int64(len(img) - 7*blockLen - blockLen/2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r := src.(*remote)
+	if last := r.spans[7]; !(last.start < r.tailOff && last.end > r.tailOff) {
+		t.Fatalf("tail at %d does not cut the last block [%d,%d)", r.tailOff, last.start, last.end)
+	}
+	bi, err := block.OpenImage(src, src.Size(), block.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range bi.Blocks() {
+		got, err := bi.ReadRaw(s)
+		if err != nil {
+			t.Fatalf("block %d: %v", i, err)
+		}
+		if want := files[fmt.Sprintf("f%03d", i)]; string(got) != string(want) {
+			t.Fatalf("block %d: content differs", i)
+		}
+	}
+	// Reading a range that spans the tail's start again comes from memory.
+	p := make([]byte, 100)
+	if _, err := src.ReadAt(p, r.tailOff-50); err != nil {
+		t.Fatal(err)
+	}
+	if string(p) != string(img[r.tailOff-50:r.tailOff+50]) {
+		t.Error("read across the tail's start: content differs")
+	}
+	if st := src.Stats(); st.BytesFetched > int64(len(img)) {
+		t.Errorf("fetched %d bytes of a %d-byte image (%d twice)", st.BytesFetched, len(img), st.BytesFetched-int64(len(img)))
 	}
 }

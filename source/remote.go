@@ -307,11 +307,18 @@ func (r *remote) read(ctx context.Context, p []byte, off int64) error {
 			}
 		}
 	}
+	// The tail fetched at open often ends the last block: fetch only the
+	// part before it, or a full read transfers the tail twice.
+	if r.tail != nil && start < r.tailOff && start+length > r.tailOff {
+		length = r.tailOff - start
+	}
 	b, err := r.getRange(ctx, start, length)
 	if err != nil {
 		return err
 	}
-	copy(p, b[off-start:])
+	if c := copy(p, b[off-start:]); int64(c) < n {
+		copy(p[c:], r.tail)
+	}
 	return nil
 }
 
