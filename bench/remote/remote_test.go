@@ -12,6 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +127,35 @@ func stats(t *testing.T, dir string) source.Stats {
 	return st
 }
 
+// runs repeats run n times and returns the medians of time to first
+// byte and read time (each on its own) with the counters of the last run.
+func runs(t *testing.T, n int, name, bin, image, opts, largest string, env []string, remote bool) result {
+	var all []result
+	for range n {
+		all = append(all, run(t, name, bin, image, opts, largest, env, remote))
+	}
+	med := func(f func(result) time.Duration) time.Duration {
+		d := make([]time.Duration, len(all))
+		for i, r := range all {
+			d[i] = f(r)
+		}
+		slices.Sort(d)
+		if len(d)%2 == 1 {
+			return d[len(d)/2]
+		}
+		return (d[len(d)/2-1] + d[len(d)/2]) / 2
+	}
+	r := all[len(all)-1]
+	r.ttfb = med(func(r result) time.Duration { return r.ttfb })
+	r.read = med(func(r result) time.Duration { return r.read })
+	for _, x := range all {
+		if x.bytes != r.bytes {
+			t.Errorf("%s: runs read %d and %d bytes", name, x.bytes, r.bytes)
+		}
+	}
+	return r
+}
+
 func run(t *testing.T, name, bin, image, opts, largest string, env []string, remote bool) result {
 	start := time.Now()
 	m := startMount(t, bin, image, opts, env)
@@ -178,14 +210,21 @@ func TestBenchRemote(t *testing.T) {
 	}
 	ro := "remote_workers=" + workers
 
-	local := run(t, "local file", bin, image, "", largest, nil, false)
-	cold := run(t, "S3, no disk cache", bin, url, ro, largest, env, true)
+	n := 3
+	if v, err := strconv.Atoi(os.Getenv("RUNS")); err == nil && v > 0 {
+		n = v
+	}
+	load0 := loadavg()
+	local := runs(t, n, "local file", bin, image, "", largest, nil, false)
+	cold := runs(t, n, "S3, no disk cache", bin, url, ro, largest, env, true)
 	run(t, "S3, filling disk cache", bin, url, ro+",disk_cache="+cache+",disk_cache_size=64g", largest, env, true)
-	warm := run(t, "S3, warm disk cache", bin, url, ro+",disk_cache="+cache+",disk_cache_size=64g", largest, env, true)
+	warm := runs(t, n, "S3, warm disk cache", bin, url, ro+",disk_cache="+cache+",disk_cache_size=64g", largest, env, true)
+	load1 := loadavg()
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# make bench-remote\n\nimage %s: %d bytes; upload to SeaweedFS took %v; largest file %s (%d bytes); %s\n\n",
 		filepath.Base(image), st.Size(), upload.Round(time.Millisecond), largest, lsize, ro)
+	fmt.Fprintf(&b, "medians of %d runs each (a fresh driver process per run); load average %s at the start, %s at the end (%d CPUs)\n\n", n, load0, load1, runtime.NumCPU())
 	fmt.Fprintf(&b, "| mount | time to first byte | full read | MiB/s | fetched bytes | requests | TTFB vs local | read MiB/s vs local |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range []result{local, cold, warm} {
 		f := "-"
@@ -196,7 +235,7 @@ func TestBenchRemote(t *testing.T) {
 			r.read.Round(time.Millisecond), r.mibs(), f, r.reqs,
 			r.ttfb.Seconds()/local.ttfb.Seconds(), r.mibs()/local.mibs())
 	}
-	fmt.Fprintf(&b, "\nAll over loopback on this machine; the local image file is in the page cache. Ratios >1 for TTFB mean slower than local; <1 for MiB/s mean slower.\n")
+	fmt.Fprintf(&b, "\nAll over loopback on this machine; the local image file is in the page cache. Ratios >1 for TTFB mean slower than local; <1 for MiB/s mean slower. Fetched bytes and requests are those of the last run; a cold full read fetched %.1f%% of the image's size.\n", 100*float64(cold.fetched)/float64(st.Size()))
 	fmt.Print(b.String())
 	if out := os.Getenv("BENCH_REPORT"); out != "" {
 		os.WriteFile(out, []byte(b.String()), 0o644)
