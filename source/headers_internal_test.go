@@ -14,12 +14,12 @@ import (
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
-// memFetcher serves an in-memory object and records how many header
+// gatedFetcher serves an in-memory object and records how many header
 // requests (64 bytes) were in flight at once. Header requests wait until
 // want of them are in flight, so the maximum seen is the concurrency the
 // source allows, not an accident of scheduling; the wait gives up after a
 // while so that a source allowing fewer fails quickly instead of hanging.
-type memFetcher struct {
+type gatedFetcher struct {
 	data              []byte
 	want              int32
 	inflight, maxSeen atomic.Int32
@@ -27,14 +27,14 @@ type memFetcher struct {
 	release           chan struct{}
 }
 
-func (m *memFetcher) name() string { return "mem://image" }
-func (m *memFetcher) key() string  { return "mem://image" }
-func (m *memFetcher) close()       {}
-func (m *memFetcher) stat(context.Context) (objectInfo, error) {
+func (m *gatedFetcher) name() string { return "mem://image" }
+func (m *gatedFetcher) key() string  { return "mem://image" }
+func (m *gatedFetcher) close()       {}
+func (m *gatedFetcher) stat(context.Context) (objectInfo, error) {
 	return objectInfo{size: int64(len(m.data)), etag: `"1"`}, nil
 }
 
-func (m *memFetcher) get(ctx context.Context, p []byte, off int64, _ objectInfo, got *atomic.Int64) error {
+func (m *gatedFetcher) get(ctx context.Context, p []byte, off int64, _ objectInfo, got *atomic.Int64) error {
 	if len(p) == 64 {
 		n := m.inflight.Add(1)
 		defer m.inflight.Add(-1)
@@ -68,7 +68,7 @@ func (m *memFetcher) get(ctx context.Context, p []byte, off int64, _ objectInfo,
 func TestHeaderFetchConcurrency(t *testing.T) {
 	const nBlocks = 64
 	img, _ := storedImage(t, nBlocks, 32<<10)
-	f := &memFetcher{data: img, want: 8, release: make(chan struct{})}
+	f := &gatedFetcher{data: img, want: 8, release: make(chan struct{})}
 	const workers = 2
 	src, err := openRemote(context.Background(), f, Options{Workers: workers, TailSize: 4 << 10})
 	if err != nil {
@@ -124,7 +124,7 @@ func storedImage(t *testing.T, n, blockLen int) ([]byte, map[string][]byte) {
 func TestFullReadFetchesEachByteOnce(t *testing.T) {
 	const blockLen = 32 << 10
 	img, files := storedImage(t, 8, blockLen)
-	f := &memFetcher{data: img, want: 1, release: make(chan struct{})}
+	f := &gatedFetcher{data: img, want: 1, release: make(chan struct{})}
 	// A tail that starts in the middle of the last block.
 	src, err := openRemote(context.Background(), f, Options{TailSize: int64(len(img) - 7*blockLen - blockLen/2)})
 	if err != nil {
