@@ -199,7 +199,7 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		return nil, named(name, err)
 	}
 	im.metaSize = int64(len(data))
-	md, err := metadata.Decode(schema, data)
+	md, err := metadata.DecodeLazy(schema, data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/zeebo/xxh3"
 )
@@ -65,6 +66,9 @@ type Image struct {
 	blocks   []Section
 	maxBlock int64
 	maxMeta  int64
+	// Read buffers of verify: checking every section of an image at open
+	// would otherwise leave one garbage buffer per section.
+	verifyBufs sync.Pool
 }
 
 // OpenImage parses the section structure of the image in r (size bytes
@@ -487,7 +491,13 @@ func (im *Image) verify(s Section, full bool) error {
 	}
 	// Stream so that verifying a large block does not need a buffer of its size.
 	sr := io.NewSectionReader(im.r, im.offset+s.DataOffset, s.Length)
-	n, err := io.CopyBuffer(w, sr, make([]byte, min(max(s.Length, 512), 256<<10)))
+	bp, _ := im.verifyBufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 256<<10)
+		bp = &b
+	}
+	n, err := io.CopyBuffer(w, sr, *bp)
+	im.verifyBufs.Put(bp)
 	if err != nil {
 		return im.sectionErr(s, err, "read payload")
 	}

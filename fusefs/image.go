@@ -122,7 +122,7 @@ func (s *ImageSource) Info() FsInfo {
 	return FsInfo{
 		BlockSize:  s.fsys.BlockSize(),
 		Workers:    s.cache.Workers(),
-		TotalSize:  s.fsys.Metadata().TotalFsSize,
+		TotalSize:  s.fsys.Tables().TotalFsSize,
 		InodeCount: uint64(s.fsys.InodeCount()),
 	}
 }
@@ -205,7 +205,7 @@ func (s *ImageSource) preload(blocks []int) {
 // Preload starts background decoding of all blocks (all=true) or of the
 // blocks in the named categories.
 func (s *ImageSource) Preload(all bool, categories []string) {
-	md := s.fsys.Metadata()
+	md := s.fsys.Tables()
 	var sel []int
 	for i, comp := range s.compressed {
 		if !comp {

@@ -26,9 +26,9 @@ func (f *FS) check() error {
 
 func (f *FS) checkSizes() error {
 	md := f.orig
-	nIn := len(md.Inodes)
+	nIn := md.InodeCount()
 	switch {
-	case len(md.Inodes) == 0:
+	case nIn == 0:
 		return fmt.Errorf("metadata: check: inodes empty")
 	case len(md.Directories) == 0:
 		return fmt.Errorf("metadata: check: directories empty")
@@ -55,8 +55,8 @@ func (f *FS) checkSizes() error {
 	if n := len(f.ents); uint64(n) >= 1<<32-1 {
 		return fmt.Errorf("metadata: check: %d directory entries, limit %d", n, uint32(1<<32-2))
 	}
-	if e := f.ents[0]; e.name > 0 && int(e.name) >= len(f.names) {
-		return fmt.Errorf("metadata: check: entry 0: name index %d out of range (%d names)", e.name, len(f.names))
+	if e := f.ents[0]; e.NameIndex > 0 && int(e.NameIndex) >= f.names.len() {
+		return fmt.Errorf("metadata: check: entry 0: name index %d out of range (%d names)", e.NameIndex, f.names.len())
 	}
 	if !f.v23 {
 		// Each legacy entry carries its own mode; it must be of the same
@@ -149,11 +149,11 @@ func (f *FS) checkEntries() error {
 	for d := range f.rank[1] {
 		ents := f.ents[f.dirFirst[d]:f.dirFirst[d+1]]
 		for i, e := range ents {
-			seen[e.ino] = true
-			if i > 0 && f.names[ents[i-1].name] >= f.names[e.name] {
-				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names[ents[i-1].name], f.names[e.name])
+			seen[e.InodeNum] = true
+			if i > 0 && f.names.at(ents[i-1].NameIndex) >= f.names.at(e.NameIndex) {
+				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names.at(ents[i-1].NameIndex), f.names.at(e.NameIndex))
 			}
-			if n := f.names[e.name]; n == "" || n == "." || n == ".." {
+			if n := f.names.at(e.NameIndex); n == "" || n == "." || n == ".." {
 				return fmt.Errorf("metadata: check: directory %d: invalid name %q", d, n)
 			}
 		}
@@ -172,9 +172,9 @@ func (f *FS) checkEntries() error {
 		d := queue[0]
 		queue = queue[1:]
 		for _, e := range f.ents[f.dirFirst[d]:f.dirFirst[d+1]] {
-			if e.ino < f.rank[1] && !reached[e.ino] {
-				reached[e.ino] = true
-				queue = append(queue, e.ino)
+			if e.InodeNum < f.rank[1] && !reached[e.InodeNum] {
+				reached[e.InodeNum] = true
+				queue = append(queue, e.InodeNum)
 			}
 		}
 	}
@@ -285,8 +285,8 @@ func (f *FS) checkFiles() error {
 	if f.opts().InodesHaveNlink {
 		cnt := make([]uint32, regs)
 		for _, e := range f.ents {
-			if e.ino >= f.rank[2] && e.ino < f.rank[3] {
-				cnt[e.ino-f.rank[2]]++
+			if e.InodeNum >= f.rank[2] && e.InodeNum < f.rank[3] {
+				cnt[e.InodeNum-f.rank[2]]++
 			}
 		}
 		for r, c := range cnt {
@@ -331,13 +331,13 @@ func (f *FS) checkStrings() error {
 	if err := checkStringTable("symlinks", md.Symlinks, md.symlinksSpan, md.CompactSymlinks, wantLinks, maxSymlinkLen); err != nil {
 		return err
 	}
-	for i, s := range f.names {
-		if len(s) > maxNameLen {
+	for i := range f.names.len() {
+		if s := f.names.at(uint32(i)); len(s) > maxNameLen {
 			return fmt.Errorf("metadata: check: names[%d]: %d bytes exceeds %d", i, len(s), maxNameLen)
 		}
 	}
-	for i, s := range f.links {
-		if len(s) > maxSymlinkLen {
+	for i := range f.links.len() {
+		if s := f.links.at(uint32(i)); len(s) > maxSymlinkLen {
 			return fmt.Errorf("metadata: check: symlinks[%d]: %d bytes exceeds %d", i, len(s), maxSymlinkLen)
 		}
 	}
@@ -419,7 +419,8 @@ func (f *FS) checkInodes() error {
 	}
 	if f.mult > 0 {
 		lim := 1e9 / f.mult
-		for i, in := range f.md.Inodes {
+		for i := range f.md.InodeCount() {
+			in := f.md.InodeAt(i)
 			if in.MtimeSubsec >= lim || in.AtimeSubsec >= lim || in.CtimeSubsec >= lim || in.BtimeSubsec >= lim {
 				return fmt.Errorf("metadata: check: inodes[%d]: sub-second value out of range", i)
 			}

@@ -23,6 +23,22 @@ func Decode(schema, data []byte) (*Metadata, error) {
 
 // DecodeWithSchema thaws data using an already decoded schema.
 func DecodeWithSchema(s *Schema, data []byte) (*Metadata, error) {
+	return decodeWithSchema(s, data, false)
+}
+
+// DecodeLazy is Decode for readers: in 2.3+ images the inodes table, the
+// largest by far, is not thawed but read from data on use (InodeAt), so
+// Inodes is nil and data must not be modified while md is in use. Thawed
+// returns the complete model.
+func DecodeLazy(schema, data []byte) (*Metadata, error) {
+	s, err := DecodeSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	return decodeWithSchema(s, data, true)
+}
+
+func decodeWithSchema(s *Schema, data []byte, lazy bool) (*Metadata, error) {
 	if s == nil || s.RootLayout < 0 || int(s.RootLayout) >= len(s.Layouts) {
 		return nil, fmt.Errorf("metadata: schema has no root layout")
 	}
@@ -34,8 +50,17 @@ func DecodeWithSchema(s *Schema, data []byte) (*Metadata, error) {
 		}
 	}
 	nbits := uint64(len(data)) * 8
-	t := &thawer{s: s, data: data, nbits: nbits, budget: int64(2*nbits) + 1<<16}
-	return t.metadata(pos{l: &s.Layouts[s.RootLayout]})
+	t := &thawer{s: s, data: data, nbits: nbits, budget: int64(2*nbits) + 1<<16, lazy: lazy}
+	md, err := t.metadata(pos{l: &s.Layouts[s.RootLayout]})
+	if err != nil {
+		return nil, err
+	}
+	// The legacy model uses the inodes table as its directory entries:
+	// every reader walks all of it, so thaw it.
+	if md.Lazy() && !md.HasDirEntries {
+		md = md.Thawed()
+	}
+	return md, nil
 }
 
 // pos is a Frozen2 position: the byte origin used for distances and a bit
@@ -52,6 +77,7 @@ type thawer struct {
 	data   []byte
 	nbits  uint64
 	budget int64 // remaining items + string bytes we are willing to allocate
+	lazy   bool  // leave the inodes table packed (DecodeLazy)
 }
 
 func (t *thawer) child(p pos, id int16) pos {
@@ -535,7 +561,11 @@ func (t *thawer) metadata(root pos) (*Metadata, error) {
 	if md.Directories, err = thawList(t, c(2), "directories", t.directory); err != nil {
 		return nil, err
 	}
-	if md.Inodes, err = thawList(t, c(3), "inodes", t.inode); err != nil {
+	if t.lazy {
+		if md.inodes, err = t.inodeViewOf(c(3)); err != nil {
+			return nil, err
+		}
+	} else if md.Inodes, err = thawList(t, c(3), "inodes", t.inode); err != nil {
 		return nil, err
 	}
 	md.ChunkTable = e.u32s(t.u32List(c(4), "chunk_table"))

@@ -59,7 +59,7 @@ func ExportJSON(md *Metadata, w io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(toJSON(md)); err != nil {
+	if err := enc.Encode(toJSON(md.Thawed())); err != nil {
 		return fmt.Errorf("metadata: export: %w", err)
 	}
 	return nil

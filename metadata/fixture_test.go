@@ -239,8 +239,49 @@ func TestFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkAgainstManifest(t, f, rows)
+
+			// The same through DecodeLazy, which leaves the inodes packed.
+			lazy, err := DecodeLazy(secs.schema, secs.data)
+			if err != nil {
+				t.Fatalf("DecodeLazy: %v", err)
+			}
+			if err := sameInodes(md, lazy); err != nil {
+				t.Error(err)
+			}
+			lf, err := NewFS(lazy)
+			if err != nil {
+				t.Fatalf("NewFS (lazy): %v", err)
+			}
+			if err := lf.Check(); err != nil {
+				t.Errorf("Check (lazy): %v", err)
+			}
+			checkAgainstManifest(t, lf, rows)
+			if got := lf.Metadata().Inodes; len(got) != len(md.Inodes) {
+				t.Errorf("Metadata() of lazy FS has %d inodes, want %d", len(got), len(md.Inodes))
+			}
 		})
 	}
+}
+
+// sameInodes checks that lazy (from DecodeLazy) reads the inodes table of
+// full (from Decode) element for element.
+func sameInodes(full, lazy *Metadata) error {
+	if n := lazy.InodeCount(); n != len(full.Inodes) {
+		return fmt.Errorf("lazy decode: %d inodes, want %d", n, len(full.Inodes))
+	}
+	if lazy.HasDirEntries && len(full.Inodes) > 0 && !lazy.Lazy() {
+		return fmt.Errorf("lazy decode of a 2.3+ image thawed the inodes")
+	}
+	for i, want := range full.Inodes {
+		if got := lazy.InodeAt(i); got != want {
+			return fmt.Errorf("lazy decode: inodes[%d] = %+v, want %+v", i, got, want)
+		}
+	}
+	th := lazy.Thawed()
+	if len(th.Inodes) != len(full.Inodes) || (len(full.Inodes) > 0 && th.Inodes[len(th.Inodes)-1] != full.Inodes[len(full.Inodes)-1]) {
+		return fmt.Errorf("Thawed: %d inodes, want %d", len(th.Inodes), len(full.Inodes))
+	}
+	return nil
 }
 
 // TestFutureFeatures checks that an image using a feature this reader does

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -66,13 +67,6 @@ type ChunkRef struct {
 	Hole   bool
 }
 
-// entRef is a directory entry in either model: in the legacy model it is
-// an element of inodes, in the 2.3+ model of dir_entries.
-type entRef struct {
-	name uint32
-	ino  uint32
-}
-
 // FS is a read-only filesystem view over decoded metadata. All tables are
 // validated or normalised in NewFS so that accessors cannot index out of
 // range.
@@ -80,14 +74,14 @@ type FS struct {
 	md       *Metadata
 	orig     *Metadata
 	v23      bool
-	n        uint32    // number of inodes
-	rank     [6]uint32 // first inode of ranks 0..4, then n
-	ents     []entRef
-	dirFirst []uint32 // len numDirs+1
-	parent   []uint32 // parent inode per directory
-	selfEnt  []uint32 // own entry index per directory
-	names    []string
-	links    []string
+	n        uint32     // number of inodes
+	rank     [6]uint32  // first inode of ranks 0..4, then n
+	ents     []DirEntry // the 2.3+ model's dir_entries, or built from legacy inodes
+	dirFirst []uint32   // len numDirs+1
+	parent   []uint32   // parent inode per directory
+	selfEnt  []uint32   // own entry index per directory
+	names    strTab
+	links    strTab
 	chunkTbl []uint32
 	shared   []uint32
 	unique   uint32   // U: regular files with their own chunk_table entry
@@ -102,6 +96,9 @@ type FS struct {
 
 	checkOnce sync.Once
 	checkErr  error
+
+	thawOnce sync.Once
+	thawed   *Metadata // Metadata's result
 }
 
 // NewFS validates and normalises md (unpacking packed tables, rebuilding
@@ -143,15 +140,19 @@ func (f *FS) opts() *FsOptions {
 	return f.md.Options
 }
 
-// attr returns the inode_data element carrying inode ino's attributes.
-func (f *FS) attr(ino uint32) *InodeData {
+// attrIndex returns the index of the inode_data element carrying inode
+// ino's attributes.
+func (f *FS) attrIndex(ino uint32) int {
 	if f.v23 {
-		return &f.md.Inodes[ino]
+		return int(ino)
 	}
-	return &f.md.Inodes[f.md.EntryTableV22[ino]]
+	return int(f.md.EntryTableV22[ino])
 }
 
-func (f *FS) mode(ino uint32) uint32 { return f.md.Modes[f.attr(ino).ModeIndex] }
+// attr returns the inode_data element carrying inode ino's attributes.
+func (f *FS) attr(ino uint32) InodeData { return f.md.InodeAt(f.attrIndex(ino)) }
+
+func (f *FS) mode(ino uint32) uint32 { return f.md.Modes[f.md.inodeField(f.attrIndex(ino), fMode)] }
 
 func rankOf(mode uint32) int {
 	switch mode & ModeType {
@@ -173,7 +174,7 @@ func (f *FS) initInodes() error {
 	md := f.md
 	var n int
 	if f.v23 {
-		n = len(md.Inodes)
+		n = md.InodeCount()
 	} else {
 		n = len(md.EntryTableV22)
 		for ino, e := range md.EntryTableV22 {
@@ -189,16 +190,15 @@ func (f *FS) initInodes() error {
 		return fmt.Errorf("metadata: too many inodes (%d)", n)
 	}
 	f.n = uint32(n)
-	for i := range md.Inodes {
-		in := &md.Inodes[i]
-		if int(in.ModeIndex) >= len(md.Modes) {
-			return fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", i, in.ModeIndex, len(md.Modes))
+	for i := range md.InodeCount() {
+		if m := md.inodeField(i, fMode); int(m) >= len(md.Modes) {
+			return fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", i, m, len(md.Modes))
 		}
-		if len(md.Uids) > 0 && int(in.OwnerIndex) >= len(md.Uids) {
-			return fmt.Errorf("metadata: inodes[%d].owner_index %d out of range (%d uids)", i, in.OwnerIndex, len(md.Uids))
+		if o := md.inodeField(i, fOwner); len(md.Uids) > 0 && int(o) >= len(md.Uids) {
+			return fmt.Errorf("metadata: inodes[%d].owner_index %d out of range (%d uids)", i, o, len(md.Uids))
 		}
-		if len(md.Gids) > 0 && int(in.GroupIndex) >= len(md.Gids) {
-			return fmt.Errorf("metadata: inodes[%d].group_index %d out of range (%d gids)", i, in.GroupIndex, len(md.Gids))
+		if g := md.inodeField(i, fGroup); len(md.Gids) > 0 && int(g) >= len(md.Gids) {
+			return fmt.Errorf("metadata: inodes[%d].group_index %d out of range (%d gids)", i, g, len(md.Gids))
 		}
 	}
 	cur := 0
@@ -236,10 +236,46 @@ func (f *FS) initInodes() error {
 	return nil
 }
 
+// strTab is a resolved string table. Plain tables keep their strings;
+// compact ones are decoded into one string that the elements are slices
+// of, which costs the text plus four bytes per string instead of a string
+// header and an allocation each.
+type strTab struct {
+	list []string // plain table
+	all  string   // compact table: the strings back to back
+	off  []uint32 // compact table: string i is all[off[i]:off[i+1]]
+}
+
+func (s *strTab) len() int {
+	if s.list != nil || len(s.off) == 0 {
+		return len(s.list)
+	}
+	return len(s.off) - 1
+}
+
+func (s *strTab) at(i uint32) string {
+	if s.list != nil {
+		return s.list[i]
+	}
+	return s.all[s.off[i]:s.off[i+1]]
+}
+
+// strings returns the table as a slice (allocated for compact tables).
+func (s *strTab) strings() []string {
+	if s.list != nil || s.len() == 0 {
+		return s.list
+	}
+	out := make([]string, s.len())
+	for i := range out {
+		out[i] = s.at(uint32(i))
+	}
+	return out
+}
+
 // resolveStrings returns the strings of a plain or compact table.
-func resolveStrings(plain []string, st *StringTable, what string, maxLen int) ([]string, error) {
+func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (strTab, error) {
 	if st == nil {
-		return plain, nil
+		return strTab{list: plain}, nil
 	}
 	var offs []uint64
 	if st.PackedIndex {
@@ -249,7 +285,7 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) ([
 		}
 	} else {
 		if len(st.Index) == 0 {
-			return nil, nil
+			return strTab{}, nil
 		}
 		offs = make([]uint64, len(st.Index))
 		for i, o := range st.Index {
@@ -260,25 +296,37 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) ([
 	if st.Symtab != nil {
 		var err error
 		if dec, err = newFSSTDecoder(st.Symtab); err != nil {
-			return nil, fmt.Errorf("metadata: %s: %w", what, err)
+			return strTab{}, fmt.Errorf("metadata: %s: %w", what, err)
 		}
 	}
-	out := make([]string, len(offs)-1)
-	for i := range out {
+	n := len(offs) - 1
+	out := strTab{off: make([]uint32, n+1)}
+	var buf []byte
+	if dec == nil {
+		buf = make([]byte, 0, offs[n]-min(offs[0], offs[n]))
+	} else {
+		buf = make([]byte, 0, 2*len(st.Buffer))
+	}
+	for i := range n {
 		a, b := offs[i], offs[i+1]
 		if a > b || b > uint64(len(st.Buffer)) {
-			return nil, fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
+			return strTab{}, fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
 		}
 		s := st.Buffer[a:b]
 		if dec != nil {
-			d, err := dec.decode(s, maxLen)
-			if err != nil {
-				return nil, fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
+			var err error
+			if buf, err = dec.decodeAppend(buf, s, maxLen); err != nil {
+				return strTab{}, fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
 			}
-			s = d
+		} else {
+			buf = append(buf, s...)
 		}
-		out[i] = string(s)
+		if uint64(len(buf)) > math.MaxUint32 {
+			return strTab{}, fmt.Errorf("metadata: %s: strings longer than 4 GiB in total", what)
+		}
+		out.off[i+1] = uint32(len(buf))
 	}
+	out.all = string(buf)
 	return out, nil
 }
 
@@ -292,8 +340,8 @@ func (f *FS) initStrings() error {
 		return err
 	}
 	for i, s := range md.SymlinkTable {
-		if int(s) >= len(f.links) {
-			return fmt.Errorf("metadata: symlink_table[%d] = %d out of range (%d symlinks)", i, s, len(f.links))
+		if int(s) >= f.links.len() {
+			return fmt.Errorf("metadata: symlink_table[%d] = %d out of range (%d symlinks)", i, s, f.links.len())
 		}
 	}
 	return nil
@@ -302,28 +350,25 @@ func (f *FS) initStrings() error {
 func (f *FS) initEntries() error {
 	md := f.md
 	if f.v23 {
-		f.ents = make([]entRef, len(md.DirEntries))
-		for i, e := range md.DirEntries {
-			f.ents[i] = entRef{name: e.NameIndex, ino: e.InodeNum}
-		}
+		f.ents = md.DirEntries
 	} else {
-		f.ents = make([]entRef, len(md.Inodes))
+		f.ents = make([]DirEntry, len(md.Inodes))
 		for i, e := range md.Inodes {
-			f.ents[i] = entRef{name: e.NameIndexV22, ino: e.InodeV22}
+			f.ents[i] = DirEntry{NameIndex: e.NameIndexV22, InodeNum: e.InodeV22}
 		}
 	}
 	if len(f.ents) == 0 {
 		return errors.New("metadata: no directory entries")
 	}
-	if f.ents[0].ino != 0 {
-		return fmt.Errorf("metadata: root entry refers to inode %d", f.ents[0].ino)
+	if f.ents[0].InodeNum != 0 {
+		return fmt.Errorf("metadata: root entry refers to inode %d", f.ents[0].InodeNum)
 	}
 	for i, e := range f.ents {
-		if e.ino >= f.n {
-			return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, e.ino, f.n)
+		if e.InodeNum >= f.n {
+			return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, e.InodeNum, f.n)
 		}
-		if i > 0 && int(e.name) >= len(f.names) {
-			return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.name, len(f.names))
+		if i > 0 && int(e.NameIndex) >= f.names.len() {
+			return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.NameIndex, f.names.len())
 		}
 	}
 	return nil
@@ -361,7 +406,7 @@ func (f *FS) initDirs() error {
 	found[0] = true
 	for d := range nd {
 		for e := first[d]; e < first[d+1]; e++ {
-			c := f.ents[e].ino
+			c := f.ents[e].InodeNum
 			if c >= nd {
 				continue
 			}
@@ -443,8 +488,8 @@ func (f *FS) initFiles() error {
 	if !o.InodesHaveNlink {
 		f.nlinks = make([]uint32, regs)
 		for _, e := range f.ents {
-			if e.ino >= f.rank[2] && e.ino < f.rank[3] {
-				f.nlinks[e.ino-f.rank[2]]++
+			if e.InodeNum >= f.rank[2] && e.InodeNum < f.rank[3] {
+				f.nlinks[e.InodeNum-f.rank[2]]++
 			}
 		}
 	}
@@ -483,8 +528,16 @@ func (f *FS) initMisc() error {
 }
 
 // Metadata returns the normalised metadata: packed tables unpacked (their
-// option flags cleared), directories with rebuilt parent/self entries.
-func (f *FS) Metadata() *Metadata { return f.md }
+// option flags cleared), directories with rebuilt parent/self entries, the
+// inodes table thawed (for metadata from DecodeLazy, on the first call).
+func (f *FS) Metadata() *Metadata {
+	f.thawOnce.Do(func() { f.thawed = f.md.Thawed() })
+	return f.thawed
+}
+
+// Tables is Metadata without thawing the inodes table: for metadata from
+// DecodeLazy, Inodes is nil and InodeAt reads the packed table.
+func (f *FS) Tables() *Metadata { return f.md }
 
 // InodeCount returns the number of inodes.
 func (f *FS) InodeCount() int { return int(f.n) }
@@ -499,10 +552,10 @@ func (f *FS) TimeResolution() (sec uint32, nsecMultiplier uint32) {
 }
 
 // Names returns the resolved names table.
-func (f *FS) Names() []string { return f.names }
+func (f *FS) Names() []string { return f.names.strings() }
 
 // Symlinks returns the resolved symlink targets table.
-func (f *FS) Symlinks() []string { return f.links }
+func (f *FS) Symlinks() []string { return f.links.strings() }
 
 func (f *FS) checkIno(ino uint32) error {
 	if ino >= f.n {
@@ -558,7 +611,7 @@ func (f *FS) Inode(ino uint32) (Inode, error) {
 	case ino < f.rank[1]:
 		in.Size = int64(f.dirFirst[ino+1] - f.dirFirst[ino])
 	case ino < f.rank[2]:
-		in.Size = int64(len(f.links[md.SymlinkTable[ino-f.rank[1]]]))
+		in.Size = int64(len(f.links.at(md.SymlinkTable[ino-f.rank[1]])))
 	case ino < f.rank[3]:
 		size, alloc, err := f.sizes2(ino)
 		if err != nil {
@@ -586,7 +639,7 @@ func (f *FS) nlink(ino uint32) uint32 {
 func (f *FS) EntryCount(ino uint32) int {
 	n := 0
 	for _, e := range f.ents {
-		if e.ino == ino {
+		if e.InodeNum == ino {
 			n++
 		}
 	}
@@ -690,7 +743,7 @@ func (f *FS) RawReadlink(ino uint32) (string, error) {
 	if ino < f.rank[1] || ino >= f.rank[2] {
 		return "", fmt.Errorf("metadata: inode %d is not a symlink", ino)
 	}
-	return f.links[f.md.SymlinkTable[ino-f.rank[1]]], nil
+	return f.links.at(f.md.SymlinkTable[ino-f.rank[1]]), nil
 }
 
 // Readlink returns the symlink target with '\' separators of images made
@@ -721,7 +774,7 @@ func (f *FS) ReadDir(dir uint32) ([]Entry, error) {
 	}
 	out := make([]Entry, 0, e-b)
 	for _, en := range f.ents[b:e] {
-		out = append(out, Entry{Name: f.names[en.name], Ino: en.ino})
+		out = append(out, Entry{Name: f.names.at(en.NameIndex), Ino: en.InodeNum})
 	}
 	return out, nil
 }
@@ -733,9 +786,9 @@ func (f *FS) Lookup(dir uint32, name string) (uint32, bool) {
 		return 0, false
 	}
 	ents := f.ents[b:e]
-	i := sort.Search(len(ents), func(i int) bool { return f.names[ents[i].name] >= name })
-	if i < len(ents) && f.names[ents[i].name] == name {
-		return ents[i].ino, true
+	i := sort.Search(len(ents), func(i int) bool { return f.names.at(ents[i].NameIndex) >= name })
+	if i < len(ents) && f.names.at(ents[i].NameIndex) == name {
+		return ents[i].InodeNum, true
 	}
 	return 0, false
 }
@@ -796,12 +849,12 @@ func (f *FS) walk(path string, ino uint32, fn func(string, uint32, Inode) error)
 		return nil
 	}
 	for _, en := range f.ents[f.dirFirst[ino]:f.dirFirst[ino+1]] {
-		p := f.names[en.name]
+		p := f.names.at(en.NameIndex)
 		if path != "" {
 			p = path + "/" + p
 		}
-		if err := f.walk(p, en.ino, fn); err != nil {
-			if errors.Is(err, fs.SkipDir) && en.ino < f.rank[1] {
+		if err := f.walk(p, en.InodeNum, fn); err != nil {
+			if errors.Is(err, fs.SkipDir) && en.InodeNum < f.rank[1] {
 				continue
 			}
 			return err

@@ -66,7 +66,13 @@ func newFSSTDecoder(tab []byte) (*fsstDecoder, error) {
 
 // decode expands one compressed string; max bounds the output length.
 func (d *fsstDecoder) decode(in []byte, max int) ([]byte, error) {
-	out := make([]byte, 0, min(len(in)*8, max))
+	return d.decodeAppend(make([]byte, 0, min(len(in)*8, max)), in, max)
+}
+
+// decodeAppend appends the decoded in to out; max bounds the decoded
+// length of in alone.
+func (d *fsstDecoder) decodeAppend(out, in []byte, max int) ([]byte, error) {
+	start := len(out)
 	for i := 0; i < len(in); i++ {
 		c := in[i]
 		if c == 0xff {
@@ -82,7 +88,7 @@ func (d *fsstDecoder) decode(in []byte, max int) ([]byte, error) {
 			}
 			out = append(out, d.sym[c][:n]...)
 		}
-		if len(out) > max {
+		if len(out)-start > max {
 			return nil, fmt.Errorf("fsst: string longer than %d bytes", max)
 		}
 	}

@@ -68,7 +68,16 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// What Decode accepts, DecodeLazy accepts and reads the same.
+		lazy, err := DecodeLazy(schema, data)
+		if err != nil {
+			t.Fatalf("Decode succeeded, DecodeLazy failed: %v", err)
+		}
+		if err := sameInodes(md, lazy); err != nil {
+			t.Fatal(err)
+		}
 		_ = exercise(md, 2000)
+		_ = exercise(lazy, 2000)
 	})
 }
 

@@ -165,6 +165,9 @@ type Metadata struct {
 	// Where the plain names/symlinks strings lay in the Frozen2 data; set
 	// by Decode only, for the full check.
 	namesSpan, symlinksSpan plainSpan
+
+	// The inodes table left packed by DecodeLazy (Inodes is nil then).
+	inodes *inodeView
 }
 
 // plainSpan is the distance from a plain string list's first string data

@@ -1,0 +1,201 @@
+package metadata
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// inodeFields are the thrift ids of the inode_data fields, in the order
+// inodeView keeps their positions, and the widths of their C++ types.
+var inodeFields = [...]struct {
+	id      int16
+	maxBits int
+	name    string
+}{
+	{1, 32, "inodes.name_index_v2_2"},
+	{2, 32, "inodes.mode_index"},
+	{3, 32, "inodes.inode_v2_2"},
+	{4, 32, "inodes.owner_index"},
+	{5, 32, "inodes.group_index"},
+	{6, 64, "inodes.atime_offset"},
+	{7, 64, "inodes.mtime_offset"},
+	{8, 64, "inodes.ctime_offset"},
+	{9, 64, "inodes.btime_offset"},
+	{10, 64, "inodes.atime_subsec"},
+	{11, 64, "inodes.mtime_subsec"},
+	{12, 64, "inodes.ctime_subsec"},
+	{13, 64, "inodes.btime_subsec"},
+	{14, 32, "inodes.nlink_minus_one"},
+}
+
+// Indexes into inodeView.fields.
+const (
+	fNameV22 = iota
+	fMode
+	fInodeV22
+	fOwner
+	fGroup
+	fAtime
+	fMtime
+	fCtime
+	fBtime
+	fAtimeSub
+	fMtimeSub
+	fCtimeSub
+	fBtimeSub
+	fNlink
+)
+
+// inodeView reads elements of the inodes table straight from the frozen
+// metadata instead of thawing them: in a Frozen2 list every element has the
+// same layout, so field f of element i sits at base + i*stride + off[f].
+// The table is the largest in an image (one element per inode, 88 bytes
+// thawed against a few bytes frozen), so keeping it packed is what lets
+// memory grow with the metadata size rather than with the inode count.
+type inodeView struct {
+	data   []byte
+	n      int
+	base   uint64 // absolute bit position of element 0
+	stride uint64 // bits from one element to the next
+	off    [len(inodeFields)]uint64
+	width  [len(inodeFields)]uint8 // 0: the field reads as 0
+}
+
+// inodeViewOf validates the inodes list at p and returns a view of it
+// (nil for an empty list). Every element's fields are known to lie inside
+// data afterwards, so reads need no further checks.
+func (t *thawer) inodeViewOf(p pos) (*inodeView, error) {
+	n, at, err := t.array(p, "inodes")
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	v := &inodeView{data: t.data, n: n}
+	abs := func(q pos) uint64 { return q.start*8 + q.bit }
+	first, last := at(0), at(n-1)
+	v.base = abs(first)
+	if n > 1 {
+		v.stride = (abs(last) - v.base) / uint64(n-1)
+	}
+	for i, f := range inodeFields {
+		q0 := t.child(first, f.id)
+		if q0.l == nil || q0.l.Bits == 0 {
+			continue
+		}
+		w := int(q0.l.Bits)
+		if w > f.maxBits {
+			return nil, fmt.Errorf("metadata: field %s: width %d bits exceeds %d-bit type", f.name, w, f.maxBits)
+		}
+		// The first and the last element bound all others.
+		for _, q := range []pos{q0, t.child(last, f.id)} {
+			if _, err := t.absBit(q, uint(w), f.name, ""); err != nil {
+				return nil, err
+			}
+		}
+		v.off[i] = abs(q0) - v.base
+		v.width[i] = uint8(w)
+	}
+	return v, nil
+}
+
+// get returns field f of element i.
+func (v *inodeView) get(i int, f int) uint64 {
+	w := uint(v.width[f])
+	if w == 0 {
+		return 0
+	}
+	a := v.base + uint64(i)*v.stride + v.off[f]
+	j := a >> 3
+	sh := a & 7
+	var x uint64
+	if j+16 <= uint64(len(v.data)) {
+		x = binary.LittleEndian.Uint64(v.data[j:]) >> sh
+		if sh > 0 {
+			x |= binary.LittleEndian.Uint64(v.data[j+8:]) << (64 - sh)
+		}
+	} else {
+		var b [16]byte
+		copy(b[:], v.data[j:])
+		x = binary.LittleEndian.Uint64(b[:8]) >> sh
+		if sh > 0 {
+			x |= binary.LittleEndian.Uint64(b[8:]) << (64 - sh)
+		}
+	}
+	if w < 64 {
+		x &= 1<<w - 1
+	}
+	return x
+}
+
+// at thaws element i.
+func (v *inodeView) at(i int) InodeData {
+	return InodeData{
+		NameIndexV22:  uint32(v.get(i, fNameV22)),
+		ModeIndex:     uint32(v.get(i, fMode)),
+		InodeV22:      uint32(v.get(i, fInodeV22)),
+		OwnerIndex:    uint32(v.get(i, fOwner)),
+		GroupIndex:    uint32(v.get(i, fGroup)),
+		AtimeOffset:   v.get(i, fAtime),
+		MtimeOffset:   v.get(i, fMtime),
+		CtimeOffset:   v.get(i, fCtime),
+		BtimeOffset:   v.get(i, fBtime),
+		AtimeSubsec:   v.get(i, fAtimeSub),
+		MtimeSubsec:   v.get(i, fMtimeSub),
+		CtimeSubsec:   v.get(i, fCtimeSub),
+		BtimeSubsec:   v.get(i, fBtimeSub),
+		NlinkMinusOne: uint32(v.get(i, fNlink)),
+	}
+}
+
+// InodeCount returns the number of elements of the inodes table, whether
+// thawed into Inodes or still packed (DecodeLazy).
+func (md *Metadata) InodeCount() int {
+	if md.Inodes == nil && md.inodes != nil {
+		return md.inodes.n
+	}
+	return len(md.Inodes)
+}
+
+// InodeAt returns element i of the inodes table (0 <= i < InodeCount()).
+func (md *Metadata) InodeAt(i int) InodeData {
+	if md.Inodes == nil && md.inodes != nil {
+		return md.inodes.at(i)
+	}
+	return md.Inodes[i]
+}
+
+// inodeField returns one field of element i without thawing the others.
+func (md *Metadata) inodeField(i int, f int) uint32 {
+	if md.Inodes == nil && md.inodes != nil {
+		return uint32(md.inodes.get(i, f))
+	}
+	in := &md.Inodes[i]
+	switch f {
+	case fMode:
+		return in.ModeIndex
+	case fOwner:
+		return in.OwnerIndex
+	case fGroup:
+		return in.GroupIndex
+	}
+	panic("metadata: inodeField: unsupported field")
+}
+
+// Lazy reports whether the inodes table is still packed (DecodeLazy) and
+// Inodes is nil.
+func (md *Metadata) Lazy() bool { return md.Inodes == nil && md.inodes != nil }
+
+// Thawed returns md with the inodes table thawed into Inodes: md itself
+// when it already is, else a copy (md is not modified, so it stays safe
+// for concurrent readers).
+func (md *Metadata) Thawed() *Metadata {
+	if !md.Lazy() {
+		return md
+	}
+	c := *md
+	c.Inodes = make([]InodeData, md.inodes.n)
+	for i := range c.Inodes {
+		c.Inodes[i] = md.inodes.at(i)
+	}
+	c.inodes = nil
+	return &c
+}
