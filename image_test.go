@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/manifest"
@@ -506,6 +507,22 @@ func TestWarnings(t *testing.T) {
 	}
 	if _, err := im2.ReadFile("data/random.bin"); err == nil {
 		t.Error("corrupt compressed block read without error")
+	}
+	// LazyBlockCheck leaves compressed blocks to the check on load.
+	if c := s.Compression; c == block.CompNone {
+		t.Fatalf("block 0 of %s is stored uncompressed; the test needs a compressed one", p)
+	}
+	o = godwarfs.Options{LazyBlockCheck: true}
+	im3, err := godwarfs.Open(dst, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im3.Close()
+	if w := im3.Warnings(); len(w) != 0 {
+		t.Errorf("LazyBlockCheck: warnings at open %v, want none", w)
+	}
+	if _, err := im3.ReadFile("data/random.bin"); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("LazyBlockCheck: ReadFile from bad block: %v, want a checksum error", err)
 	}
 }
 

@@ -33,6 +33,8 @@ func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, erro
 		// o.ImageOffset is -1 for offset=auto; an explicit 0 is exact.
 		ImageOffset: o.ImageOffset, ExactOffset: o.ImageOffset == 0,
 		CacheSize: o.CacheSize, Workers: o.Workers, NoCheck: o.NoCheck,
+		// Mounting reads the metadata, not every block.
+		LazyBlockCheck: true,
 	}
 
 	var f source.Source
