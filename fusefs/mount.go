@@ -233,7 +233,9 @@ func limitMemory(src Source) int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0
 	}
-	runtime.GC()
+	// Opening left the metadata decoding's garbage behind: collect it and
+	// return its pages, so the mounted driver starts at its live size.
+	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	info := src.Info()
