@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote bench-remote-open check-compat check-filters check-codecs clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote bench-remote-open bench-scale check-compat check-filters check-codecs clean
 
 all: build
 
@@ -116,6 +116,12 @@ bench-build: build
 
 bench-read: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/read.sh
+
+# Memory and time of the drivers, the library and the tools on a generated
+# tree of 1,000,000 small files, beside the reference tools when REF_DWARFS
+# is set (QUICK=1: 100,000 files). See bench/README.md.
+bench-scale: build
+	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/scale.sh
 
 # Images from every level, codec, packing option and rewrite, checked with
 # the reference tools (REF_DWARFS=DIR; skipped with a message without it).
