@@ -431,3 +431,7 @@ func modVersion(path string) string {
 	}
 	return ""
 }
+
+// ZstdLevels is the range of zstd levels this build's encoder accepts;
+// libzstd (cgo builds) has negative, faster-than-level-1 levels.
+func ZstdLevels() (lo, hi int) { return zstdLevelRange() }

@@ -18,11 +18,24 @@ type builder struct {
 	bufs  sync.Pool // 1 MiB read buffers
 	// segBuf is reused for reading files below the mmap threshold.
 	segBuf []byte
+	// blockCats is the category of each block written, by block number.
+	blockCats []category
 }
 
 // Build scans opt.Input, writes all blocks to sink (in block-number order)
 // and returns the metadata for the image.
 func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata, Stats, error) {
+	return BuildCategorized(ctx, opt, func(ctx context.Context, data []byte, _ string) error { return sink(ctx, data) })
+}
+
+// CategorizedSink receives finished blocks like a BlockSink, with the name
+// of the category whose data each block holds (CategoryDefault when
+// categorizing is off).
+type CategorizedSink func(ctx context.Context, data []byte, category string) error
+
+// BuildCategorized is Build with a sink that is told each block's
+// category, e.g. to compress the categories differently.
+func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*metadata.Metadata, Stats, error) {
 	if opt.BlockSizeBits < 10 || opt.BlockSizeBits > 30 {
 		return nil, Stats{}, fmt.Errorf("block size bits %d out of range [10, 30]", opt.BlockSizeBits)
 	}
@@ -90,14 +103,7 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 		}
 	}
 	since(&t0)
-	contents := orderContents(order.unique, &opt, b.sc.listPos)
-	b.verbosef("ordered %d contents by %s [%v]", len(contents), opt.Order, since(&t0))
-	if b.opt.Debugf != nil {
-		for i, c := range contents {
-			b.debugf("order %d: %s (%d bytes)", i, c.rep.relPath(), c.size)
-		}
-	}
-	if err := b.segmentAll(ctx, contents, sink); err != nil {
+	if err := b.segmentAll(ctx, order.unique, sink); err != nil {
 		return nil, b.stats, err
 	}
 	b.verbosef("segmented %d bytes into %d blocks of %d bytes; %d segment matches saved %d bytes [%v]",
@@ -107,6 +113,7 @@ func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata
 		return nil, b.stats, err
 	}
 	b.verbosef("built the metadata [%v]", since(&t0))
+	b.categoryMetadata(md, order.unique)
 	return md, b.stats, nil
 }
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/zeebo/xxh3"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/godwarfs/godwarfs/block"
 )
 
 // FileHashes lists the supported --file-hash names.
@@ -143,6 +145,19 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 		sizeCount[f.size]++
 	}
 	needDigest := (b.opt.Order == OrderNilsimsa || b.opt.Order == OrderSimilarity) && !b.opt.Hollow
+	for _, co := range b.opt.PerCategory {
+		if co.Order != nil && (*co.Order == OrderNilsimsa || *co.Order == OrderSimilarity) {
+			needDigest = !b.opt.Hollow
+		}
+	}
+	var probe block.Compressor
+	// --hollow stores no data, so there is nothing to categorize.
+	if io := b.opt.Incompressible; io != nil && !b.opt.Hollow {
+		var err error
+		if probe, err = newProbe(io); err != nil {
+			return nil, err
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, b.opt.ScannerWorkers))
 	var mu sync.Mutex
@@ -164,7 +179,16 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			if needDigest && f.size > 0 && (b.opt.MaxSimilaritySize <= 0 || f.size <= b.opt.MaxSimilaritySize) {
 				sa = &simAcc{}
 			}
-			n, err := b.readForScan(gctx, f, h, sa)
+			var fc *fileCat
+			if probe != nil && f.size > 0 && f.size >= b.opt.Incompressible.MinInputSize {
+				fc = newFileCat(b.opt.Incompressible, probe)
+			}
+			n, err := b.readForScan(gctx, f, h, sa, fc)
+			if err == nil && fc != nil {
+				if f.frags, err = fc.result(); err != nil {
+					err = fmt.Errorf("categorizing %s: %w", f.osPath, err)
+				}
+			}
 			b.sc.mu.Lock()
 			b.stats.ScannedBytes += n
 			b.stats.FilesScanned++
@@ -208,7 +232,7 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 	return out, nil
 }
 
-func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *simAcc) (int64, error) {
+func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *simAcc, fc *fileCat) (int64, error) {
 	fh, err := b.opt.OpenFile(f.osPath)
 	if err != nil {
 		return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
@@ -221,7 +245,7 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *si
 		}
 		f.extents = ext
 	}
-	if h == nil && sa == nil {
+	if h == nil && sa == nil && fc == nil {
 		// Reading is deferred to the segmenter; still probe one byte so
 		// that unreadable files are reported before any output is made.
 		var one [1]byte
@@ -232,14 +256,19 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *si
 		}
 		return 0, nil
 	}
-	var w io.Writer
-	switch {
-	case h != nil && sa != nil:
-		w = io.MultiWriter(h, sa)
-	case h != nil:
-		w = h
-	default:
-		w = sa
+	var ws []io.Writer
+	if h != nil {
+		ws = append(ws, h)
+	}
+	if sa != nil {
+		ws = append(ws, sa)
+	}
+	if fc != nil {
+		ws = append(ws, fc)
+	}
+	w := ws[0]
+	if len(ws) > 1 {
+		w = io.MultiWriter(ws...)
 	}
 	var buf []byte
 	if f.size < 1<<20 {
@@ -255,8 +284,12 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *si
 		if h != nil {
 			fmt.Fprintf(h, "sparse:%d", len(f.extents))
 		}
-		var total int64
+		var total, pos int64
 		for _, e := range f.extents {
+			if fc != nil && e.off > pos {
+				fc.hole(e.off - pos)
+			}
+			pos = e.off + e.len
 			if h != nil {
 				fmt.Fprintf(h, ":%d+%d", e.off, e.len)
 			}
@@ -268,6 +301,9 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *si
 			if n != e.len {
 				return total, fmt.Errorf("%s: %w (data extent shorter than expected)", f.osPath, errSizeChanged)
 			}
+		}
+		if fc != nil && pos < f.size {
+			fc.hole(f.size - pos)
 		}
 		return total, nil
 	}
@@ -300,5 +336,8 @@ type content struct {
 	inodes []*inode
 	size   int64
 	chunks []pchunk
-	index  int // chunk_table index
+	// fragChunks holds the chunks of each of rep.frags while the
+	// category streams are segmented.
+	fragChunks [][]pchunk
+	index      int // chunk_table index
 }

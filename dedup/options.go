@@ -112,6 +112,17 @@ type Options struct {
 	Lookback       int // blocks searched for matches, the current one included; 0: none
 	BloomSizeShift int
 
+	// Incompressible enables the incompressible categorizer (mkdwarfs
+	// --categorize): data it finds incompressible goes into blocks of its
+	// own category. nil: no categories.
+	Incompressible *IncompressibleOptions
+	// PerCategory overrides the order and segmenter settings per category
+	// name (CATEGORY::VALUE options).
+	PerCategory map[string]CategoryOptions
+	// NoCategoryNames leaves category_names and block_categories out of
+	// the metadata; NoCategoryMetadata leaves out the category metadata.
+	NoCategoryNames, NoCategoryMetadata bool
+
 	// Policy says how attributes and tables are stored.
 	Policy
 	NoHardlinks  bool // --no-hardlink-table

@@ -49,6 +49,7 @@ type inode struct {
 	simDigest  [4]uint64 // nilsimsa digest
 	simHash    uint32    // similarity order key
 	hasDigest  bool
+	frags      []fragment // categorizer result; nil: all default
 	content    *content
 	num        uint32
 	firstEntry *entry

@@ -118,6 +118,12 @@ func newSegmenter(ctx context.Context, opt *Options, sink BlockSink, st *Stats) 
 	return s
 }
 
+// startAt numbers the segmenter's blocks from n on (a category stream
+// after others).
+func (s *segmenter) startAt(n uint32) {
+	s.cur.num, s.next = n, n+1
+}
+
 func (s *segmenter) newBlock() {
 	s.cur = &segBlock{num: s.next, data: make([]byte, 0, s.blockSize)}
 	s.next++
@@ -360,13 +366,58 @@ func (s *segmenter) match(d []byte, out []pchunk, lit, p int, bn uint32, off int
 	return out, p + n, nil
 }
 
-// segmentAll feeds every distinct content through the segmenter in order.
-func (b *builder) segmentAll(ctx context.Context, contents []*content, sink BlockSink) error {
-	seg := newSegmenter(ctx, b.opt, sink, &b.stats)
-	var progMu sync.Mutex
+// segmentAll orders the distinct contents and feeds them through the
+// segmenter. With a categorizer, each category gets a segmenter (and
+// order) of its own, so that its blocks hold only its data; the category
+// streams follow each other in the reference's category order.
+func (b *builder) segmentAll(ctx context.Context, unique []*content, sink CategorizedSink) error {
 	// The first file's report starts the phase, so its first frame
 	// already names a file.
 	b.stats.Phase = "segmenting"
+	if b.opt.Incompressible == nil || b.opt.Hollow {
+		return b.segmentStream(ctx, b.opt, catDefault, orderContents(unique, b.opt, b.sc.listPos), sink)
+	}
+	streams, _ := categoryPlan(unique)
+	for _, cat := range streams {
+		var in []*content
+		for _, c := range unique {
+			for _, f := range c.fragments() {
+				if f.cat == cat {
+					in = append(in, c)
+					break
+				}
+			}
+		}
+		copt := b.opt.forCategory(categoryNames[cat])
+		if err := b.segmentStream(ctx, copt, cat, orderContents(in, copt, b.sc.listPos), sink); err != nil {
+			return err
+		}
+	}
+	// Join each file's fragments' chunks, in file order.
+	for _, c := range unique {
+		if c.fragChunks != nil {
+			c.chunks = nil
+			if c.size > 0 {
+				for _, ch := range c.fragChunks {
+					c.chunks = append(c.chunks, ch...)
+				}
+			}
+			c.fragChunks = nil
+		}
+	}
+	return nil
+}
+
+// segmentStream segments the data of category cat of contents, in that
+// order, into blocks numbered on from those already written.
+func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category, contents []*content, sink CategorizedSink) error {
+	name := categoryNames[cat]
+	seg := newSegmenter(ctx, opt, func(ctx context.Context, data []byte) error {
+		b.blockCats = append(b.blockCats, cat)
+		return sink(ctx, data, name)
+	}, &b.stats)
+	seg.startAt(uint32(len(b.blockCats)))
+	var progMu sync.Mutex
 	for _, c := range contents {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -379,6 +430,24 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 			b.stats.HoleBytes += c.size
 			continue
 		}
+		var ranges []frange
+		var bytes int64
+		if c.rep.frags == nil {
+			ranges = []frange{{0, c.size, 0}}
+			bytes = c.size
+		} else {
+			if c.fragChunks == nil {
+				c.fragChunks = make([][]pchunk, len(c.rep.frags))
+			}
+			var pos int64
+			for i, f := range c.rep.frags {
+				if f.cat == cat {
+					ranges = append(ranges, frange{pos, pos + f.size, i})
+					bytes += f.size
+				}
+				pos += f.size
+			}
+		}
 		if b.opt.Progress != nil {
 			progMu.Lock()
 			b.stats.Current = c.rep.relPath()
@@ -387,7 +456,8 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 		}
 		seg.file = c.rep.relPath()
 		matched := b.stats.SegMatchBytes
-		if err := b.segmentFile(seg, c); err != nil {
+		outs, err := b.segmentFile(seg, c, ranges)
+		if err != nil {
 			var se *segmenterError
 			if ctx.Err() != nil || !b.opt.ContinueOnErr || errors.As(err, &se) {
 				return err
@@ -402,8 +472,15 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 			}
 			continue
 		}
-		b.stats.SegmentedBytes += c.size
-		b.debugf("segmented %s: %d bytes in %d chunks, %d bytes matched earlier data", seg.file, c.size, len(c.chunks), b.stats.SegMatchBytes-matched)
+		if c.rep.frags == nil {
+			c.chunks = outs[0]
+		} else {
+			for i, r := range ranges {
+				c.fragChunks[r.idx] = outs[i]
+			}
+		}
+		b.stats.SegmentedBytes += bytes
+		b.debugf("segmented %s: %d bytes in %d ranges, %d bytes matched earlier data", seg.file, bytes, len(ranges), b.stats.SegMatchBytes-matched)
 		if b.opt.Progress != nil {
 			progMu.Lock()
 			b.report()
@@ -411,6 +488,13 @@ func (b *builder) segmentAll(ctx context.Context, contents []*content, sink Bloc
 		}
 	}
 	return seg.finish()
+}
+
+// frange is a range [lo, hi) of a file's logical bytes; idx is the
+// fragment it belongs to.
+type frange struct {
+	lo, hi int64
+	idx    int
 }
 
 // segmenterError marks a segmentFile error after which the segmenter
@@ -423,19 +507,19 @@ func (e *segmenterError) Unwrap() error { return e.err }
 
 // segmentFile maps the file (falling back to reading it) and segments its
 // data extents; a file that shrinks while mapped is caught as a fault.
-func (b *builder) segmentFile(seg *segmenter, c *content) (err error) {
+func (b *builder) segmentFile(seg *segmenter, c *content, ranges []frange) (_ [][]pchunk, err error) {
 	f := c.rep
 	fh, err := b.opt.OpenFile(f.osPath)
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		return nil, fmt.Errorf("cannot read %s: %w", f.osPath, err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return fmt.Errorf("cannot stat %s: %w", f.osPath, err)
+		return nil, fmt.Errorf("cannot stat %s: %w", f.osPath, err)
 	}
 	if fi.Size() != f.size {
-		return fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+		return nil, fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
 	}
 	var data []byte
 	if f.size >= 1<<20 && f.size == int64(int(f.size)) {
@@ -467,44 +551,59 @@ func (b *builder) segmentFile(seg *segmenter, c *content) (err error) {
 		n, rerr := io.ReadFull(fh, data)
 		if rerr != nil {
 			if errors.Is(rerr, io.ErrUnexpectedEOF) || errors.Is(rerr, io.EOF) {
-				return fmt.Errorf("%s: %w (expected %d bytes, read %d)", f.osPath, errSizeChanged, f.size, n)
+				return nil, fmt.Errorf("%s: %w (expected %d bytes, read %d)", f.osPath, errSizeChanged, f.size, n)
 			}
-			return fmt.Errorf("cannot read %s: %w", f.osPath, rerr)
+			return nil, fmt.Errorf("cannot read %s: %w", f.osPath, rerr)
 		}
 		var one [1]byte
 		if m, _ := fh.Read(one[:]); m > 0 {
-			return fmt.Errorf("%s: %w (grew beyond %d bytes)", f.osPath, errSizeChanged, f.size)
+			return nil, fmt.Errorf("%s: %w (grew beyond %d bytes)", f.osPath, errSizeChanged, f.size)
 		}
 	}
-	var out []pchunk
-	if f.extents == nil {
-		out, err = seg.add(data, out)
-	} else {
-		var pos int64
-		for _, e := range f.extents {
-			if e.off > pos {
-				out = append(out, pchunk{hole: true, holeLen: e.off - pos})
-				b.stats.HoleBytes += e.off - pos
-			}
-			if out, err = seg.add(data[e.off:e.off+e.len], out); err != nil {
-				break
-			}
-			pos = e.off + e.len
-		}
-		if err == nil && pos < f.size {
-			out = append(out, pchunk{hole: true, holeLen: f.size - pos})
-			b.stats.HoleBytes += f.size - pos
+	outs := make([][]pchunk, len(ranges))
+	for i, r := range ranges {
+		if outs[i], err = b.segmentRange(seg, f, data, r); err != nil {
+			break
 		}
 	}
 	if err != nil {
-		return &segmenterError{err}
+		return nil, &segmenterError{err}
 	}
 	// Catch files that grew (or were replaced) while being read.
 	if fi, err := fh.Stat(); err != nil {
-		return fmt.Errorf("cannot stat %s: %w", f.osPath, err)
+		return nil, fmt.Errorf("cannot stat %s: %w", f.osPath, err)
 	} else if fi.Size() != f.size {
-		return fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+		return nil, fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
 	}
-	c.chunks = out
-	return nil
+	return outs, nil
+}
+
+// segmentRange segments the bytes [r.lo, r.hi) of file f, whose contents
+// are data: its data extents, and holes between them.
+func (b *builder) segmentRange(seg *segmenter, f *inode, data []byte, r frange) ([]pchunk, error) {
+	if f.extents == nil {
+		return seg.add(data[r.lo:r.hi], nil)
+	}
+	var out []pchunk
+	var err error
+	pos := r.lo
+	for _, e := range f.extents {
+		lo, hi := max(e.off, r.lo), min(e.off+e.len, r.hi)
+		if lo >= hi {
+			continue
+		}
+		if lo > pos {
+			out = append(out, pchunk{hole: true, holeLen: lo - pos})
+			b.stats.HoleBytes += lo - pos
+		}
+		if out, err = seg.add(data[lo:hi], out); err != nil {
+			return out, err
+		}
+		pos = hi
+	}
+	if pos < r.hi {
+		out = append(out, pchunk{hole: true, holeLen: r.hi - pos})
+		b.stats.HoleBytes += r.hi - pos
+	}
+	return out, nil
 }

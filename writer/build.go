@@ -29,6 +29,9 @@ type Target struct {
 	// Build uses mkdwarfs's level 7 defaults for "" (see the Default
 	// constants); Rewrite keeps a section's stored bytes for "".
 	BlockCompression, SchemaCompression, MetadataCompression, HistoryCompression string
+	// CategoryCompression overrides BlockCompression for the blocks of
+	// the named categories (mkdwarfs -C CATEGORY::SPEC).
+	CategoryCompression map[string]string
 
 	// Workers is the number of blocks compressed at once (0: GOMAXPROCS).
 	Workers int
@@ -178,10 +181,20 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if t.Progress != nil {
 		scan.Progress = func(s dedup.Stats) { report(func(p *Progress) { p.Stats, p.Phase = s, s.Phase }) }
 	}
+	catComp := map[string]block.Compressor{}
+	for cat, spec := range t.CategoryCompression {
+		if catComp[cat], err = comps.get(spec); err != nil {
+			return dedup.Stats{}, fmt.Errorf("block compression for category %s: %w", cat, err)
+		}
+	}
 	n := 0
-	md, stats, err := dedup.Build(ctx, scan, func(_ context.Context, data []byte) error {
+	md, stats, err := dedup.BuildCategorized(ctx, scan, func(_ context.Context, data []byte, cat string) error {
 		i := n
 		n++
+		comp := comp
+		if c, ok := catComp[cat]; ok {
+			comp = c
+		}
 		var written func(block.Compression, []byte)
 		if t.Progress != nil {
 			size := int64(len(data))

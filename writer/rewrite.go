@@ -154,6 +154,7 @@ type rewriter struct {
 	selected   []bool // per block: recompress?
 	rechunk    *rechunker
 	blockComp  block.Compressor
+	catComp    map[uint32]block.Compressor // by category index (-C CAT::SPEC)
 	comps      compressors // non-block compressors by spec
 
 	rawMu  sync.Mutex
@@ -216,6 +217,22 @@ func (r *rewriter) prepare(in io.ReaderAt) error {
 	if r.recompBlocks() && r.opts.BlockCompression != "" {
 		if r.blockComp, err = block.NewCompressor(r.opts.BlockCompression); err != nil {
 			return fmt.Errorf("block compression: %w", err)
+		}
+	}
+	if r.recompBlocks() && r.md.HasCategoryNames {
+		for i, name := range r.md.CategoryNames {
+			spec, ok := r.opts.CategoryCompression[name]
+			if !ok {
+				continue
+			}
+			c, err := block.NewCompressor(spec)
+			if err != nil {
+				return fmt.Errorf("block compression for category %s: %w", name, err)
+			}
+			if r.catComp == nil {
+				r.catComp = map[uint32]block.Compressor{}
+			}
+			r.catComp[uint32(i)] = c
 		}
 	}
 	if b := r.opts.ChangeBlockSizeBits; b != 0 {
@@ -325,6 +342,7 @@ type blockResult struct {
 type blockJob struct {
 	idx  int
 	sec  block.Section
+	comp block.Compressor // for the block's category
 	data []byte    // rechunked block to compress (sec unused)
 	buf  *blockBuf // returned to the free list once written
 }
@@ -397,11 +415,15 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 		i := 0
 		err = r.rechunk.produce(r.ctx, func(d []byte) error {
 			i++
-			return emit(blockJob{idx: i - 1, data: d})
+			return emit(blockJob{idx: i - 1, data: d, comp: r.compFor(r.rechunk.cats[i-1])})
 		})
 	} else {
 		for i, s := range blocks {
-			if err = emit(blockJob{idx: i, sec: s}); err != nil {
+			cat := uint32(1<<32 - 1)
+			if i < len(r.md.BlockCategories) {
+				cat = r.md.BlockCategories[i]
+			}
+			if err = emit(blockJob{idx: i, sec: s, comp: r.compFor(cat)}); err != nil {
 				break
 			}
 		}
@@ -412,6 +434,15 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 	return err
 }
 
+// compFor returns the compressor for blocks of category cat (an index
+// into category_names).
+func (r *rewriter) compFor(cat uint32) block.Compressor {
+	if c, ok := r.catComp[cat]; ok && r.md.HasCategoryNames {
+		return c
+	}
+	return r.blockComp
+}
+
 func (r *rewriter) recodeBlock(j blockJob) blockResult {
 	if err := r.ctx.Err(); err != nil {
 		return blockResult{err: err}
@@ -419,7 +450,7 @@ func (r *rewriter) recodeBlock(j blockJob) blockResult {
 	i, s, b := j.idx, j.sec, j.buf
 	if j.data != nil {
 		b.sizeOut(len(j.data))
-		c, p, err := block.CompressSectionInto(r.blockComp, b.out, j.data)
+		c, p, err := block.CompressSectionInto(j.comp, b.out, j.data)
 		if err != nil {
 			return blockResult{err: fmt.Errorf("new block %d: %w", i, err)}
 		}
@@ -458,7 +489,7 @@ func (r *rewriter) recodeBlock(j blockJob) blockResult {
 	}
 	b.data = keep(b.data, data)
 	b.sizeOut(len(data))
-	c, p, err := block.CompressSectionInto(r.blockComp, b.out, data)
+	c, p, err := block.CompressSectionInto(j.comp, b.out, data)
 	if err != nil {
 		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
 	}

@@ -20,7 +20,7 @@ var options = []cli.Option{
 	{Long: "num-scanner-workers", HasValue: true, Arg: "N", Default: "num-workers", Help: "number of scanner (hashing) workers"},
 	{Long: "num-segmenter-workers", HasValue: true, Arg: "N", Default: "num-workers", Help: "number of workers ordering files for the segmenter (nilsimsa clustering); segmenting itself is sequential"},
 	{Long: "memory-limit", Short: "L", HasValue: true, Arg: "SIZE", Default: "auto", Help: "limit for block data waiting for compression (e.g. 512m, 1g)"},
-	{Long: "order", HasValue: true, Arg: "MODE", Default: "nilsimsa", Help: "file data order: none (scan order, or the --input-list order), path, revpath, similarity, nilsimsa[:max-children=N][:max-cluster-size=N] (defaults 16384; see NILSIMSA ORDER in the manual), or explicit:file=FILE (the paths in FILE first, in that order, then the rest)"},
+	{Long: "order", HasValue: true, Arg: "[CAT::]MODE", Default: "nilsimsa", Help: "file data order: none (scan order, or the --input-list order), path, revpath, similarity, nilsimsa[:max-children=N][:max-cluster-size=N] (defaults 16384; see NILSIMSA ORDER in the manual), or explicit:file=FILE (the paths in FILE first, in that order, then the rest)"},
 	{Long: "max-similarity-size", HasValue: true, Arg: "SIZE", Help: "maximum file size to compute similarity for"},
 	{Long: "file-hash", HasValue: true, Default: "xxh3-128", Help: "whole-file hash (none, xxh3-128, xxh3-64, md5, sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512)"},
 	{Long: "progress", HasValue: true, Help: "progress mode (ascii, none, simple, unicode; default: unicode, or ascii outside a UTF-8 locale, on a terminal, else none)"},
@@ -28,11 +28,11 @@ var options = []cli.Option{
 	{Long: "filter", Short: "F", HasValue: true, Arg: "RULE", Help: "add filter rule: '+ PATTERN' include, '- PATTERN' exclude, '. FILE' merge rules from FILE; first match wins (see FILTER RULES in the manual)"},
 	{Long: "remove-empty-dirs", Help: "remove empty directories"},
 	{Long: "continue-on-error", Help: "report unreadable inputs and go on, as the reference does by default: they are left out (stored empty when reading fails only while the data is packed), and the exit status is 2"},
-	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "N", Default: "1", Help: "how many of the most recent blocks to search for repeated segments, the one being filled included (1: only that one, 0: no segment search)"},
-	{Long: "window-size", Short: "W", HasValue: true, Arg: "N", Default: "12", Help: "window size bits for block hashing (0 disables)"},
-	{Long: "window-step", Short: "w", HasValue: true, Arg: "N", Default: "3", Help: "window step (as right shift of size)"},
-	{Long: "bloom-filter-size", HasValue: true, Arg: "N", Default: "4", Help: "bloom filter size (2^N*values bits)"},
-	{Long: "compression", Short: "C", HasValue: true, Arg: "ALGO", Default: "zstd:level=22", Help: "block compression (null, zstd, lzma, lz4, lz4hc, brotli with :options)"},
+	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "[CAT::]N", Default: "1", Help: "how many of the most recent blocks to search for repeated segments, the one being filled included (1: only that one, 0: no segment search)"},
+	{Long: "window-size", Short: "W", HasValue: true, Arg: "[CAT::]N", Default: "12", Help: "window size bits for block hashing (0 disables)"},
+	{Long: "window-step", Short: "w", HasValue: true, Arg: "[CAT::]N", Default: "3", Help: "window step (as right shift of size)"},
+	{Long: "bloom-filter-size", HasValue: true, Arg: "[CAT::]N", Default: "4", Help: "bloom filter size (2^N*values bits)"},
+	{Long: "compression", Short: "C", HasValue: true, Arg: "[CAT::]ALGO", Default: "zstd:level=22", Help: "block compression (null, zstd, lzma, lz4, lz4hc, brotli with :options); CAT,...::ALGO sets it for categories"},
 	{Long: "schema-compression", HasValue: true, Default: "zstd:level=16", Help: "metadata schema compression"},
 	{Long: "metadata-compression", HasValue: true, Default: "zstd:level=22", Help: "metadata compression"},
 	{Long: "history-compression", HasValue: true, Default: "zstd:level=16", Help: "history compression"},
@@ -57,8 +57,8 @@ var options = []cli.Option{
 	{Long: "debug-filter", HasValue: true, Optional: true, Implicit: "all", Help: "show effect of filter rules without producing an image (all, excluded, excluded-files, files, included, included-files); paths are listed sorted"},
 	// Accepted for command line compatibility; they have no effect here.
 	{Long: "log-with-context", Help: "accepted, no effect"},
-	{Long: "no-category-names", Help: "accepted, no effect (no categorizers)"},
-	{Long: "no-category-metadata", Help: "accepted, no effect (no categorizers)"},
+	{Long: "no-category-names", Help: "don't add category names (and category metadata) to the image"},
+	{Long: "no-category-metadata", Help: "don't add category metadata to the image"},
 	// Rewriting an existing image (-i IMAGE): see rewrite.go.
 	{Long: "recompress", HasValue: true, Optional: true, Implicit: "all", Arg: "MODE", Help: "rewrite the image given with -i, recompressing all (default), block, metadata or none of its sections (compression from -C/--*-compression, else the -l level)"},
 	{Long: "rebuild-metadata", Help: "with -i IMAGE: rebuild the metadata (applies -P, --set-owner, --set-group, --set-time, --chmod, --time-resolution (coarser only), --keep-all-times)"},
@@ -67,14 +67,15 @@ var options = []cli.Option{
 	{Long: "remove-header", Help: "with -i IMAGE: drop any header before the image"},
 	{Long: "no-metadata-version-history", Help: "with --rebuild-metadata: don't record the previous metadata version"},
 	{Long: "no-check", Help: "with -i IMAGE: skip the integrity check of the input and of rebuilt metadata"},
+	// Categorizers (see CATEGORIZERS in the manual).
+	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order (incompressible; the reference's fits, pcmaudio, binary and hotness are not implemented); without a list: incompressible, with -C incompressible::null unless set"},
+	{Long: "incompressible-min-input-size", HasValue: true, Arg: "SIZE", Default: "256", Help: "minimum file size to check for incompressibility"},
+	{Long: "incompressible-block-size", HasValue: true, Arg: "SIZE", Default: "1m", Help: "block size to use for zstd compression (and fragment size with --incompressible-fragments)"},
+	{Long: "incompressible-fragments", Help: "generate individual incompressible fragments instead of categorizing whole files"},
+	{Long: "incompressible-ratio", HasValue: true, Arg: "RATIO", Default: "0.99", Help: "compression ratio above which files or fragments are considered incompressible"},
+	{Long: "incompressible-zstd-level", HasValue: true, Arg: "N", Default: "-1", Help: "zstd compression level for the incompressibility test (pure-Go builds use level 1 for levels below 1)"},
 	// Reference features godwarfs does not implement: refused clearly.
-	{Long: "categorize", HasValue: true, Optional: true, Implicit: "fits,pcmaudio,binary,incompressible", Unsupported: true},
 	{Long: "hotness-list", HasValue: true, Unsupported: true},
-	{Long: "incompressible-min-input-size", HasValue: true, Unsupported: true},
-	{Long: "incompressible-block-size", HasValue: true, Unsupported: true},
-	{Long: "incompressible-fragments", Unsupported: true},
-	{Long: "incompressible-ratio", HasValue: true, Unsupported: true},
-	{Long: "incompressible-zstd-level", HasValue: true, Unsupported: true},
 }
 
 // Program describes mkdwarfs's command line, help and manual page.

@@ -50,6 +50,23 @@ var manual = cli.Manual{
 				"digest (larger than --max-similarity-size) come first, largest first. The result does not " +
 				"depend on --num-segmenter-workers, which sets how many clusters are worked on at once.",
 		}},
+		{Title: "CATEGORIZERS", Paragraphs: []string{
+			"--categorize[=LIST] runs categorizers on the input while it is scanned. godwarfs has the " +
+				"incompressible categorizer: it compresses each file (at least --incompressible-min-input-size " +
+				"bytes) in --incompressible-block-size pieces with a fast zstd level (--incompressible-zstd-level), " +
+				"and files whose output is at least --incompressible-ratio of the input go to the category " +
+				"'incompressible'; with --incompressible-fragments each piece is categorized on its own, so one " +
+				"file can have data in both categories. --categorize alone means --categorize=incompressible.",
+			"The data of each category is ordered, segmented and stored in blocks of its own, and the image " +
+				"records the category of every block (dwarfsck shows them; the dwarfs preload_category option " +
+				"and mkdwarfs --recompress-categories use them). -C, --order, -B, -W, -w and --bloom-filter-size " +
+				"take CAT[,CAT...]::VALUE to set a value for categories only, e.g. -C incompressible::lz4 or " +
+				"--order=incompressible::none; the category <default> is everything not categorized. " +
+				"--categorize implies -C incompressible::null unless -C sets that category, so already " +
+				"compressed data is stored as it is instead of being compressed again, which is faster and " +
+				"rarely bigger. When rewriting an image with --recompress, -C CAT::ALGO applies to the " +
+				"blocks of that category in the image.",
+		}},
 		{Title: "FILTER RULES", Paragraphs: []string{
 			"Each -F rule is '+ PATTERN' (include), '- PATTERN' (exclude) or '. FILE' (read more rules " +
 				"from FILE, one a line; blank lines and lines starting with # are skipped; FILE may merge " +
@@ -68,8 +85,11 @@ var manual = cli.Manual{
 			"  mkdwarfs -i perl -o perl.dwarfs --remove-empty-dirs \\\n    -F '+ File/Spec/[EM]*.pm' -F '- unicore/**.pl' -F '+ *.pl' -F '- *'",
 		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
-			"Categorizers (--categorize and the --incompressible-* options) and --hotness-list are " +
-				"refused. By default godwarfs stops at the first input it cannot read and writes no image; " +
+			"Of the reference's categorizers only incompressible is implemented; naming fits, pcmaudio, " +
+				"binary or hotness in --categorize is refused, and --categorize without a list enables " +
+				"incompressible only (the reference: fits,pcmaudio,binary,incompressible). With " +
+				"--incompressible-fragments a file's similarity (for --order) is computed over the whole file, " +
+				"not per category. --hotness-list is refused. By default godwarfs stops at the first input it cannot read and writes no image; " +
 				"with --continue-on-error it behaves as the reference does by default: it reports the input, " +
 				"leaves it out (or stores it empty when reading fails only while its data is packed), and exits with status 2.",
 			"A filter pattern that does not start with / is matched against the path below the input " +

@@ -28,21 +28,23 @@ type Config struct {
 	Output      string // "-" for stdout
 	Force       bool
 	Compression string
-	SchemaComp  string
-	MetaComp    string
-	HistoryComp string
-	Workers     int
-	Niceness    int // --compress-niceness
-	MemLimit    int64
-	Header      []byte
-	NoIndex     bool
-	NoHistory   bool
-	NoHistTime  bool
-	NoHistArgs  bool
-	Args        []string // command line for the history
-	LogLevel    int
-	Progress    string
-	DebugFilter string // --debug-filter mode: print filter effects only
+	// CategoryComp is the block compression of categories (-C CAT::SPEC).
+	CategoryComp map[string]string
+	SchemaComp   string
+	MetaComp     string
+	HistoryComp  string
+	Workers      int
+	Niceness     int // --compress-niceness
+	MemLimit     int64
+	Header       []byte
+	NoIndex      bool
+	NoHistory    bool
+	NoHistTime   bool
+	NoHistArgs   bool
+	Args         []string // command line for the history
+	LogLevel     int
+	Progress     string
+	DebugFilter  string // --debug-filter mode: print filter effects only
 	// Rewrite is set when an existing image (Build.Input) is rewritten
 	// (--recompress, --rebuild-metadata, --change-block-size).
 	Rewrite *writer.RewriteOptions
@@ -54,7 +56,8 @@ func (c *Config) target(stdout io.Writer) writer.Target {
 		Output: c.Output, Overwrite: c.Force, Stdout: stdout,
 		BlockCompression: c.Compression, SchemaCompression: c.SchemaComp,
 		MetadataCompression: c.MetaComp, HistoryCompression: c.HistoryComp,
-		Workers: c.Workers, Niceness: c.Niceness, NoSectionIndex: c.NoIndex,
+		CategoryCompression: c.CategoryComp,
+		Workers:             c.Workers, Niceness: c.Niceness, NoSectionIndex: c.NoIndex,
 		History: writer.History{Omit: c.NoHistory, NoTimestamp: c.NoHistTime},
 	}
 	if !c.NoHistArgs {
@@ -242,7 +245,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		}
 		cfg.MemLimit = n
 	}
-	if v, ok := p.Lookup("order"); ok {
+	if v, ok := lastPlain(p, "order"); ok {
 		if err := parseOrder(o, v); err != nil {
 			return nil, err
 		}
@@ -282,12 +285,23 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	}
 	o.RemoveEmpty = p.Has("remove-empty-dirs")
 	o.ContinueOnErr = p.Has("continue-on-error")
-	if n, ok, err := atoi("max-lookback-blocks", 0, 1<<16); err != nil {
+	plainInt := func(name string, lo, hi int) (int, bool, error) {
+		v, ok := lastPlain(p, name)
+		if !ok {
+			return 0, false, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return 0, false, cli.BadValue(name, v, fmt.Sprintf("expected a number from %d to %d", lo, hi))
+		}
+		return n, true, nil
+	}
+	if n, ok, err := plainInt("max-lookback-blocks", 0, 1<<16); err != nil {
 		return nil, err
 	} else if ok {
 		o.Lookback = n
 	}
-	if n, ok, err := atoi("window-size", 0, 24); err != nil {
+	if n, ok, err := plainInt("window-size", 0, 24); err != nil {
 		return nil, err
 	} else if ok {
 		o.WindowBits = n
@@ -295,12 +309,12 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 			return nil, usagef("--window-size must be 0 or at least 5")
 		}
 	}
-	if n, ok, err := atoi("window-step", 0, 8); err != nil {
+	if n, ok, err := plainInt("window-step", 0, 8); err != nil {
 		return nil, err
 	} else if ok {
 		o.WindowStep = n
 	}
-	if n, ok, err := atoi("bloom-filter-size", 0, 10); err != nil {
+	if n, ok, err := plainInt("bloom-filter-size", 0, 10); err != nil {
 		return nil, err
 	} else if ok {
 		o.BloomSizeShift = n
@@ -310,10 +324,13 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		dst  *string
 	}{{"compression", &cfg.Compression}, {"schema-compression", &cfg.SchemaComp},
 		{"metadata-compression", &cfg.MetaComp}, {"history-compression", &cfg.HistoryComp}} {
-		if v, ok := p.Lookup(c.name); ok {
-			if strings.Contains(v, "::") {
-				return nil, usagef("--%s: categories are not supported", c.name)
-			}
+		v, ok := p.Lookup(c.name)
+		if c.name == "compression" {
+			v, ok = lastPlain(p, c.name)
+		} else if ok && strings.Contains(v, "::") {
+			return nil, usagef("--%s: categories are not supported", c.name)
+		}
+		if ok {
 			*c.dst = v
 		}
 		if _, err := block.NewCompressor(*c.dst); err != nil {
@@ -378,6 +395,14 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		}
 	}
 	o.NoHardlinks = p.Has("no-hardlink-table")
+	o.NoCategoryNames = p.Has("no-category-names")
+	o.NoCategoryMetadata = o.NoCategoryNames || p.Has("no-category-metadata")
+	if err := categorizeOptions(p, o); err != nil {
+		return nil, err
+	}
+	if err := perCategoryOptions(p, cfg); err != nil {
+		return nil, err
+	}
 	if v, ok := p.Lookup("pack-metadata"); ok {
 		pk, err := dedup.ParsePack(v)
 		if err != nil {

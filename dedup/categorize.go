@@ -1,0 +1,276 @@
+package dedup
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// Category names as they appear in an image's metadata (category_names).
+const (
+	CategoryDefault        = "<default>"
+	CategoryIncompressible = "incompressible"
+)
+
+// Categorizers lists the categorizers godwarfs implements (--categorize).
+var Categorizers = []string{"incompressible"}
+
+// ReferenceCategories are the categories the reference mkdwarfs's
+// categorizers emit. Per-category options may name any of them, as with
+// the reference: those of categorizers that are not enabled are ignored.
+var ReferenceCategories = []string{
+	"binary/elf", "binary/pe", "binary/macho-header", "binary/macho-section",
+	"fits/metadata", "fits/image", "hotness", "incompressible",
+	"pcmaudio/metadata", "pcmaudio/waveform",
+}
+
+// category indexes categoryNames; the default category is 0, as in the
+// reference's category manager.
+type category uint8
+
+const (
+	catDefault category = iota
+	catIncompressible
+)
+
+var categoryNames = []string{CategoryDefault, CategoryIncompressible}
+
+// IncompressibleOptions configure the incompressible categorizer
+// (--incompressible-*): data is compressed with a fast zstd level in
+// blocks of BlockSize bytes, and a file (or, with Fragments, each block) is
+// incompressible when the output is at least Ratio times the input.
+type IncompressibleOptions struct {
+	MinInputSize int64 // files below this size are not examined
+	BlockSize    int
+	Fragments    bool
+	Ratio        float64
+	ZstdLevel    int
+}
+
+// DefaultIncompressible returns the reference mkdwarfs defaults.
+func DefaultIncompressible() IncompressibleOptions {
+	return IncompressibleOptions{MinInputSize: 256, BlockSize: 1 << 20, Ratio: 0.99, ZstdLevel: -1}
+}
+
+// CategoryOptions override the segmenter and order settings for the data
+// of one category (mkdwarfs's CATEGORY::VALUE option syntax); nil fields
+// keep the global setting.
+type CategoryOptions struct {
+	Order          *Order
+	Nilsimsa       *NilsimsaOptions // with Order
+	ExplicitOrder  []string         // with Order
+	WindowBits     *int
+	WindowStep     *int
+	Lookback       *int
+	BloomSizeShift *int
+}
+
+// forCategory returns opt with the overrides for the named category applied.
+func (opt *Options) forCategory(name string) *Options {
+	o := *opt
+	co, ok := opt.PerCategory[name]
+	if !ok {
+		return &o
+	}
+	if co.Order != nil {
+		o.Order = *co.Order
+		o.ExplicitOrder = co.ExplicitOrder
+		if co.Nilsimsa != nil {
+			o.Nilsimsa = *co.Nilsimsa
+		}
+	}
+	for _, p := range []struct{ dst, src *int }{{&o.WindowBits, co.WindowBits}, {&o.WindowStep, co.WindowStep},
+		{&o.Lookback, co.Lookback}, {&o.BloomSizeShift, co.BloomSizeShift}} {
+		if p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+	return &o
+}
+
+// fragment is a run of a file's logical bytes in one category.
+type fragment struct {
+	cat  category
+	size int64
+}
+
+// newProbe returns the compressor the incompressible categorizer measures
+// with: zstd at the configured level, clamped to what this build's
+// encoder has (pure-Go builds have no negative levels).
+func newProbe(io *IncompressibleOptions) (block.Compressor, error) {
+	lo, hi := block.ZstdLevels()
+	lvl := min(max(io.ZstdLevel, lo), hi)
+	c, err := block.NewCompressor(fmt.Sprintf("zstd:level=%d", lvl))
+	if err != nil {
+		return nil, fmt.Errorf("incompressible categorizer: %w", err)
+	}
+	return c, nil
+}
+
+// extentCat categorizes one data extent (the whole file unless the file
+// is sparse): the data is cut into BlockSize pieces, each compressed.
+type extentCat struct {
+	opt      *IncompressibleOptions
+	probe    block.Compressor
+	buf      []byte
+	in, out  int64
+	blocks   int
+	frags    []fragment // with Fragments: per block, merged
+	firstErr error
+}
+
+func (e *extentCat) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := min(len(p), e.opt.BlockSize-len(e.buf))
+		e.buf = append(e.buf, p[:k]...)
+		p = p[k:]
+		if len(e.buf) == e.opt.BlockSize {
+			e.compress()
+		}
+	}
+	return n, nil
+}
+
+func (e *extentCat) compress() {
+	size := len(e.buf)
+	out, err := e.probe.Compress(e.buf)
+	if err != nil && e.firstErr == nil {
+		e.firstErr = err
+	}
+	e.in += int64(size)
+	e.out += int64(len(out))
+	e.blocks++
+	cat := catDefault
+	if float64(len(out)) >= e.opt.Ratio*float64(size) {
+		cat = catIncompressible
+	}
+	if e.opt.Fragments {
+		e.frags = appendFragment(e.frags, fragment{cat, int64(size)})
+	}
+	e.buf = e.buf[:0]
+}
+
+// result ends the extent. With Fragments it returns the per-block
+// fragments; otherwise one fragment for the extent, which is left out
+// when it is the default category and single is false.
+func (e *extentCat) result(single bool) []fragment {
+	if len(e.buf) > 0 {
+		e.compress()
+	}
+	if e.opt.Fragments || e.in == 0 {
+		return e.frags
+	}
+	cat := catDefault
+	if e.blocks > 0 && float64(e.out) >= e.opt.Ratio*float64(e.in) {
+		cat = catIncompressible
+	}
+	if !single && cat == catDefault {
+		return nil
+	}
+	return []fragment{{cat, e.in}}
+}
+
+func appendFragment(fs []fragment, f fragment) []fragment {
+	if n := len(fs); n > 0 && fs[n-1].cat == f.cat {
+		fs[n-1].size += f.size
+		return fs
+	}
+	return append(fs, f)
+}
+
+// fileCat categorizes one file as the reference does: each data extent
+// on its own, holes in the default category. It is an io.Writer for the
+// file's data, with hole called between extents.
+type fileCat struct {
+	cur   extentCat
+	frags []fragment
+}
+
+func newFileCat(opt *IncompressibleOptions, probe block.Compressor) *fileCat {
+	return &fileCat{cur: extentCat{opt: opt, probe: probe}}
+}
+
+func (f *fileCat) Write(p []byte) (int, error) { return f.cur.Write(p) }
+
+func (f *fileCat) hole(n int64) {
+	f.frags = append(f.frags, f.cur.result(true)...)
+	f.frags = append(f.frags, fragment{catDefault, n})
+	f.cur = extentCat{opt: f.cur.opt, probe: f.cur.probe, buf: f.cur.buf[:0], firstErr: f.cur.firstErr}
+}
+
+// result returns the file's fragments; nil means the whole file is in the
+// default category.
+func (f *fileCat) result() ([]fragment, error) {
+	f.frags = append(f.frags, f.cur.result(len(f.frags) > 0)...)
+	if f.cur.firstErr != nil {
+		return nil, f.cur.firstErr
+	}
+	if len(f.frags) == 1 && f.frags[0].cat == catDefault {
+		return nil, nil
+	}
+	return f.frags, nil
+}
+
+// contentFragments returns c's fragments, a single default one when the
+// categorizer left the file alone.
+func (c *content) fragments() []fragment {
+	if c.rep.frags != nil && c.size > 0 {
+		return c.rep.frags
+	}
+	return []fragment{{catDefault, c.size}}
+}
+
+// categoryPlan is the order in which category streams are written (by
+// name, as the reference sorts them) and the order of category_names (by
+// total fragment size, largest first, as the reference lists them).
+func categoryPlan(contents []*content) (streams, names []category) {
+	size := map[category]int64{}
+	for _, c := range contents {
+		for _, f := range c.fragments() {
+			size[f.cat] += f.size
+		}
+	}
+	for cat := range size {
+		streams = append(streams, cat)
+	}
+	sort.Slice(streams, func(i, j int) bool { return categoryNames[streams[i]] < categoryNames[streams[j]] })
+	names = append([]category(nil), streams...)
+	sort.Slice(names, func(i, j int) bool {
+		a, b := names[i], names[j]
+		if size[a] != size[b] {
+			return size[a] > size[b]
+		}
+		return a < b
+	})
+	return streams, names
+}
+
+// categoryMetadata records the categories in md as the reference does:
+// category_names lists the categories that have data (largest first),
+// block_categories gives each block's index into it, and the category
+// metadata fields are present but empty (the incompressible categorizer
+// has no metadata).
+func (b *builder) categoryMetadata(md *metadata.Metadata, unique []*content) {
+	if b.opt.Incompressible == nil || b.opt.NoCategoryNames {
+		return
+	}
+	_, names := categoryPlan(unique)
+	index := map[category]uint32{}
+	md.CategoryNames = make([]string, len(names))
+	for i, cat := range names {
+		md.CategoryNames[i] = categoryNames[cat]
+		index[cat] = uint32(i)
+	}
+	md.BlockCategories = make([]uint32, len(b.blockCats))
+	for i, cat := range b.blockCats {
+		md.BlockCategories[i] = index[cat]
+	}
+	md.HasCategoryNames, md.HasBlockCategories = true, true
+	if !b.opt.NoCategoryMetadata {
+		md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = []string{}, true
+		md.BlockCategoryMetadata, md.HasBlockCategoryMetadata = nil, true
+	}
+}

@@ -1,0 +1,233 @@
+package mkdwarfs
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/internal/cli"
+)
+
+// implicitCategorizers is what --categorize without a list enables: the
+// reference enables fits,pcmaudio,binary,incompressible; godwarfs has the
+// incompressible categorizer only.
+const implicitCategorizers = "incompressible"
+
+// categorizeDefaults are the per-category settings --categorize brings
+// along unless the command line sets them for the category (the
+// reference's defaults for its other categorizers' categories do not
+// apply here).
+var categorizeDefaults = map[string][]string{
+	"compression": {"incompressible::null"},
+}
+
+// categorizeOptions reads --categorize and the --incompressible-* options.
+func categorizeOptions(p *cli.Result, o *dedup.Options) error {
+	list, on := p.Lookup("categorize")
+	if !on {
+		for _, n := range []string{"incompressible-min-input-size", "incompressible-block-size", "incompressible-fragments",
+			"incompressible-ratio", "incompressible-zstd-level"} {
+			if p.Has(n) {
+				return usagef("--%s needs --categorize", n)
+			}
+		}
+		return nil
+	}
+	if list == "" {
+		list = implicitCategorizers
+	}
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		switch {
+		case slices.Contains(dedup.Categorizers, name):
+		case slices.Contains([]string{"binary", "fits", "hotness", "pcmaudio"}, name):
+			return usagef("could not create categorizer: the %q categorizer is not supported by godwarfs (supported: %s)", name, strings.Join(dedup.Categorizers, ", "))
+		default:
+			return usagef("could not create categorizer: unknown categorizer: %q (supported: %s)", name, strings.Join(dedup.Categorizers, ", "))
+		}
+		if seen[name] {
+			return usagef("could not create categorizer: %q given twice", name)
+		}
+		seen[name] = true
+	}
+	io := dedup.DefaultIncompressible()
+	if v, ok := p.Lookup("incompressible-min-input-size"); ok {
+		n, err := cli.ParseSize(v)
+		if err != nil {
+			return cli.BadValue("incompressible-min-input-size", v, "expected a size such as 256 or 4k")
+		}
+		io.MinInputSize = n
+	}
+	if v, ok := p.Lookup("incompressible-block-size"); ok {
+		n, err := cli.ParseSize(v)
+		if err != nil || n <= 0 || n > 1<<30 {
+			return cli.BadValue("incompressible-block-size", v, "expected a size from 1 to 1g")
+		}
+		io.BlockSize = int(n)
+	}
+	io.Fragments = p.Has("incompressible-fragments")
+	if v, ok := p.Lookup("incompressible-ratio"); ok {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 {
+			return cli.BadValue("incompressible-ratio", v, "expected a non-negative number such as 0.99")
+		}
+		io.Ratio = r
+	}
+	if v, ok := p.Lookup("incompressible-zstd-level"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -(1<<17) || n > 22 {
+			return cli.BadValue("incompressible-zstd-level", v, "expected a zstd level from -131072 to 22")
+		}
+		io.ZstdLevel = n
+	}
+	o.Incompressible = &io
+	return nil
+}
+
+// categorized is one option's values: the default (last plain value, if
+// any) and per-category values.
+type categorized struct {
+	def   string
+	hasDf bool
+	cats  map[string]string
+}
+
+// parseCategorized splits the values of a CATEGORY::VALUE option as the
+// reference does: "a,b::v" sets v for categories a and b; a category set
+// twice is an error; categories of categorizers that are not enabled are
+// ignored; and --categorize's defaults fill in what is left unset.
+//
+// categorize says whether categories exist: with --categorize, or when
+// rewriting an image (whose categories, if any, are resolved then).
+func parseCategorized(p *cli.Result, name string, categorize bool) (*categorized, error) {
+	c := &categorized{cats: map[string]string{}}
+	fail := func(v, why string) error {
+		return usagef("failed to parse value '%s' for option '--%s': %s", v, name, why)
+	}
+	set := func(v string, fallback bool) error {
+		ctx, val, ok := strings.Cut(v, "::")
+		if !ok {
+			c.def, c.hasDf = v, true
+			return nil
+		}
+		if !categorize {
+			return fail(v, "cannot configure category-specific options without any categories")
+		}
+		for _, cat := range strings.Split(ctx, ",") {
+			active := cat == dedup.CategoryDefault || cat == dedup.CategoryIncompressible
+			if !active && !slices.Contains(dedup.ReferenceCategories, cat) {
+				return fail(v, fmt.Sprintf("unknown category: '%s'", cat))
+			}
+			if !active {
+				continue
+			}
+			if _, dup := c.cats[cat]; dup {
+				if fallback {
+					continue
+				}
+				return fail(v, fmt.Sprintf("duplicate context '%s' for option '--%s'", cat, name))
+			}
+			c.cats[cat] = val
+		}
+		return nil
+	}
+	for _, v := range p.All(name) {
+		if err := set(v, false); err != nil {
+			return nil, err
+		}
+	}
+	if categorize {
+		for _, v := range categorizeDefaults[name] {
+			if err := set(v, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+// perCategoryOptions applies the CATEGORY::VALUE forms of -C, --order, -B,
+// -W, -w and --bloom-filter-size; plain values were applied already.
+func perCategoryOptions(p *cli.Result, cfg *Config) error {
+	o := &cfg.Build
+	on := o.Incompressible != nil || isRecompress(p)
+	comp, err := parseCategorized(p, "compression", on)
+	if err != nil {
+		return err
+	}
+	for cat, spec := range comp.cats {
+		if _, err := block.NewCompressor(spec); err != nil {
+			return cli.BadValue("compression", cat+"::"+spec, err.Error())
+		}
+		if cfg.CategoryComp == nil {
+			cfg.CategoryComp = map[string]string{}
+		}
+		cfg.CategoryComp[cat] = spec
+	}
+	ord, err := parseCategorized(p, "order", on)
+	if err != nil {
+		return err
+	}
+	for cat, v := range ord.cats {
+		// The category's order options start from the defaults, not
+		// from the global --order's.
+		scratch := dedup.DefaultOptions()
+		scratch.Input = o.Input
+		if err := parseOrder(&scratch, v); err != nil {
+			return err
+		}
+		co := o.PerCategory[cat]
+		co.Order, co.Nilsimsa, co.ExplicitOrder = &scratch.Order, &scratch.Nilsimsa, scratch.ExplicitOrder
+		setCategory(o, cat, co)
+	}
+	for _, n := range []struct {
+		name   string
+		lo, hi int
+		field  func(*dedup.CategoryOptions) **int
+	}{
+		{"max-lookback-blocks", 0, 1 << 16, func(c *dedup.CategoryOptions) **int { return &c.Lookback }},
+		{"window-size", 0, 24, func(c *dedup.CategoryOptions) **int { return &c.WindowBits }},
+		{"window-step", 0, 8, func(c *dedup.CategoryOptions) **int { return &c.WindowStep }},
+		{"bloom-filter-size", 0, 10, func(c *dedup.CategoryOptions) **int { return &c.BloomSizeShift }},
+	} {
+		v, err := parseCategorized(p, n.name, on)
+		if err != nil {
+			return err
+		}
+		for cat, s := range v.cats {
+			x, err := strconv.Atoi(s)
+			if err != nil || x < n.lo || x > n.hi {
+				return cli.BadValue(n.name, cat+"::"+s, fmt.Sprintf("expected a number from %d to %d", n.lo, n.hi))
+			}
+			if n.name == "window-size" && x > 0 && x < 5 {
+				return usagef("--window-size must be 0 or at least 5")
+			}
+			co := o.PerCategory[cat]
+			*n.field(&co) = &x
+			setCategory(o, cat, co)
+		}
+	}
+	return nil
+}
+
+func setCategory(o *dedup.Options, cat string, co dedup.CategoryOptions) {
+	if o.PerCategory == nil {
+		o.PerCategory = map[string]dedup.CategoryOptions{}
+	}
+	o.PerCategory[cat] = co
+}
+
+// lastPlain returns the last value of an option that is not
+// category-specific.
+func lastPlain(p *cli.Result, name string) (string, bool) {
+	all := p.All(name)
+	for i := len(all) - 1; i >= 0; i-- {
+		if !strings.Contains(all[i], "::") {
+			return all[i], true
+		}
+	}
+	return "", false
+}
