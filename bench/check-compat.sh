@@ -77,6 +77,9 @@ times-ns|--time-resolution ns --keep-all-times|
 times-min|--time-resolution min|
 history-full||
 header|--header HEADER|
+categorize|-S 20 --categorize|
+categorize-frag|-S 20 --categorize --incompressible-fragments --incompressible-block-size 64k -C incompressible::lz4 --order=incompressible::path|
+rw-categorize|-S 20 --categorize|--recompress -C lzma:level=1 --recompress-categories=<default>
 rw-recompress|-S 20|--recompress -C lzma:level=1
 rw-recompress-meta|-S 20|--recompress=metadata --metadata-compression null
 rw-rebuild|-S 20|--rebuild-metadata -P all

@@ -37,6 +37,10 @@ var cases = []struct {
 	{name: "default"},
 	// The quality does not change the structure; 11 is slow to encode.
 	{"brotli", []string{"-S", "20", "-C", "brotli:quality=5"}, nil},
+	// The reference's --categorize also runs its binary categorizer
+	// (ELF files get a category of their own); ours has only the
+	// incompressible one.
+	{"categorize", []string{"-S", "20", "--categorize"}, nil},
 	{"chmod", []string{"-S", "20", "--chmod", "go-w"}, nil},
 	{"filter", []string{"-S", "20", "-F", "- *.txt", "-F", "- random.bin"}, nil},
 	{"hash-none", []string{"-S", "20", "--file-hash", "none"}, nil},
@@ -245,6 +249,20 @@ func compare(t *testing.T, ref, ours *Shape, wantHistory int) {
 	}
 	if ours.Schema.FileVersion != ref.Schema.FileVersion || ours.Schema.RelaxTypeChecks != ref.Schema.RelaxTypeChecks {
 		t.Errorf("schema fileVersion %d relax %v, reference %d %v", ours.Schema.FileVersion, ours.Schema.RelaxTypeChecks, ref.Schema.FileVersion, ref.Schema.RelaxTypeChecks)
+	}
+	// Categories: the reference's, less those of categorizers godwarfs
+	// does not have, in the same order; every block has one.
+	var wantCats []string
+	for _, c := range rm.CategoryNames {
+		if !strings.HasPrefix(c, "binary/") {
+			wantCats = append(wantCats, c)
+		}
+	}
+	if !slices.Equal(om.CategoryNames, wantCats) {
+		t.Errorf("category names %q, want %q (reference %q)", om.CategoryNames, wantCats, rm.CategoryNames)
+	}
+	if om.HasBlockCategories && len(om.BlockCategories) != ours.Blocks {
+		t.Errorf("%d block categories for %d blocks", len(om.BlockCategories), ours.Blocks)
 	}
 	if om.HoleBlockIndex != nil && int(*om.HoleBlockIndex) != ours.Blocks {
 		t.Errorf("hole block index %d, want the block count %d", *om.HoleBlockIndex, ours.Blocks)
