@@ -155,7 +155,7 @@ type rewriter struct {
 	rechunk    *rechunker
 	blockComp  block.Compressor
 	catComp    map[uint32]block.Compressor // by category index (-C CAT::SPEC)
-	comps      compressors // non-block compressors by spec
+	comps      compressors                 // non-block compressors by spec
 
 	rawMu  sync.Mutex
 	rawBuf []byte // compressed payload being decoded (see recodeBlock)
@@ -343,8 +343,8 @@ type blockJob struct {
 	idx  int
 	sec  block.Section
 	comp block.Compressor // for the block's category
-	data []byte    // rechunked block to compress (sec unused)
-	buf  *blockBuf // returned to the free list once written
+	data []byte           // rechunked block to compress (sec unused)
+	buf  *blockBuf        // returned to the free list once written
 }
 
 // blockBuf is the memory one block in flight works in. The writer hands it
