@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-remote bench-remote-open bench-scale check-compat check-filters check-codecs clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-scale check-compat check-filters check-codecs clean
 
 all: build
 
@@ -145,6 +145,11 @@ bench-recompress: build
 # its stand-in. See bench/README.md.
 bench-compare: build
 	BIN=$(abspath $(BIN)) ./bench/compare.sh
+
+# mkdwarfs --categorize on a mixed tree, beside the reference mkdwarfs
+# when REF_DWARFS is set. See bench/README.md.
+bench-categorize: build
+	BIN=$(abspath $(BIN)) ./bench/categorize.sh
 
 # Mount an image from loopback S3 beside the local file; see bench/remote.sh.
 bench-remote: build

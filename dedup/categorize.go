@@ -254,7 +254,7 @@ func categoryPlan(contents []*content) (streams, names []category) {
 // metadata fields are present but empty (the incompressible categorizer
 // has no metadata).
 func (b *builder) categoryMetadata(md *metadata.Metadata, unique []*content) {
-	if b.opt.Incompressible == nil || b.opt.NoCategoryNames {
+	if b.opt.Incompressible == nil {
 		return
 	}
 	_, names := categoryPlan(unique)
@@ -269,8 +269,7 @@ func (b *builder) categoryMetadata(md *metadata.Metadata, unique []*content) {
 		md.BlockCategories[i] = index[cat]
 	}
 	md.HasCategoryNames, md.HasBlockCategories = true, true
-	if !b.opt.NoCategoryMetadata {
-		md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = []string{}, true
-		md.BlockCategoryMetadata, md.HasBlockCategoryMetadata = nil, true
-	}
+	md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = []string{}, true
+	md.BlockCategoryMetadata, md.HasBlockCategoryMetadata = nil, true
+	b.opt.dropCategories(md)
 }

@@ -119,10 +119,6 @@ type Options struct {
 	// PerCategory overrides the order and segmenter settings per category
 	// name (CATEGORY::VALUE options).
 	PerCategory map[string]CategoryOptions
-	// NoCategoryNames leaves category_names and block_categories out of
-	// the metadata; NoCategoryMetadata leaves out the category metadata.
-	NoCategoryNames, NoCategoryMetadata bool
-
 	// Policy says how attributes and tables are stored.
 	Policy
 	NoHardlinks  bool // --no-hardlink-table

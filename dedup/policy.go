@@ -32,6 +32,22 @@ type Policy struct {
 	SetOwner, SetGroup *uint32
 	// Chmod maps every inode's mode (see ParseChmod).
 	Chmod func(mode uint32) uint32
+	// NoCategoryNames leaves category_names and block_categories out of
+	// the metadata, and with them the category metadata, which
+	// NoCategoryMetadata alone leaves out.
+	NoCategoryNames, NoCategoryMetadata bool
+}
+
+// dropCategories applies NoCategoryNames and NoCategoryMetadata to md.
+func (p *Policy) dropCategories(md *metadata.Metadata) {
+	if p.NoCategoryNames {
+		md.CategoryNames, md.HasCategoryNames = nil, false
+		md.BlockCategories, md.HasBlockCategories = nil, false
+	}
+	if p.NoCategoryNames || p.NoCategoryMetadata {
+		md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = nil, false
+		md.BlockCategoryMetadata, md.HasBlockCategoryMetadata = nil, false
+	}
 }
 
 // ErrPolicy is wrapped by the errors of policy values that cannot apply.

@@ -124,6 +124,7 @@ func RebuildMetadata(r Rebuild, p Policy) (*metadata.Metadata, error) {
 		sep := uint32('/')
 		md.PreferredPathSeparator = &sep
 	}
+	p.dropCategories(&md)
 	return &md, nil
 }
 

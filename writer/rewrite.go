@@ -448,6 +448,9 @@ func (r *rewriter) recodeBlock(j blockJob) blockResult {
 		return blockResult{err: err}
 	}
 	i, s, b := j.idx, j.sec, j.buf
+	if j.comp == nil {
+		j.comp = r.blockComp
+	}
 	if j.data != nil {
 		b.sizeOut(len(j.data))
 		c, p, err := block.CompressSectionInto(j.comp, b.out, j.data)

@@ -206,22 +206,32 @@ func TestCategorizeIncompressible(t *testing.T) {
 func TestCategorizeOff(t *testing.T) {
 	src := mixedTree(t)
 	img := filepath.Join(t.TempDir(), "plain.dwarfs")
-	mk(t, "-i", src, "-o", img, "-S", "20", "--log-level", "warn")
+	mk(t, "-i", src, "-o", img, "-S", "20", "--log-level", "warn", "-C", "zstd:level=5")
 	_, md := readBack(t, img)
 	if md.HasCategoryNames || md.HasBlockCategories || md.HasCategoryMetadataJSON || md.HasBlockCategoryMetadata {
 		t.Errorf("category fields set without --categorize")
 	}
 	img2 := filepath.Join(t.TempDir(), "nonames.dwarfs")
-	mk(t, "-i", src, "-o", img2, "-S", "20", "--log-level", "warn", "--categorize", "--no-category-names")
+	mk(t, "-i", src, "-o", img2, "-S", "20", "--log-level", "warn", "--categorize", "--no-category-names", "-C", "zstd:level=5")
 	_, md = readBack(t, img2)
 	if md.HasCategoryNames || md.HasBlockCategories || md.HasCategoryMetadataJSON || md.HasBlockCategoryMetadata {
 		t.Errorf("category fields set with --no-category-names")
 	}
 	img3 := filepath.Join(t.TempDir(), "nometa.dwarfs")
-	mk(t, "-i", src, "-o", img3, "-S", "20", "--log-level", "warn", "--categorize", "--no-category-metadata")
+	mk(t, "-i", src, "-o", img3, "-S", "20", "--log-level", "warn", "--categorize", "--no-category-metadata", "-C", "zstd:level=5")
 	_, md = readBack(t, img3)
 	if !md.HasCategoryNames || !md.HasBlockCategories || md.HasCategoryMetadataJSON || md.HasBlockCategoryMetadata {
 		t.Errorf("--no-category-metadata: names %v, metadata %v", md.HasCategoryNames, md.HasCategoryMetadataJSON)
+	}
+	// Rebuilding the metadata drops them too.
+	img4 := filepath.Join(t.TempDir(), "rebuilt.dwarfs")
+	mk(t, "-i", img3, "-o", img4, "--log-level", "warn", "--rebuild-metadata", "--no-category-names")
+	_, md = readBack(t, img4)
+	if md.HasCategoryNames || md.HasBlockCategories {
+		t.Errorf("category fields kept by --rebuild-metadata --no-category-names")
+	}
+	if code, _, stderr := run("-i", img3, "-o", img4+"x", "--recompress", "--no-category-names"); code != 1 || !strings.Contains(stderr, "needs --rebuild-metadata") {
+		t.Errorf("--no-category-names without --rebuild-metadata: exit %d %q", code, stderr)
 	}
 }
 

@@ -74,7 +74,7 @@ func recompressOptions(cfg *Config, p *cli.Result) error {
 	}
 	rebuild := p.Has("rebuild-metadata")
 	if !rebuild {
-		for _, n := range []string{"pack-metadata", "set-owner", "set-group", "set-time", "chmod", "time-resolution", "keep-all-times", "no-metadata-version-history"} {
+		for _, n := range []string{"pack-metadata", "set-owner", "set-group", "set-time", "chmod", "time-resolution", "keep-all-times", "no-metadata-version-history", "no-category-names", "no-category-metadata"} {
 			if p.Has(n) {
 				return usagef("--%s needs --rebuild-metadata when rewriting an image", n)
 			}
