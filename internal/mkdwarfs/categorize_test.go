@@ -146,7 +146,7 @@ func TestCategorizeIncompressible(t *testing.T) {
 			none, []block.Compression{block.CompZSTD}, nil},
 		// A ratio of 0 makes every examined file incompressible.
 		{"per-category-options", []string{"--categorize", "--incompressible-ratio", "0", "-C", "incompressible::lzma:level=1", "-C", "null",
-			"--order=incompressible::none", "-W", "incompressible::0", "-w", "<default>::2", "-B", "incompressible,hotness::2",
+			"--order=incompressible::none", "--order=<default>::nilsimsa:max-cluster-size=100", "-W", "incompressible::0", "-w", "<default>::2", "-B", "incompressible,hotness::2",
 			"--bloom-filter-size", "pcmaudio/waveform::3"},
 			map[string][]string{"doc/b.txt": {inc}, "bin/copy.gz": {inc}, "bin/tiny.bin": {def}},
 			[]block.Compression{block.CompLZMA, block.CompNone}, none, []block.Compression{block.CompLZMA}},

@@ -162,7 +162,8 @@ func TestOrderBadValues(t *testing.T) {
 		{"explicit", "explicit needs file=FILE"},
 		{"explicit:file=/does/not/exist", "reading the explicit order file: open /does/not/exist: no such file or directory"},
 		{"random", `invalid --order "random"`},
-		{"cat::path", "categories are not supported"},
+		{"incompressible::path", "cannot configure category-specific options without any categories"},
+		{"cat::path", "cannot configure category-specific options without any categories"},
 	} {
 		code, _, stderr := run("-i", src, "-o", img, "--order", tc.order)
 		if code == 0 || !strings.Contains(stderr, tc.want) {
