@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -375,7 +376,7 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 	// already names a file.
 	b.stats.Phase = "segmenting"
 	if b.opt.Incompressible == nil || b.opt.Hollow {
-		return b.segmentStream(ctx, b.opt, catDefault, orderContents(unique, b.opt, b.sc.listPos), sink)
+		return b.segmentStream(ctx, b.opt, catDefault, b.order(unique, b.opt, ""), sink)
 	}
 	streams, _ := categoryPlan(unique)
 	for _, cat := range streams {
@@ -389,7 +390,7 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 			}
 		}
 		copt := b.opt.forCategory(categoryNames[cat])
-		if err := b.segmentStream(ctx, copt, cat, orderContents(in, copt, b.sc.listPos), sink); err != nil {
+		if err := b.segmentStream(ctx, copt, cat, b.order(in, copt, "["+categoryNames[cat]+"] "), sink); err != nil {
 			return err
 		}
 	}
@@ -406,6 +407,20 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 		}
 	}
 	return nil
+}
+
+// order orders one stream's contents and logs the result; prefix names
+// the category.
+func (b *builder) order(cs []*content, opt *Options, prefix string) []*content {
+	t0 := time.Now()
+	out := orderContents(cs, opt, b.sc.listPos)
+	b.verbosef("%sordered %d contents by %s [%v]", prefix, len(out), opt.Order, time.Since(t0))
+	if b.opt.Debugf != nil {
+		for i, c := range out {
+			b.debugf("%sorder %d: %s (%d bytes)", prefix, i, c.rep.relPath(), c.size)
+		}
+	}
+	return out
 }
 
 // segmentStream segments the data of category cat of contents, in that
