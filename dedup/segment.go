@@ -495,7 +495,11 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 			}
 		}
 		b.stats.SegmentedBytes += bytes
-		b.debugf("segmented %s: %d bytes in %d ranges, %d bytes matched earlier data", seg.file, bytes, len(ranges), b.stats.SegMatchBytes-matched)
+		nchunks := 0
+		for _, o := range outs {
+			nchunks += len(o)
+		}
+		b.debugf("segmented %s: %d bytes in %d chunks, %d bytes matched earlier data", seg.file, bytes, nchunks, b.stats.SegMatchBytes-matched)
 		if b.opt.Progress != nil {
 			progMu.Lock()
 			b.report()
