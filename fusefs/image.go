@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/godwarfs/godwarfs"
@@ -61,7 +62,8 @@ func (s *ImageSource) Stat(ino uint32) (Attr, error) {
 	return Attr{
 		Mode: in.Mode, UID: in.Uid, GID: in.Gid, Nlink: in.Nlink,
 		Size: in.Size, AllocatedSize: in.AllocatedSize,
-		Atime: toTimespec(in.Atime), Mtime: toTimespec(in.Mtime), Ctime: toTimespec(in.Ctime),
+		Sparse: in.Mode&metadata.ModeType == metadata.ModeRegular && in.AllocatedSize != in.Size,
+		Atime:  toTimespec(in.Atime), Mtime: toTimespec(in.Mtime), Ctime: toTimespec(in.Ctime),
 		Btime: toTimespec(in.Btime), HasBtime: in.HasBtime,
 		Rdev: in.Rdev,
 	}, nil
@@ -203,9 +205,19 @@ func (s *ImageSource) preload(blocks []int) {
 }
 
 // Preload starts background decoding of all blocks (all=true) or of the
-// blocks in the named categories.
-func (s *ImageSource) Preload(all bool, categories []string) {
+// blocks in the named categories. A category the image does not have is
+// an error that lists the ones it has.
+func (s *ImageSource) Preload(all bool, categories []string) error {
 	md := s.fsys.Tables()
+	for _, c := range categories {
+		if !slices.Contains(md.CategoryNames, c) {
+			known := "the image has no categories"
+			if len(md.CategoryNames) > 0 {
+				known = "known categories: " + strings.Join(md.CategoryNames, ", ")
+			}
+			return fmt.Errorf("preload_category: no category %q in the image (%s)", c, known)
+		}
+	}
 	var sel []int
 	for i, comp := range s.compressed {
 		if !comp {
@@ -225,6 +237,7 @@ func (s *ImageSource) Preload(all bool, categories []string) {
 	if len(sel) > 0 {
 		s.preload(sel)
 	}
+	return nil
 }
 
 // SetRemote records the object an image was opened from, for RemoteStats.

@@ -31,6 +31,7 @@ func sampleSource() (*memSource, map[string]uint32) {
 	sp := m.file(0, "sparse.bin", make([]byte, 3<<20))
 	copy(m.data[sp][1<<20:], "data in the middle")
 	m.holes[sp] = [][2]int64{{0, 1 << 20}, {2 << 20, 3 << 20}}
+	m.attrs[sp].Sparse, m.attrs[sp].AllocatedSize = true, 1<<20
 	ln := m.add(a, "link", fusefs.Attr{Mode: syscall.S_IFLNK | 0o777, Nlink: 1, Size: 9})
 	m.links[ln] = "hello.txt"
 	m.add(0, "chardev", fusefs.Attr{Mode: syscall.S_IFCHR | 0o644, Nlink: 1, Rdev: unix.Mkdev(1, 3)})

@@ -29,6 +29,14 @@ type memSource struct {
 	stalled     chan struct{}
 	interrupted chan error
 
+	// hold marks inodes whose reads wait in the source: each such read
+	// sends on entered, then waits for a value on release. inflight and
+	// peak count the reads waiting there.
+	hold           map[uint32]bool
+	entered        chan struct{}
+	release        chan struct{}
+	inflight, peak int
+
 	mu         sync.Mutex
 	prefetches int
 	tidies     int
@@ -42,6 +50,9 @@ func newMemSource() *memSource {
 		holes:    map[uint32][][2]int64{},
 		links:    map[uint32]string{},
 		stall:    map[uint32]bool{},
+		hold:     map[uint32]bool{},
+		entered:  make(chan struct{}, 64),
+		release:  make(chan struct{}),
 
 		stalled:     make(chan struct{}, 16),
 		interrupted: make(chan error, 16),
@@ -110,7 +121,7 @@ func (m *memSource) Open(ino uint32) (fusefs.File, error) {
 	m.mu.Lock()
 	m.opens++
 	m.mu.Unlock()
-	return &memFile{m: m, data: m.data[ino], holes: m.holes[ino], stall: m.stall[ino]}, nil
+	return &memFile{m: m, data: m.data[ino], holes: m.holes[ino], stall: m.stall[ino], hold: m.hold[ino]}, nil
 }
 
 // memFile is an open file of a memSource.
@@ -119,9 +130,22 @@ type memFile struct {
 	data  []byte
 	holes [][2]int64
 	stall bool
+	hold  bool
 }
 
 func (f *memFile) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if f.hold && off == 0 {
+		m := f.m
+		m.mu.Lock()
+		m.inflight++
+		m.peak = max(m.peak, m.inflight)
+		m.mu.Unlock()
+		m.entered <- struct{}{}
+		<-m.release
+		m.mu.Lock()
+		m.inflight--
+		m.mu.Unlock()
+	}
 	if f.stall {
 		f.m.stalled <- struct{}{}
 		<-ctx.Done()

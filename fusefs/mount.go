@@ -59,6 +59,9 @@ type driver struct {
 
 	rootOnly bool   // allow_root: only root and owner may access
 	owner    uint32 // uid that mounted
+
+	fold     *foldIndex // case_insensitive lookups (nil: exact)
+	analysis *analysis  // records opened files (nil: off)
 }
 
 // denied implements allow_root for requests from other users.
@@ -97,6 +100,7 @@ type Server struct {
 	stderr  io.Writer
 	perfOut bool
 	direct  bool
+	helper  *autoUnmountHelper // auto_unmount's fusermount3 (nil: none)
 
 	stop     chan struct{} // closes background goroutines
 	bg       sync.WaitGroup
@@ -115,6 +119,19 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	info := src.Info()
 	d := &driver{src: src, opts: o, pid: os.Getpid()}
 	d.blksize = uint32(min(max(o.BlockSize, 512), 1<<30))
+	if o.CaseInsensitive {
+		d.fold = newFoldIndex(src)
+		w := cfg.Stderr
+		if w == nil {
+			w = os.Stderr
+		}
+		if err := warnCollisions(src, w); err != nil {
+			return nil, fmt.Errorf("case_insensitive: %w", err)
+		}
+	}
+	if o.Analysis != nil {
+		d.analysis = newAnalysis(o.Analysis, src.Root())
+	}
 	d.ahead = o.Readahead
 	if d.ahead <= 0 {
 		d.ahead = defaultAhead(info, src.CacheStats().Capacity)
@@ -186,17 +203,38 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	root := &node{d: d, ino: src.Root()}
 	// The node file system is wrapped to count the requests that reach
 	// the driver (perfmon's fuse.requests).
-	raw := countingFS{RawFileSystem: fs.NewNodeFS(root, fo), n: &d.perf.ops, noLabels: !d.rootOnly}
-	fsrv, err := fuse.NewServer(raw, dir, &fo.MountOptions)
-	if err != nil {
-		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	var raw fuse.RawFileSystem = countingFS{RawFileSystem: fs.NewNodeFS(root, fo), n: &d.perf.ops, noLabels: !d.rootOnly}
+	if o.MaxThreads > 0 {
+		raw = limitFS{RawFileSystem: raw, sem: make(chan struct{}, o.MaxThreads)}
 	}
-	go fsrv.Serve()
-	if err := fsrv.WaitMount(); err != nil {
+	mountAt := dir
+	var helper *autoUnmountHelper
+	if o.AutoUnmount {
+		// fusermount3 does the mount, also as root: only it can
+		// unmount after this process is gone.
+		fo.MountOptions.DirectMount = false
+		direct = false
+		fd, h, err := mountAutoUnmount(dir, &fo.MountOptions)
+		if err != nil {
+			return nil, fmt.Errorf("mount %s: %w", dir, err)
+		}
+		helper = h
+		mountAt = fmt.Sprintf("/dev/fd/%d", fd)
+	}
+	fsrv, err := fuse.NewServer(raw, mountAt, &fo.MountOptions)
+	if err == nil {
+		go fsrv.Serve()
+		err = fsrv.WaitMount()
+	}
+	if err != nil {
+		if helper != nil {
+			_ = unmountDir(dir)
+			helper.close()
+		}
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	s := &Server{
-		fuse: fsrv, d: d, dir: dir, direct: direct,
+		fuse: fsrv, d: d, dir: dir, direct: direct, helper: helper,
 		stderr:  cfg.Stderr,
 		perfOut: o.Perfmon || cfg.Debug,
 		stop:    make(chan struct{}),
@@ -315,6 +353,9 @@ func (s *Server) finish() {
 	s.stopOnce.Do(func() {
 		close(s.stop)
 		s.bg.Wait()
+		if s.helper != nil {
+			s.helper.close()
+		}
 		if s.perfOut {
 			fmt.Fprint(s.stderr, s.d.perfReport())
 		}
@@ -344,7 +385,12 @@ func (s *Server) Unmount() error {
 		return nil
 	default:
 	}
-	err := s.fuse.Unmount()
+	var err error
+	if s.helper != nil {
+		err = unmountDir(s.dir)
+	} else {
+		err = s.fuse.Unmount()
+	}
 	if err != nil {
 		if ferr := s.forceUnmount(); ferr != nil {
 			return fmt.Errorf("unmount %s: %w (forced: %v)", s.dir, err, ferr)

@@ -78,9 +78,12 @@ func (d *driver) newChild(ctx context.Context, parent *fs.Inode, ino uint32, a A
 func (d *driver) fillAttr(ino uint32, a Attr, out *fuse.Attr) {
 	out.Ino = uint64(ino) + 1
 	out.Mode = a.Mode
+	if d.opts.ReadOnly {
+		out.Mode &^= 0o222
+	}
 	out.Size = uint64(max(a.Size, 0))
 	alloc := a.AllocatedSize
-	if alloc == 0 && a.Mode&syscall.S_IFMT == syscall.S_IFREG {
+	if alloc == 0 && !a.Sparse && a.Mode&syscall.S_IFMT == syscall.S_IFREG {
 		alloc = a.Size
 	}
 	out.Blocks = uint64(max(alloc, 0)+511) / 512
@@ -109,7 +112,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 		return nil, syscall.EACCES
 	}
 	n.d.perf.lookups.Add(1)
-	ino, ok := n.d.src.Lookup(n.ino, name)
+	ino, real, ok := n.d.lookup(n.ino, name)
 	if !ok {
 		return nil, syscall.ENOENT
 	}
@@ -117,8 +120,22 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if err != nil {
 		return nil, toErrno(err)
 	}
+	if n.d.analysis != nil {
+		n.d.analysis.lookedUp(n.ino, real, ino, a.Mode)
+	}
 	n.d.fillAttr(ino, a, &out.Attr)
 	return n.d.newChild(ctx, n.EmbeddedInode(), ino, a), 0
+}
+
+// lookup finds name in dir, ignoring case with case_insensitive; it
+// also returns the entry's own name.
+func (d *driver) lookup(dir uint32, name string) (uint32, string, bool) {
+	if d.fold != nil {
+		e, ok := d.fold.lookup(dir, name)
+		return e.Ino, e.Name, ok
+	}
+	ino, ok := d.src.Lookup(dir, name)
+	return ino, name, ok
 }
 
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -265,6 +282,9 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	if err != nil {
 		return nil, toErrno(err)
 	}
+	if h.n.d.analysis != nil {
+		h.n.d.analysis.lookedUp(h.n.ino, name, ino, a.Mode)
+	}
 	h.n.d.fillAttr(ino, a, &out.Attr)
 	return h.n.d.newChild(ctx, h.n.EmbeddedInode(), ino, a), 0
 }
@@ -304,11 +324,21 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if err != nil {
 		return nil, 0, toErrno(err)
 	}
-	var ff uint32
-	if !n.d.opts.NoCacheFiles {
-		ff |= fuse.FOPEN_KEEP_CACHE
-	} else {
-		ff |= fuse.FOPEN_DIRECT_IO
+	if n.d.analysis != nil {
+		n.d.analysis.open(n.ino)
+	}
+	cache := !n.d.opts.NoCacheFiles
+	if cache && !n.d.opts.CacheSparse {
+		// no_cache_sparse (the default): sparse files are mostly
+		// zeros and often huge; keeping them in the page cache
+		// only displaces useful pages.
+		if a, err := n.d.src.Stat(n.ino); err == nil && a.Sparse {
+			cache = false
+		}
+	}
+	ff := uint32(fuse.FOPEN_DIRECT_IO)
+	if cache {
+		ff = fuse.FOPEN_KEEP_CACHE
 	}
 	return &handle{f: file, nextOff: -1}, ff, 0
 }

@@ -154,3 +154,127 @@ func (c countingFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.S
 	c.n[opStatfs].Add(1)
 	return c.RawFileSystem.StatFs(cancel, h, out)
 }
+
+// limitFS handles at most cap(sem) requests at once (max_threads);
+// further requests wait for a slot. Requests without a reply (FORGET)
+// and the cheap release calls are not limited, so a full set of slots
+// never holds up the kernel's bookkeeping.
+type limitFS struct {
+	fuse.RawFileSystem
+	sem chan struct{}
+}
+
+func (l limitFS) enter(cancel <-chan struct{}) bool {
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	case <-cancel:
+		return false
+	}
+}
+
+func (l limitFS) leave() { <-l.sem }
+
+func (l limitFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.Lookup(cancel, h, name, out)
+}
+
+func (l limitFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.GetAttr(cancel, in, out)
+}
+
+func (l limitFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.Statx(cancel, in, out)
+}
+
+func (l limitFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
+	if !l.enter(cancel) {
+		return nil, fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.Readlink(cancel, h)
+}
+
+func (l limitFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.Open(cancel, in, out)
+}
+
+func (l limitFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	if !l.enter(cancel) {
+		return nil, fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.Read(cancel, in, buf)
+}
+
+func (l limitFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.Lseek(cancel, in, out)
+}
+
+func (l limitFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.OpenDir(cancel, in, out)
+}
+
+func (l limitFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.ReadDir(cancel, in, out)
+}
+
+func (l limitFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.ReadDirPlus(cancel, in, out)
+}
+
+func (l limitFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	if !l.enter(cancel) {
+		return 0, fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.GetXAttr(cancel, h, attr, dest)
+}
+
+func (l limitFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
+	if !l.enter(cancel) {
+		return 0, fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.ListXAttr(cancel, h, dest)
+}
+
+func (l limitFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
+	if !l.enter(cancel) {
+		return fuse.EINTR
+	}
+	defer l.leave()
+	return l.RawFileSystem.StatFs(cancel, h, out)
+}

@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"io"
 	"time"
 )
 
@@ -51,6 +52,26 @@ type MountOptions struct {
 	TidyMaxAge   time.Duration
 	// Perfmon prints performance counters to Config.Stderr at unmount.
 	Perfmon bool
+	// ReadOnly reports every mode without its write permission bits.
+	ReadOnly bool
+	// CaseInsensitive looks names up ignoring case (Unicode simple case
+	// folding). Of entries that differ only in case, the first in
+	// directory (byte) order is found; Mount warns about each such
+	// collision on Config.Stderr.
+	CaseInsensitive bool
+	// CacheSparse lets sparse files use the kernel page cache like
+	// other files; without it they are read with direct I/O, since
+	// caching mostly-zero files wastes memory.
+	CacheSparse bool
+	// Analysis, if set, receives the path (relative to the root) of
+	// every regular file the first time it is opened, one per line: a
+	// list for mkdwarfs --hotness-list.
+	Analysis io.Writer
+	// MaxThreads bounds the FUSE requests handled at once (0: no bound).
+	MaxThreads int
+	// AutoUnmount mounts through fusermount3 with auto_unmount, which
+	// keeps a helper process that unmounts when the driver process dies.
+	AutoUnmount bool
 
 	// Options of the kernel mount.
 	AllowOther         bool     // let other users access the mount

@@ -25,7 +25,8 @@ type Attr struct {
 	UID, GID      uint32
 	Nlink         uint32
 	Size          int64
-	AllocatedSize int64
+	AllocatedSize int64 // bytes not in holes; 0 means Size unless Sparse
+	Sparse        bool  // a regular file with holes
 	Atime         Timespec
 	Mtime         Timespec
 	Ctime         Timespec

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -28,6 +29,10 @@ const (
 // daemonEnv marks the re-executed background child; its value is the
 // number of the inherited readiness pipe fd.
 const daemonEnv = "GODWARFS_DWARFS_DAEMON_FD"
+
+// daemonAutoEnv tells the background child that the --auto-mountpoint
+// directory was created for this mount, so it removes it at unmount.
+const daemonAutoEnv = "GODWARFS_DWARFS_AUTO_MOUNTPOINT"
 
 // daemonURLEnv hands an image URL that carries credentials to the
 // background child.
@@ -54,7 +59,12 @@ type Args struct {
 	Debug             bool
 	Fake              bool // mount(8) -f: do everything but mount
 	Help, Version     bool
-	helper            bool
+	// AutoMountPoint: mount on IMAGE without its extension
+	// (--auto-mountpoint); removeMountPoint: that directory was
+	// created for this mount and goes when it ends.
+	AutoMountPoint   bool
+	removeMountPoint bool
+	helper           bool
 }
 
 // ParseArgs parses argv (including argv[0]). Invoked as mount.dwarfs or
@@ -95,16 +105,27 @@ func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
 	for _, o := range r.All("options") {
 		opts = append(opts, mountopts.Split(o)...)
 	}
-	switch len(r.Args) {
-	case 0:
+	a.AutoMountPoint = r.Has("auto-mountpoint") && !a.helper
+	switch {
+	case len(r.Args) == 0:
 		return nil, cli.Usagef("no image given")
-	case 1:
+	case len(r.Args) == 1 && !a.AutoMountPoint:
 		return nil, cli.Usagef("no mount point given")
-	case 2:
-	default:
+	case len(r.Args) == 2 && a.AutoMountPoint:
+		return nil, cli.Usagef("cannot combine <mountpoint> with --auto-mountpoint")
+	case len(r.Args) > 2:
 		return nil, cli.Unexpected(r.Args[2])
 	}
-	a.Image, a.MountPoint = r.Args[0], r.Args[1]
+	a.Image = r.Args[0]
+	if a.AutoMountPoint {
+		mp, err := autoMountPoint(a.Image)
+		if err != nil {
+			return nil, err
+		}
+		a.MountPoint = mp
+	} else {
+		a.MountPoint = r.Args[1]
+	}
 	if a.helper {
 		// Old-style fstab entries name the source "dwarfs#IMAGE".
 		a.Image = strings.TrimPrefix(a.Image, "dwarfs#")
@@ -112,10 +133,50 @@ func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
 	if err := a.Options.Parse(opts); err != nil {
 		return nil, err
 	}
+	if f := a.Options.AnalysisFile; f != "" {
+		// The daemon changes to "/" before it opens the file.
+		if abs, err := filepath.Abs(f); err == nil {
+			a.Options.AnalysisFile = abs
+		}
+	}
 	if a.Options.DebugLevel == "debug" || a.Options.DebugLevel == "trace" {
 		a.Debug = true
 	}
 	return a, nil
+}
+
+// autoMountPoint is the --auto-mountpoint directory for image: its path
+// without the extension ("fs.dwarfs" mounts on "fs").
+func autoMountPoint(image string) (string, error) {
+	if source.IsRemote(image) {
+		return "", cli.Usagef("--auto-mountpoint needs an image file, not a URL")
+	}
+	ext := filepath.Ext(image)
+	if ext == "" || ext == filepath.Base(image) {
+		return "", cli.Usagef("cannot select mountpoint directory for file with no extension: %s", image)
+	}
+	return strings.TrimSuffix(image, ext), nil
+}
+
+// prepareAutoMountPoint makes sure dir is an empty directory, creating
+// it if it does not exist; created says whether it did.
+func prepareAutoMountPoint(dir string) (created bool, err error) {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if fi.IsDir() {
+			if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
+				return false, nil
+			}
+		}
+		return false, fmt.Errorf("cannot find a suitable empty mountpoint directory: %s exists and is not an empty directory", dir)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("mount point: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		return false, fmt.Errorf("unable to create mountpoint directory: %w", err)
+	}
+	return true, nil
 }
 
 // Run runs the command and returns its exit code.
@@ -152,7 +213,16 @@ func (c *CLI) Run(argv []string) int {
 		return ExitOK
 	}
 	if fdStr := c.Getenv(daemonEnv); fdStr != "" {
+		a.removeMountPoint = a.AutoMountPoint && c.Getenv(daemonAutoEnv) == "1"
 		return c.runDaemonChild(a, fdStr)
+	}
+	if a.AutoMountPoint {
+		created, err := prepareAutoMountPoint(a.MountPoint)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "dwarfs: error: %v\n", err)
+			return ExitFail
+		}
+		a.removeMountPoint = created
 	}
 	if a.Foreground {
 		return c.runForeground(a, nil)
@@ -201,6 +271,9 @@ func (c *CLI) daemonize(argv []string, a *Args) int {
 	defer devnull.Close()
 	cmd := exec.Command(exe, args...)
 	cmd.Args[0] = argv[0]
+	if a.removeMountPoint {
+		env = append(env, daemonAutoEnv+"=1")
+	}
 	cmd.Env = append(append(os.Environ(), env...), daemonEnv+"=3")
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
@@ -224,6 +297,9 @@ func (c *CLI) daemonize(argv []string, a *Args) int {
 		return ExitOK
 	}
 	werr := cmd.Wait()
+	if a.removeMountPoint {
+		_ = os.Remove(a.MountPoint)
+	}
 	msg := strings.TrimPrefix(line, "error: ")
 	if msg == "" {
 		msg = fmt.Sprintf("daemon exited before the mount was ready: %v", werr)
@@ -246,6 +322,7 @@ func (c *CLI) runDaemonChild(a *Args, fdStr string) int {
 		a.Image = u
 	}
 	_ = os.Unsetenv(daemonURLEnv)
+	_ = os.Unsetenv(daemonAutoEnv)
 	return c.runForeground(a, ready)
 }
 
@@ -253,6 +330,13 @@ func (c *CLI) runDaemonChild(a *Args, fdStr string) int {
 // serves until unmounted or signalled.
 func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	daemon := ready != nil
+	if a.removeMountPoint {
+		defer func() {
+			if err := os.Remove(a.MountPoint); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(c.Stderr, "dwarfs: failed to remove mount point %s: %v\n", a.MountPoint, err)
+			}
+		}()
+	}
 	report := func(err error) {
 		if ready == nil {
 			return
@@ -297,7 +381,19 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: DriverOptions(a.Options), Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true})
+	dopts := DriverOptions(a.Options)
+	if a.Options.AnalysisFile != "" {
+		// Written line by line as files are first opened, so the list
+		// is complete up to the moment the mount goes away, however
+		// that happens.
+		f, err := os.Create(a.Options.AnalysisFile)
+		if err != nil {
+			return fail(fmt.Errorf("analysis_file: %w", err))
+		}
+		defer f.Close()
+		dopts.Analysis = f
+	}
+	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: dopts, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true})
 	if err != nil {
 		return fail(err)
 	}

@@ -12,6 +12,7 @@ import (
 var options = []cli.Option{
 	{Long: "foreground", Short: "f", Help: "stay in the foreground (as mount.dwarfs: mount(8)'s fake mount, do everything but mount)"},
 	{Long: "debug", Short: "d", Help: "stay in the foreground and print FUSE debug output"},
+	{Long: "auto-mountpoint", Help: "mount on a directory named after the image (IMAGE without its extension), created if missing and then removed at unmount"},
 	{Long: "options", Short: "o", HasValue: true, Arg: "OPT[,OPT...]", Help: "mount options, see below"},
 	{Long: "single-threaded", Short: "s", Hidden: true, Help: "accepted for mount(8), no effect"},
 	{Long: "no-mtab", Short: "n", Hidden: true, Help: "accepted for mount(8), no effect"},
@@ -30,13 +31,17 @@ var mountOptions = []cli.Item{
 	{Term: "offset=auto|N", Text: "image offset in the file (auto)"},
 	{Term: "imagesize=SIZE", Text: "image size in the file"},
 	{Term: "enable_nlink", Text: "report hard link counts"},
-	{Term: "readonly", Text: "read-only mount (always the case)"},
+	{Term: "readonly", Text: "report no write permission bits (the mount itself is always read-only)"},
+	{Term: "case_insensitive", Text: "look names up ignoring case; of names that differ only in case the first in byte order is found (each such collision is reported at mount)"},
 	{Term: "cache_image, no_cache_image", Text: "read the whole image into memory (no)"},
 	{Term: "cache_files, no_cache_files", Text: "keep file data in the page cache (yes)"},
+	{Term: "cache_sparse, no_cache_sparse", Text: "keep sparse files in the page cache too (no: they are read with direct I/O)"},
 	{Term: "tidy_strategy=none|time|swap, tidy_interval=TIME, tidy_max_age=TIME", Text: "drop cached blocks by age or when swapped out (5m, 10m)"},
 	{Term: "seq_detector=N", Text: "sequential reads before prefetching (4)"},
 	{Term: "uid=N, gid=N", Text: "override owner and group"},
-	{Term: "preload_category=NAME, preload_all", Text: "load blocks into the cache at mount time"},
+	{Term: "preload_category=NAME, preload_all", Text: "load blocks into the cache at mount time; a category the image does not have is an error (the reference ignores it)"},
+	{Term: "analysis_file=FILE", Text: "write the path of each file opened, once, in the order of first opens (input for mkdwarfs --hotness-list)"},
+	{Term: "block_allocator=malloc|mmap", Text: "accepted for compatibility: blocks are Go heap memory either way, and the Go runtime returns freed memory to the system (malloc)"},
 	{Term: "perfmon", Text: "print performance statistics at unmount"},
 	{Term: "debuglevel=LEVEL", Text: "log level (error, warn, info, debug, trace)"},
 	{Term: "remote_workers=N", Text: "parallel range requests for an image at a URL (4)"},
@@ -44,6 +49,17 @@ var mountOptions = []cli.Item{
 	{Term: "disk_cache=DIR, disk_cache_size=SIZE", Text: "keep fetched blocks of remote images on disk (none, 1g)"},
 	{Term: "s3_endpoint=URL, s3_region=R, s3_path_style", Text: "S3 service (default from AWS_* and ~/.aws)"},
 	{Term: "allow_other, allow_root, default_permissions, fsname=NAME, subtype=NAME", Text: "passed to FUSE"},
+	{Term: "auto_unmount", Text: "unmount when the driver process dies, even by SIGKILL (fusermount3 stays to do it)"},
+	{Term: "max_threads=N", Text: "handle at most N FUSE requests at once (no limit: each request has its own goroutine)"},
+}
+
+// differences lists where the driver deliberately differs from the
+// reference dwarfs(1).
+var differences = []cli.Item{
+	{Term: "preload_category=NAME", Text: "a category the image does not have fails the mount with an error listing the categories it has (the reference silently preloads nothing); the option may be given more than once"},
+	{Term: "block_allocator=malloc|mmap", Text: "accepted and checked, but blocks are always Go heap memory; the Go runtime returns freed memory to the system by itself, which is what mmap is for in the reference"},
+	{Term: "max_threads=N", Text: "requests run on goroutines, not a libfuse thread pool, so there is no limit unless one is given (libfuse's default is 10 threads); with N, at most N requests are handled at once"},
+	{Term: "case_insensitive", Text: "directory indexes are built as directories are first searched rather than all at mount; the collision warnings are still given at mount"},
 }
 
 func moreHelp(w io.Writer, _ *cli.Result) {
@@ -60,6 +76,7 @@ func Program() *cli.Program {
 		Summary: "mount a DwarFS image with FUSE",
 		Synopsis: []string{
 			"IMAGE MOUNTPOINT [-f] [-d] [-o OPTION[,OPTION...]]",
+			"IMAGE --auto-mountpoint [-f] [-d] [-o OPTION[,OPTION...]]",
 		},
 		Options:  options,
 		MoreHelp: moreHelp,
@@ -73,11 +90,17 @@ func Program() *cli.Program {
 					"mount is ready, unless -f or -d is given. Unmount with fusermount3 -u or umount.",
 				"Installed or linked as mount.dwarfs or mount.fuse.dwarfs it is a mount(8) helper, so " +
 					"images can be mounted from /etc/fstab; the source may be written dwarfs#IMAGE.",
+				"With -o analysis_file=FILE the driver writes the path of every file opened, once, in the order " +
+					"of first opens; mkdwarfs --categorize=hotness --hotness-list=FILE (the reference's, or one " +
+					"that has the option) puts those files first, and -o preload_category=hotness loads them at mount.",
 				"Examples:",
 				"  dwarfs image.dwarfs /mnt/image -o cachesize=1g\n  /srv/tree.dwarfs  /mnt/tree  fuse.dwarfs  ro,cachesize=256m  0 0",
 			},
-			Sections: []cli.Section{{Title: "MOUNT OPTIONS", Items: mountOptions}},
-			SeeAlso:  []string{"mkdwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)", "fusermount3(1)", "mount(8)"},
+			Sections: []cli.Section{
+				{Title: "MOUNT OPTIONS", Items: mountOptions},
+				{Title: "DIFFERENCES FROM THE REFERENCE", Items: differences},
+			},
+			SeeAlso: []string{"mkdwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)", "fusermount3(1)", "mount(8)"},
 		},
 	}
 }

@@ -84,7 +84,10 @@ func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, erro
 		src.SetRemote(f)
 	}
 	if o.PreloadAll || len(o.PreloadCategory) > 0 {
-		src.Preload(o.PreloadAll, o.PreloadCategory)
+		if err := src.Preload(o.PreloadAll, o.PreloadCategory); err != nil {
+			multiCloser{src, im, f}.Close()
+			return nil, nil, fmt.Errorf("%s: %w", source.Redact(path), err)
+		}
 	}
 	// Order matters: stop preloading, then the cache, then the file.
 	return src, multiCloser{src, im, f}, nil

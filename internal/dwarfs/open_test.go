@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,6 @@ func TestOpenImageOptions(t *testing.T) {
 		{junk, "cache_image,offset=" + itoa(len(prefix)) + ",imagesize=" + itoa(len(raw))},
 		{padded, "cache_image"},
 		{padded, "preload_all,cachesize=2m"},
-		{padded, "preload_category=<default>"},
 	} {
 		opts := c.opts
 		t.Run(opts, func(t *testing.T) {
@@ -90,6 +90,44 @@ func TestOpenImageOptions(t *testing.T) {
 	o.ImageOffset = 7
 	if _, _, err := dwarfs.OpenImage(padded, o); err == nil {
 		t.Error("wrong offset accepted")
+	}
+}
+
+// TestPreloadCategory: a category the image has is preloaded; one it
+// does not have fails the mount with an error that names it and lists
+// the categories there are.
+func TestPreloadCategory(t *testing.T) {
+	cat := fixtures.File(t, "reference", "images", "categorize.dwarfs")
+	plain := fixtures.File(t, "reference", "images", "lookback-4.dwarfs")
+	o := mountopts.Defaults()
+	if err := o.ParseString("preload_category=binary/elf"); err != nil {
+		t.Fatal(err)
+	}
+	src, closer, err := dwarfs.OpenImage(cat, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); src.CacheStats().Decoded < 1; {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("preload_category=binary/elf decoded nothing: %+v", src.CacheStats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	closer.Close()
+
+	for _, c := range []struct{ img, opts, want string }{
+		{cat, "preload_category=hotness", `no category "hotness" in the image (known categories: <default>, binary/elf, incompressible)`},
+		{cat, "preload_category=binary/elf,preload_category=pcmaudio", `no category "pcmaudio"`},
+		{plain, "preload_category=<default>", `no category "<default>" in the image (the image has no categories)`},
+	} {
+		o := mountopts.Defaults()
+		if err := o.ParseString(c.opts); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := dwarfs.OpenImage(c.img, o)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.img) {
+			t.Errorf("%s on %s: %v, want an error naming the image and %s", c.opts, filepath.Base(c.img), err, c.want)
+		}
 	}
 }
 

@@ -13,6 +13,8 @@ func DriverOptions(o mountopts.Options) fusefs.MountOptions {
 		TidyInterval: o.TidyInterval, TidyMaxAge: o.TidyMaxAge, Perfmon: o.Perfmon,
 		AllowOther: o.AllowOther, AllowRoot: o.AllowRoot, DefaultPermissions: o.DefaultPermissions,
 		FsName: o.FsName, Subtype: o.Subtype, KernelFlags: o.KernelFlags,
+		ReadOnly: o.ReadOnly, CaseInsensitive: o.CaseInsensitive, CacheSparse: o.CacheSparse,
+		MaxThreads: o.MaxThreads, AutoUnmount: o.AutoUnmount,
 	}
 	if o.SeqDetector == 0 {
 		m.SeqDetector = -1 // seq_detector=0 turns prefetching off

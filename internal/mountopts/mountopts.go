@@ -44,7 +44,11 @@ type Options struct {
 	ImageOffset     int64 // -1: auto-detect
 	ImageSize       int64 // 0: up to end of file
 	EnableNlink     bool
-	ReadOnly        bool
+	ReadOnly        bool // report no write permission bits
+	CaseInsensitive bool // case-insensitive lookups
+	CacheSparse     bool // keep sparse files in the kernel page cache too
+	AnalysisFile    string
+	BlockAllocator  string // malloc or mmap: accepted, see --help
 	CacheImage      bool
 	CacheFiles      bool
 	TidyStrategy    TidyStrategy
@@ -79,23 +83,29 @@ type Options struct {
 	// KernelFlags holds generic flags (nosuid, nodev, noexec, ...) that
 	// are forwarded verbatim to the mount.
 	KernelFlags []string
+	// AutoUnmount has fusermount3 unmount the file system when the
+	// driver process dies.
+	AutoUnmount bool
+	// MaxThreads bounds the FUSE requests handled at once (0: no bound).
+	MaxThreads int
 }
 
 // Defaults returns the option values used when nothing is given.
 func Defaults() Options {
 	return Options{
-		CacheSize:    512 << 20,
-		BlockSize:    512 << 10,
-		Readahead:    0,
-		Workers:      2,
-		Mlock:        MlockNone,
-		DecRatio:     0.8,
-		ImageOffset:  -1,
-		CacheFiles:   true,
-		TidyStrategy: TidyNone,
-		TidyInterval: 5 * time.Minute,
-		TidyMaxAge:   10 * time.Minute,
-		SeqDetector:  4,
+		CacheSize:      512 << 20,
+		BlockSize:      512 << 10,
+		Readahead:      0,
+		Workers:        2,
+		Mlock:          MlockNone,
+		DecRatio:       0.8,
+		ImageOffset:    -1,
+		CacheFiles:     true,
+		TidyStrategy:   TidyNone,
+		TidyInterval:   5 * time.Minute,
+		TidyMaxAge:     10 * time.Minute,
+		SeqDetector:    4,
+		BlockAllocator: "malloc",
 	}
 }
 
@@ -314,6 +324,26 @@ func (o *Options) parseOne(item string) error {
 				o.GID = &v
 			}
 		}
+	case "analysis_file":
+		if err = needVal(); err == nil {
+			o.AnalysisFile = val
+		}
+	case "block_allocator":
+		if err = needVal(); err == nil {
+			switch val {
+			case "malloc", "mmap":
+				o.BlockAllocator = val
+			default:
+				err = fmt.Errorf("no such block allocator: %q (malloc, mmap)", val)
+			}
+		}
+	case "max_threads":
+		if err = needVal(); err == nil {
+			o.MaxThreads, err = parsePositive(val)
+			if err == nil && o.MaxThreads > 100000 {
+				err = errors.New("must be at most 100000")
+			}
+		}
 	case "preload_category":
 		if err = needVal(); err == nil {
 			o.PreloadCategory = append(o.PreloadCategory, val)
@@ -340,7 +370,8 @@ func (o *Options) parseOne(item string) error {
 		}
 	case "enable_nlink", "readonly", "cache_image", "no_cache_image",
 		"cache_files", "no_cache_files", "preload_all", "allow_other",
-		"allow_root", "default_permissions", "nocheck", "s3_path_style":
+		"allow_root", "default_permissions", "nocheck", "s3_path_style",
+		"case_insensitive", "cache_sparse", "no_cache_sparse", "auto_unmount":
 		if err = noVal(); err != nil {
 			return err
 		}
@@ -384,6 +415,14 @@ func (o *Options) setFlag(name string) {
 		o.DefaultPermissions = true
 	case "nocheck":
 		o.NoCheck = true
+	case "case_insensitive":
+		o.CaseInsensitive = true
+	case "cache_sparse":
+		o.CacheSparse = true
+	case "no_cache_sparse":
+		o.CacheSparse = false
+	case "auto_unmount":
+		o.AutoUnmount = true
 	}
 }
 

@@ -31,7 +31,7 @@ func TestParse(t *testing.T) {
 		DecRatio: 0.5, ImageOffset: 1024, ImageSize: 2 << 30, EnableNlink: true, ReadOnly: true,
 		CacheImage: true, CacheFiles: false, TidyStrategy: TidyTime, TidyInterval: 2 * time.Second,
 		TidyMaxAge: 90 * time.Second, SeqDetector: 0, PreloadAll: true, Perfmon: true,
-		AllowOther: true, DefaultPermissions: true,
+		AllowOther: true, DefaultPermissions: true, BlockAllocator: "malloc",
 	}
 	if o.UID == nil || *o.UID != 7 || o.GID == nil || *o.GID != 8 {
 		t.Errorf("uid/gid: %v %v", o.UID, o.GID)
@@ -45,6 +45,39 @@ func TestParse(t *testing.T) {
 	o.UID, o.GID, o.PreloadCategory, o.KernelFlags = nil, nil, nil, nil
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("got  %+v\nwant %+v", o, want)
+	}
+}
+
+// TestParseDropIn covers options the reference driver (and libfuse)
+// accept beyond the basic set.
+func TestParseDropIn(t *testing.T) {
+	o := Defaults()
+	if o.CaseInsensitive || o.CacheSparse || o.AutoUnmount || o.MaxThreads != 0 || o.BlockAllocator != "malloc" {
+		t.Errorf("defaults: %+v", o)
+	}
+	err := o.ParseString("case_insensitive,cache_sparse,analysis_file=/tmp/x\\,y.prof,block_allocator=mmap,max_threads=3,auto_unmount")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.CaseInsensitive || !o.CacheSparse || o.AnalysisFile != "/tmp/x,y.prof" || o.BlockAllocator != "mmap" || o.MaxThreads != 3 || !o.AutoUnmount {
+		t.Errorf("got %+v", o)
+	}
+	if err := o.ParseString("no_cache_sparse"); err != nil || o.CacheSparse {
+		t.Errorf("no_cache_sparse: %v %v", err, o.CacheSparse)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"block_allocator=classic", `invalid value for option block_allocator: no such block allocator: "classic" (malloc, mmap)`},
+		{"block_allocator", "invalid value for option block_allocator: missing value"},
+		{"max_threads=0", "invalid value for option max_threads: must be at least 1"},
+		{"max_threads=100001", "invalid value for option max_threads: must be at most 100000"},
+		{"analysis_file=", "invalid value for option analysis_file: missing value"},
+		{"case_insensitive=1", "invalid value for option case_insensitive: takes no value"},
+		{"auto_unmount=yes", "invalid value for option auto_unmount: takes no value"},
+	} {
+		o := Defaults()
+		if err := o.ParseString(c.in); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.in, err, c.want)
+		}
 	}
 }
 
