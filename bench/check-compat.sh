@@ -23,7 +23,7 @@ fi
 for t in dwarfsck dwarfsextract dwarfs; do
 	[[ -x $REF_DWARFS/$t ]] || { echo "skipped: reference tools not installed ($REF_DWARFS/$t missing)"; exit 0; }
 done
-ensure_bin mkdwarfs dwarfsck dwarfsextract
+ensure_bin mkdwarfs dwarfsck dwarfsextract dwarfs
 need python3
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/godwarfs-compat.XXXXXX")
@@ -167,6 +167,41 @@ while IFS='|' read -r name build rewrite; do
 	ROWS+=("$name|$(IFS='|'; echo "${r[*]}")|$(stat -c %s "$img")")
 	if [[ $ok == 1 ]]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done <<<"$MATRIX"
+
+# analysis_file: both drivers write the same list for the same reads, and
+# the reference mkdwarfs turns ours into a hotness category that our driver
+# preloads.
+hot() {
+	local img=$WORK/hot-src.dwarfs drv
+	"$BIN/mkdwarfs" -i "$SRC" -o "$img" --progress none >/dev/null 2>&1 || return 1
+	# The three largest files (tiny ones may all be deduplicated into
+	# other files' blocks), read out of size order.
+	mapfile -t files < <(cd "$SRC" && find . -type f -printf '%s %P\n' | sort -k1,1nr -k2 | head -3 | cut -d' ' -f2- | awk '{l[NR] = $0} END {print l[1]; print l[3]; print l[2]}')
+	for drv in ref ours; do
+		if [[ $drv == ref ]]; then
+			"$REF_DWARFS/dwarfs" "$img" "$MNT" -o "offset=auto,analysis_file=$WORK/hot.$drv" || return 1
+		else
+			"$BIN/dwarfs" "$img" "$MNT" -o "analysis_file=$WORK/hot.$drv" || return 1
+		fi
+		for f in "${files[@]}" "${files[0]}"; do cat "$MNT/$f" >/dev/null; done
+		fusermount3 -u "$MNT" || return 1
+	done
+	diff "$WORK/hot.ref" "$WORK/hot.ours" || return 1
+	[[ $(wc -l <"$WORK/hot.ours") == "${#files[@]}" ]] || return 1
+	"$REF_DWARFS/mkdwarfs" -i "$SRC" -o "$WORK/hot.dwarfs" --categorize=hotness --hotness-list="$WORK/hot.ours" >/dev/null 2>&1 || return 1
+	"$REF_DWARFS/dwarfsck" "$WORK/hot.dwarfs" | grep -q '^  hotness:' || return 1
+	"$BIN/dwarfs" "$WORK/hot.dwarfs" "$MNT" -o preload_category=hotness || return 1
+	fusermount3 -u "$MNT"
+}
+if [[ -z ${CASES:-} || " $CASES " == *" hotness "* ]]; then
+	if check hotness "analysis_file and --hotness-list" hot; then
+		ROWS+=("hotness|analysis_file lists match, reference --hotness-list reads ours|||||||")
+		pass=$((pass + 1))
+	else
+		ROWS+=("hotness|analysis_file: FAIL|||||||")
+		fail=$((fail + 1))
+	fi
+fi
 
 echo
 echo "Reference tools: $("$REF_DWARFS/dwarfsck" --help 2>&1 | grep -m1 -o 'dwarfsck ([^)]*)' || echo "$REF_DWARFS")"
