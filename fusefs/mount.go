@@ -1,7 +1,6 @@
 package fusefs
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/source"
-	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 )
@@ -46,9 +44,11 @@ type Config struct {
 	LimitMemory bool
 }
 
-// driver is the per-mount state shared by all nodes.
+// driver is the per-mount state.
 type driver struct {
 	src     Source
+	root    uint32       // the source's root inode
+	ninodes uint64       // inodes in the source; node ids above are invalid
 	opts    MountOptions // with defaults applied
 	blksize uint32
 	ahead   int64 // bytes to prefetch once a sequential reader is detected
@@ -62,15 +62,6 @@ type driver struct {
 
 	fold     *foldIndex // case_insensitive lookups (nil: exact)
 	analysis *analysis  // records opened files (nil: off)
-}
-
-// denied implements allow_root for requests from other users.
-func (d *driver) denied(ctx context.Context) bool {
-	if !d.rootOnly {
-		return false
-	}
-	c, ok := fuse.FromContext(ctx)
-	return ok && c.Uid != 0 && c.Uid != d.owner
 }
 
 func (d *driver) perfReport() string {
@@ -117,7 +108,7 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mount point %s: %w", dir, syscall.ENOTDIR)
 	}
 	info := src.Info()
-	d := &driver{src: src, opts: o, pid: os.Getpid()}
+	d := &driver{src: src, opts: o, pid: os.Getpid(), root: src.Root(), ninodes: info.InodeCount}
 	d.blksize = uint32(min(max(o.BlockSize, 512), 1<<30))
 	if o.CaseInsensitive {
 		d.fold = newFoldIndex(src)
@@ -165,45 +156,35 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	// caller check in the driver, as in libfuse.
 	d.rootOnly = o.AllowRoot && !o.AllowOther
 	d.owner = uint32(os.Geteuid())
-	timeout := kernelTimeout
-	fo := &fs.Options{
-		MountOptions: fuse.MountOptions{
-			AllowOther:  o.AllowOther || o.AllowRoot,
-			Options:     kopts,
-			FsName:      fsname,
-			Name:        name,
-			Debug:       cfg.Debug,
-			DirectMount: direct,
-			// Reads can block on decompression; let the kernel keep
-			// several of them in flight.
-			MaxBackground: 64,
-			MaxWrite:      1 << 20,
-			MaxReadAhead:  1 << 20,
-			// The image never changes: symlink targets can stay in the
-			// kernel's page cache like file contents.
-			EnableSymlinkCaching: true,
-			// With kernel ACL support the kernel keeps each inode's
-			// (absent) ACL instead of asking again for every ls -l;
-			// the kernel then also checks permissions itself, so only
-			// when default_permissions asked for that anyway.
-			EnableAcl: o.DefaultPermissions,
-		},
-		EntryTimeout:    &timeout,
-		AttrTimeout:     &timeout,
-		NegativeTimeout: &timeout,
-		NullPermissions: true,
-		RootStableAttr:  &fs.StableAttr{Ino: uint64(src.Root()) + 1},
+	mo := &fuse.MountOptions{
+		AllowOther:  o.AllowOther || o.AllowRoot,
+		Options:     kopts,
+		FsName:      fsname,
+		Name:        name,
+		Debug:       cfg.Debug,
+		DirectMount: direct,
+		// Reads can block on decompression; let the kernel keep
+		// several of them in flight.
+		MaxBackground: 64,
+		MaxWrite:      1 << 20,
+		MaxReadAhead:  1 << 20,
+		// The image never changes: symlink targets can stay in the
+		// kernel's page cache like file contents.
+		EnableSymlinkCaching: true,
+		// With kernel ACL support the kernel keeps each inode's
+		// (absent) ACL instead of asking again for every ls -l;
+		// the kernel then also checks permissions itself, so only
+		// when default_permissions asked for that anyway.
+		EnableAcl: o.DefaultPermissions,
 	}
 	if !cfg.Debug {
 		// go-fuse logs expected races (e.g. replies to interrupted
 		// requests) that would only confuse users.
-		fo.Logger = log.New(io.Discard, "", 0)
-		fo.MountOptions.Logger = fo.Logger
+		mo.Logger = log.New(io.Discard, "", 0)
 	}
-	root := &node{d: d, ino: src.Root()}
-	// The node file system is wrapped to count the requests that reach
-	// the driver (perfmon's fuse.requests).
-	var raw fuse.RawFileSystem = countingFS{RawFileSystem: fs.NewNodeFS(root, fo), n: &d.perf.ops, noLabels: !d.rootOnly}
+	// The file system is wrapped to count the requests that reach the
+	// driver (perfmon's fuse.requests).
+	var raw fuse.RawFileSystem = countingFS{RawFileSystem: newRawFS(d), n: &d.perf.ops}
 	if o.MaxThreads > 0 {
 		raw = limitFS{RawFileSystem: raw, sem: make(chan struct{}, o.MaxThreads)}
 	}
@@ -212,16 +193,16 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	if o.AutoUnmount {
 		// fusermount3 does the mount, also as root: only it can
 		// unmount after this process is gone.
-		fo.MountOptions.DirectMount = false
+		mo.DirectMount = false
 		direct = false
-		fd, h, err := mountAutoUnmount(dir, &fo.MountOptions)
+		fd, h, err := mountAutoUnmount(dir, mo)
 		if err != nil {
 			return nil, fmt.Errorf("mount %s: %w", dir, err)
 		}
 		helper = h
 		mountAt = fmt.Sprintf("/dev/fd/%d", fd)
 	}
-	fsrv, err := fuse.NewServer(raw, mountAt, &fo.MountOptions)
+	fsrv, err := fuse.NewServer(raw, mountAt, mo)
 	if err == nil {
 		go fsrv.Serve()
 		err = fsrv.WaitMount()

@@ -1,6 +1,8 @@
 // Package fusefs is the FUSE driver for DwarFS images, built on the
-// go-fuse/v2 node API. The image is immutable, so the kernel is allowed to
-// cache entries, attributes and page contents for a long time.
+// go-fuse/v2 raw protocol API: the kernel's node ids are the image's inode
+// numbers, so the driver keeps no state per inode the kernel knows. The
+// image is immutable, so the kernel is allowed to cache entries,
+// attributes, listings and page contents for a long time.
 //
 // Inode numbers: the image numbers inodes from 0 (the root is usually 0);
 // the driver reports st_ino = image inode + 1 so the root gets FUSE's

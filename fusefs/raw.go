@@ -1,0 +1,767 @@
+package fusefs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// Extended attribute names served by the driver.
+const (
+	XattrPid       = "user.dwarfs.driver.pid"
+	XattrPerfmon   = "user.dwarfs.driver.perfmon"
+	XattrInodeInfo = "user.dwarfs.inodeinfo"
+	// XattrRemote holds the transfer counters (JSON) of an image mounted
+	// from a URL.
+	XattrRemote = "user.dwarfs.driver.remote"
+)
+
+// generation is the generation number of every node: the image never
+// changes, so a node id never names a different file.
+const generation = 1
+
+// rawFS serves the image on go-fuse's raw protocol API. The kernel's node
+// id is derived from the image inode number (nodeID), so nothing is kept
+// per inode the kernel knows: LOOKUP is a binary search in the
+// directory's sorted entries, GETATTR reads the inode table, and FORGET
+// has nothing to release. The only state is the open files and
+// directories.
+type rawFS struct {
+	fuse.RawFileSystem // ENOSYS for what an image cannot do
+	d                  *driver
+	files              handleTable[*handle]
+	dirs               handleTable[*dirHandle]
+}
+
+var _ fuse.RawFileSystem = (*rawFS)(nil)
+
+func newRawFS(d *driver) *rawFS {
+	return &rawFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), d: d}
+}
+
+// handleTable maps the kernel's file handles to open files.
+type handleTable[T any] struct {
+	mu   sync.Mutex
+	m    map[uint64]T
+	next uint64
+}
+
+func (t *handleTable[T]) add(v T) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[uint64]T{}
+	}
+	t.next++
+	t.m[t.next] = v
+	return t.next
+}
+
+func (t *handleTable[T]) get(fh uint64) (T, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v, ok := t.m[fh]
+	return v, ok
+}
+
+func (t *handleTable[T]) remove(fh uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, fh)
+}
+
+func (t *handleTable[T]) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
+// nodeID is the kernel's node id of image inode ino. The root must be
+// FUSE_ROOT_ID (1); image roots are inode 0, so the id is ino+1, with
+// the root and inode 0 swapping places should a source's root differ.
+func (d *driver) nodeID(ino uint32) uint64 {
+	switch ino {
+	case d.root:
+		return fuse.FUSE_ROOT_ID
+	case 0:
+		return uint64(d.root) + 1
+	}
+	return uint64(ino) + 1
+}
+
+// inode is the image inode of a kernel node id; ok is false for ids no
+// inode can have.
+func (d *driver) inode(id uint64) (uint32, bool) {
+	if id == 0 || id > uint64(d.ninodes) {
+		return 0, false
+	}
+	switch id {
+	case fuse.FUSE_ROOT_ID:
+		return d.root, true
+	case uint64(d.root) + 1:
+		return 0, true
+	}
+	return uint32(id - 1), true
+}
+
+// toErrno maps library errors to an errno for the kernel.
+func toErrno(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	// The kernel interrupted the request; it discards the reply anyway.
+	if errors.Is(err, context.Canceled) {
+		return syscall.EINTR
+	}
+	return syscall.EIO
+}
+
+func status(err error) fuse.Status { return fuse.ToStatus(toErrno(err)) }
+
+// denied implements allow_root for requests from other users.
+func (d *driver) denied(c *fuse.Caller) bool {
+	return d.rootOnly && c.Uid != 0 && c.Uid != d.owner
+}
+
+// node resolves a request's node id, refusing callers allow_root
+// excludes.
+func (d *driver) node(h *fuse.InHeader) (uint32, fuse.Status) {
+	if d.denied(&h.Caller) {
+		return 0, fuse.EACCES
+	}
+	ino, ok := d.inode(h.NodeId)
+	if !ok {
+		return 0, fuse.ENOENT
+	}
+	return ino, fuse.OK
+}
+
+func (d *driver) fillAttr(ino uint32, a Attr, out *fuse.Attr) {
+	out.Ino = uint64(ino) + 1
+	out.Mode = a.Mode
+	if d.opts.ReadOnly {
+		out.Mode &^= 0o222
+	}
+	out.Size = uint64(max(a.Size, 0))
+	alloc := a.AllocatedSize
+	if alloc == 0 && !a.Sparse && a.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		alloc = a.Size
+	}
+	out.Blocks = uint64(max(alloc, 0)+511) / 512
+	out.Blksize = d.blksize
+	out.Nlink = 1
+	if d.opts.EnableNlink && a.Nlink > 0 {
+		out.Nlink = a.Nlink
+	}
+	out.Uid, out.Gid = a.UID, a.GID
+	if d.opts.UID != nil {
+		out.Uid = *d.opts.UID
+	}
+	if d.opts.GID != nil {
+		out.Gid = *d.opts.GID
+	}
+	out.Atime, out.Atimensec = uint64(a.Atime.Sec), a.Atime.Nsec
+	out.Mtime, out.Mtimensec = uint64(a.Mtime.Sec), a.Mtime.Nsec
+	out.Ctime, out.Ctimensec = uint64(a.Ctime.Sec), a.Ctime.Nsec
+	// FUSE carries rdev as the kernel's 32-bit new_encode_dev() form.
+	maj, mnr := unix.Major(a.Rdev), unix.Minor(a.Rdev)
+	out.Rdev = mnr&0xff | maj<<8 | (mnr&^0xff)<<12
+}
+
+// fillEntry answers a lookup of ino: the node id, its attributes and how
+// long the kernel may keep both.
+func (d *driver) fillEntry(ino uint32, a Attr, out *fuse.EntryOut) {
+	out.NodeId = d.nodeID(ino)
+	out.Generation = generation
+	d.fillAttr(ino, a, &out.Attr)
+	out.SetEntryTimeout(kernelTimeout)
+	out.SetAttrTimeout(kernelTimeout)
+}
+
+// lookup finds name in dir, ignoring case with case_insensitive; it
+// also returns the entry's own name.
+func (d *driver) lookup(dir uint32, name string) (uint32, string, bool) {
+	if d.fold != nil {
+		e, ok := d.fold.lookup(dir, name)
+		return e.Ino, e.Name, ok
+	}
+	ino, ok := d.src.Lookup(dir, name)
+	return ino, name, ok
+}
+
+func (r *rawFS) String() string { return "dwarfs" }
+
+func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	d := r.d
+	dir, st := d.node(h)
+	if !st.Ok() {
+		return st
+	}
+	d.perf.lookups.Add(1)
+	ino, real, ok := d.lookup(dir, name)
+	if !ok {
+		// A negative entry: node id 0 with a timeout tells the kernel
+		// to remember that the name does not exist.
+		*out = fuse.EntryOut{}
+		out.SetEntryTimeout(kernelTimeout)
+		return fuse.OK
+	}
+	a, err := d.src.Stat(ino)
+	if err != nil {
+		return status(err)
+	}
+	if d.analysis != nil {
+		d.analysis.lookedUp(dir, real, ino, a.Mode)
+	}
+	d.fillEntry(ino, a, out)
+	return fuse.OK
+}
+
+// Forget has nothing to do: no state is kept per node.
+func (r *rawFS) Forget(nodeid, nlookup uint64) {}
+
+func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	ino, st := r.d.node(&in.InHeader)
+	if !st.Ok() {
+		return st
+	}
+	a, err := r.d.src.Stat(ino)
+	if err != nil {
+		return status(err)
+	}
+	r.d.fillAttr(ino, a, &out.Attr)
+	out.SetTimeout(kernelTimeout)
+	return fuse.OK
+}
+
+// Statx is GetAttr plus the birth time, which images made with
+// --keep-all-times can carry and plain stat(2) cannot report.
+func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
+	ino, st := r.d.node(&in.InHeader)
+	if !st.Ok() {
+		return st
+	}
+	a, err := r.d.src.Stat(ino)
+	if err != nil {
+		return status(err)
+	}
+	var at fuse.Attr
+	r.d.fillAttr(ino, a, &at)
+	sx := &out.Statx
+	sx.Mask = unix.STATX_BASIC_STATS
+	sx.Blksize = at.Blksize
+	sx.Nlink = at.Nlink
+	sx.Uid, sx.Gid = at.Uid, at.Gid
+	sx.Mode = uint16(at.Mode)
+	sx.Ino = at.Ino
+	sx.Size = at.Size
+	sx.Blocks = at.Blocks
+	sx.Atime = fuse.SxTime{Sec: at.Atime, Nsec: at.Atimensec}
+	sx.Mtime = fuse.SxTime{Sec: at.Mtime, Nsec: at.Mtimensec}
+	sx.Ctime = fuse.SxTime{Sec: at.Ctime, Nsec: at.Ctimensec}
+	if a.HasBtime {
+		sx.Mask |= unix.STATX_BTIME
+		sx.Btime = fuse.SxTime{Sec: uint64(a.Btime.Sec), Nsec: a.Btime.Nsec}
+	}
+	sx.RdevMajor, sx.RdevMinor = unix.Major(a.Rdev), unix.Minor(a.Rdev)
+	out.SetTimeout(kernelTimeout)
+	return fuse.OK
+}
+
+// Access checks the mode bits (without default_permissions the kernel
+// leaves that to the driver); root may read and search anything, and
+// execute what anyone may execute.
+func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
+	ino, st := r.d.node(&in.InHeader)
+	if !st.Ok() {
+		return st
+	}
+	a, err := r.d.src.Stat(ino)
+	if err != nil {
+		return status(err)
+	}
+	var at fuse.Attr
+	r.d.fillAttr(ino, a, &at)
+	if !hasAccess(in.Uid, in.Gid, at.Uid, at.Gid, at.Mode, in.Mask) {
+		return fuse.EACCES
+	}
+	return fuse.OK
+}
+
+// hasAccess is the classic owner/group/other permission check (without
+// supplementary groups, which FUSE does not pass).
+func hasAccess(uid, gid, fuid, fgid, mode, mask uint32) bool {
+	mask &= 7
+	if uid == 0 {
+		// Root needs an execute bit somewhere to execute.
+		return mask&1 == 0 || mode&0o111 != 0
+	}
+	var perm uint32
+	switch {
+	case uid == fuid:
+		perm = mode >> 6
+	case gid == fgid:
+		perm = mode >> 3
+	default:
+		perm = mode
+	}
+	return perm&mask == mask
+}
+
+func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
+	ino, st := r.d.node(h)
+	if !st.Ok() {
+		return nil, st
+	}
+	s, err := r.d.src.Readlink(ino)
+	if err != nil {
+		return nil, status(err)
+	}
+	return []byte(s), fuse.OK
+}
+
+// dirHandle is an open directory: its listing, made on the first read
+// and dropped when the directory is closed.
+type dirHandle struct {
+	ino  uint32
+	mu   sync.Mutex
+	ents []DirEntry
+	read bool
+}
+
+// OpenDir opens a directory with FOPEN_CACHE_DIR and FOPEN_KEEP_CACHE:
+// the image never changes, so the kernel keeps the listing in its page
+// cache and serves later readdirs of the directory without asking the
+// driver.
+func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	ino, st := r.d.node(&in.InHeader)
+	if !st.Ok() {
+		return st
+	}
+	a, err := r.d.src.Stat(ino)
+	if err != nil {
+		return status(err)
+	}
+	if a.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return fuse.ENOTDIR
+	}
+	out.Fh = r.dirs.add(&dirHandle{ino: ino})
+	out.OpenFlags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	return fuse.OK
+}
+
+func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) { r.dirs.remove(in.Fh) }
+
+func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	return r.readDir(in, out, false)
+}
+
+func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	return r.readDir(in, out, true)
+}
+
+// Directory offsets: 1 and 2 follow "." and "..", 3+i follows entry i;
+// a read at offset o continues after the entry that ended at o, so the
+// listing needs no cursor and any offset the kernel kept stays valid.
+const dotEntries = 2
+
+func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
+	d := r.d
+	ino, st := d.node(&in.InHeader)
+	if !st.Ok() {
+		return st
+	}
+	dh, ok := r.dirs.get(in.Fh)
+	if !ok || dh.ino != ino {
+		// A read without OPENDIR's handle (go-fuse allows this):
+		// list for this request only.
+		dh = &dirHandle{ino: ino}
+	}
+	dh.mu.Lock()
+	defer dh.mu.Unlock()
+	if !dh.read {
+		d.perf.readdirs.Add(1)
+		ents, err := d.src.ReadDir(ino)
+		if err != nil {
+			return status(err)
+		}
+		dh.ents, dh.read = ents, true
+	}
+	off := in.Offset
+	for ; off < dotEntries; off++ {
+		e := fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR, Ino: uint64(ino) + 1, Off: off + 1}
+		if off == 1 {
+			e.Name, e.Ino = "..", fuse.FUSE_UNKNOWN_INO
+		}
+		// The kernel links neither dot entry, so READDIRPLUS leaves
+		// their entry out empty.
+		if plus {
+			if out.AddDirLookupEntry(e) == nil {
+				return fuse.OK
+			}
+		} else if !out.AddDirEntry(e) {
+			return fuse.OK
+		}
+	}
+	for i := int(off - dotEntries); i < len(dh.ents); i++ {
+		e := dh.ents[i]
+		a, err := d.src.Stat(e.Ino)
+		if err != nil {
+			if i == int(in.Offset)-dotEntries {
+				return status(err)
+			}
+			// Report it when the kernel asks from this entry on.
+			return fuse.OK
+		}
+		de := fuse.DirEntry{Name: e.Name, Mode: a.Mode, Ino: uint64(e.Ino) + 1, Off: uint64(i) + dotEntries + 1}
+		if !plus {
+			if !out.AddDirEntry(de) {
+				break
+			}
+			continue
+		}
+		eo := out.AddDirLookupEntry(de)
+		if eo == nil {
+			break
+		}
+		if d.analysis != nil {
+			d.analysis.lookedUp(ino, e.Name, e.Ino, a.Mode)
+		}
+		d.fillEntry(e.Ino, a, eo)
+	}
+	return fuse.OK
+}
+
+// handle is an open file: the Source's File, which keeps the file's chunk
+// list and offset index, and the sequential-access detector state, which
+// is per open file like the kernel's own readahead state.
+type handle struct {
+	ino     uint32
+	f       File
+	mu      sync.Mutex
+	nextOff int64 // offset right after the previous read
+	seqRun  int   // consecutive reads that continued the previous one
+	pfEnd   int64 // prefetch issued up to here
+}
+
+func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	d := r.d
+	ino, st := d.node(&in.InHeader)
+	if !st.Ok() {
+		return st
+	}
+	if in.Flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
+		return fuse.EROFS
+	}
+	file, err := d.src.Open(ino)
+	if err != nil {
+		return status(err)
+	}
+	if d.analysis != nil {
+		d.analysis.open(ino)
+	}
+	cache := !d.opts.NoCacheFiles
+	if cache && !d.opts.CacheSparse {
+		// no_cache_sparse (the default): sparse files are mostly
+		// zeros and often huge; keeping them in the page cache
+		// only displaces useful pages.
+		if a, err := d.src.Stat(ino); err == nil && a.Sparse {
+			cache = false
+		}
+	}
+	out.OpenFlags = fuse.FOPEN_DIRECT_IO
+	if cache {
+		out.OpenFlags = fuse.FOPEN_KEEP_CACHE
+	}
+	out.Fh = r.files.add(&handle{ino: ino, f: file, nextOff: -1})
+	return fuse.OK
+}
+
+func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) { r.files.remove(in.Fh) }
+
+func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status { return fuse.OK }
+
+// openHandle returns the open file of a request. The kernel passes the
+// handle that Open returned; a request without one gets a file opened
+// for this request only.
+func (r *rawFS) openHandle(h *fuse.InHeader, fh uint64) (*handle, fuse.Status) {
+	ino, st := r.d.node(h)
+	if !st.Ok() {
+		return nil, st
+	}
+	if hd, ok := r.files.get(fh); ok && hd.ino == ino {
+		return hd, fuse.OK
+	}
+	file, err := r.d.src.Open(ino)
+	if err != nil {
+		return nil, status(err)
+	}
+	return &handle{ino: ino, f: file, nextOff: -1}, fuse.OK
+}
+
+func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	start := time.Now()
+	d := r.d
+	d.perf.reads.Add(1)
+	h, st := r.openHandle(&in.InHeader, in.Fh)
+	if !st.Ok() {
+		d.perf.readErrors.Add(1)
+		return nil, st
+	}
+	if uint64(len(buf)) > uint64(in.Size) {
+		buf = buf[:in.Size]
+	}
+	ctx := &fuse.Context{Caller: in.Caller, Cancel: cancel}
+	n, err := h.f.ReadAt(ctx, buf, int64(in.Offset))
+	if err != nil && !errors.Is(err, io.EOF) {
+		d.perf.readErrors.Add(1)
+		return nil, status(err)
+	}
+	d.perf.readBytes.Add(int64(n))
+	if n > 0 {
+		d.noteRead(h, int64(in.Offset), int64(n))
+	}
+	d.perf.readLat.add(time.Since(start))
+	return fuse.ReadResultData(buf[:n]), fuse.OK
+}
+
+// noteRead runs the sequential-access detector: after seq_detector reads
+// that each start where the previous one ended, prefetch ahead so the next
+// block is decompressed before the reader needs it.
+func (d *driver) noteRead(h *handle, off, n int64) {
+	if d.opts.SeqDetector <= 0 {
+		return
+	}
+	h.mu.Lock()
+	if off == h.nextOff {
+		h.seqRun++
+	} else {
+		h.seqRun = 0
+		h.pfEnd = 0
+	}
+	end := off + n
+	h.nextOff = end
+	var pfOff, pfLen int64
+	if h.seqRun >= d.opts.SeqDetector {
+		want := end + d.ahead
+		if want > h.pfEnd {
+			pfOff = max(end, h.pfEnd)
+			pfLen = want - pfOff
+			h.pfEnd = want
+		}
+	}
+	trigger := h.seqRun == d.opts.SeqDetector
+	h.mu.Unlock()
+	if trigger {
+		d.perf.seqTriggers.Add(1)
+	}
+	if pfLen > 0 {
+		d.perf.prefetches.Add(1)
+		h.f.Prefetch(pfOff, pfLen)
+	}
+}
+
+func (r *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
+	ino, st := r.d.node(&in.InHeader)
+	if !st.Ok() {
+		return st
+	}
+	a, err := r.d.src.Stat(ino)
+	if err != nil {
+		return status(err)
+	}
+	o := int64(in.Offset)
+	if o < 0 || o >= a.Size {
+		return fuse.Status(syscall.ENXIO)
+	}
+	h, st := r.openHandle(&in.InHeader, in.Fh)
+	if !st.Ok() {
+		return st
+	}
+	var res int64
+	switch in.Whence {
+	case unix.SEEK_DATA:
+		res, err = h.f.SeekData(o)
+	case unix.SEEK_HOLE:
+		res, err = h.f.SeekHole(o)
+	default:
+		return fuse.EINVAL
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return fuse.Status(syscall.ENXIO)
+		}
+		return status(err)
+	}
+	out.Offset = uint64(res)
+	return fuse.OK
+}
+
+func (r *rawFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
+	if r.d.denied(&h.Caller) {
+		return fuse.EACCES
+	}
+	info := r.d.src.Info()
+	// Like the reference, report byte-granular sizes: f_frsize 1 and the
+	// total as the original filesystem size; nothing is free.
+	out.Bsize = max(info.BlockSize, 1)
+	out.Frsize = 1
+	out.Blocks = info.TotalSize
+	out.Files = info.InodeCount
+	out.NameLen = 255
+	return fuse.OK
+}
+
+func (d *driver) xattrNames(ino uint32) []string {
+	if ino == d.root {
+		if _, ok := d.remoteStats(); ok {
+			return []string{XattrPid, XattrPerfmon, XattrRemote, XattrInodeInfo}
+		}
+		return []string{XattrPid, XattrPerfmon, XattrInodeInfo}
+	}
+	return []string{XattrInodeInfo}
+}
+
+func (d *driver) xattrValue(ino uint32, name string) ([]byte, fuse.Status) {
+	isRoot := ino == d.root
+	switch {
+	case name == XattrPid && isRoot:
+		return []byte(strconv.Itoa(d.pid)), fuse.OK
+	case name == XattrPerfmon && isRoot:
+		return []byte(d.perfReport()), fuse.OK
+	case name == XattrRemote && isRoot:
+		st, ok := d.remoteStats()
+		if !ok {
+			return nil, fuse.ENODATA
+		}
+		b, err := json.Marshal(st)
+		if err != nil {
+			return nil, fuse.EIO
+		}
+		return b, fuse.OK
+	case name == XattrInodeInfo:
+		info, err := d.src.InodeInfo(ino)
+		if err != nil {
+			return nil, status(err)
+		}
+		b, err := json.Marshal(info)
+		if err != nil {
+			return nil, fuse.EIO
+		}
+		return b, fuse.OK
+	}
+	return nil, fuse.ENODATA
+}
+
+// GetXAttr answers a size probe (empty dest) with the value's size and
+// a short buffer with ERANGE.
+func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	ino, st := r.d.node(h)
+	if !st.Ok() {
+		return 0, st
+	}
+	if strings.HasPrefix(attr, "security.") || strings.HasPrefix(attr, "system.") {
+		// Images carry no security labels or ACLs.
+		return 0, fuse.ENODATA
+	}
+	v, st := r.d.xattrValue(ino, attr)
+	if !st.Ok() {
+		return 0, st
+	}
+	return xattrReply(v, dest)
+}
+
+func (r *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
+	ino, st := r.d.node(h)
+	if !st.Ok() {
+		return 0, st
+	}
+	var buf []byte
+	for _, s := range r.d.xattrNames(ino) {
+		buf = append(buf, s...)
+		buf = append(buf, 0)
+	}
+	return xattrReply(buf, dest)
+}
+
+func xattrReply(v, dest []byte) (uint32, fuse.Status) {
+	if len(dest) == 0 {
+		return uint32(len(v)), fuse.OK
+	}
+	if len(dest) < len(v) {
+		return uint32(len(v)), fuse.ERANGE
+	}
+	return uint32(copy(dest, v)), fuse.OK
+}
+
+// Everything that would modify the image fails with EROFS (the mount is
+// also flagged read-only, so the kernel usually rejects these first).
+
+func (r *rawFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
+	return fuse.EROFS
+}
+
+func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+	return 0, fuse.EROFS
+}
+
+func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
+	return fuse.EROFS
+}
