@@ -12,3 +12,10 @@ func RequestCounts(s *Server) map[string]int64 {
 
 // CacheStatsOf returns the block cache counters of the mounted source.
 func CacheStatsOf(s *Server) CacheStats { return s.d.src.CacheStats() }
+
+// OpenHandles returns how many files and directories the kernel holds
+// open on the mount: the only state the driver keeps besides the image.
+func OpenHandles(s *Server) (files, dirs int) {
+	r := s.raw
+	return r.files.len(), r.dirs.len()
+}

@@ -87,6 +87,7 @@ func (d *driver) remoteStats() (source.Stats, bool) {
 type Server struct {
 	fuse    *fuse.Server
 	d       *driver
+	raw     *rawFS
 	dir     string
 	stderr  io.Writer
 	perfOut bool
@@ -176,6 +177,10 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		// the kernel then also checks permissions itself, so only
 		// when default_permissions asked for that anyway.
 		EnableAcl: o.DefaultPermissions,
+		// READDIRPLUS only where it pays: for the first part of a
+		// listing and after a lookup in the directory (ls -l), not
+		// for every entry a find walks past.
+		ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
 	}
 	if !cfg.Debug {
 		// go-fuse logs expected races (e.g. replies to interrupted
@@ -184,7 +189,8 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	}
 	// The file system is wrapped to count the requests that reach the
 	// driver (perfmon's fuse.requests).
-	var raw fuse.RawFileSystem = countingFS{RawFileSystem: newRawFS(d), n: &d.perf.ops}
+	rfs := newRawFS(d)
+	var raw fuse.RawFileSystem = countingFS{RawFileSystem: rfs, n: &d.perf.ops}
 	if o.MaxThreads > 0 {
 		raw = limitFS{RawFileSystem: raw, sem: make(chan struct{}, o.MaxThreads)}
 	}
@@ -215,7 +221,7 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	s := &Server{
-		fuse: fsrv, d: d, dir: dir, direct: direct, helper: helper,
+		fuse: fsrv, d: d, raw: rfs, dir: dir, direct: direct, helper: helper,
 		stderr:  cfg.Stderr,
 		perfOut: o.Perfmon || cfg.Debug,
 		stop:    make(chan struct{}),
