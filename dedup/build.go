@@ -20,6 +20,7 @@ type builder struct {
 	segBuf []byte
 	// blockCats is the category of each block written, by block number.
 	blockCats []category
+	cz        *categorizers // nil: none
 }
 
 // Build scans opt.Input, writes all blocks to sink (in block-number order)
@@ -54,6 +55,9 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	if opt.OpenFile == nil {
 		opt.OpenFile = os.Open
 	}
+	if err := opt.checkCategorize(); err != nil {
+		return nil, Stats{}, err
+	}
 	b := &builder{opt: &opt}
 	b.bufs.New = func() any { buf := make([]byte, 1<<20); return &buf }
 	warn := func(format string, args ...any) {
@@ -77,6 +81,9 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	}
 	files := b.collect(root)
 	b.verbosef("found %d regular files [%v]", len(files), since(&t0))
+	if b.cz, err = b.newCategorizers(root); err != nil {
+		return nil, b.stats, err
+	}
 	hashOn := opt.FileHash != nil
 	if files, err = b.scanFiles(ctx, files); err != nil {
 		return nil, b.stats, err
@@ -94,6 +101,7 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 		}
 	}
 	order := b.number(root, files, hashOn)
+	b.cz.applyHotness(order.unique)
 	b.verbosef("%d distinct contents, %d duplicate files (%d bytes)", len(order.unique), b.stats.DupFiles, b.stats.DupBytes)
 	if b.opt.Debugf != nil {
 		for _, c := range order.unique {

@@ -2,7 +2,10 @@ package dedup
 
 import (
 	"fmt"
+	"io"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -12,10 +15,11 @@ import (
 const (
 	CategoryDefault        = "<default>"
 	CategoryIncompressible = "incompressible"
+	CategoryHotness        = "hotness"
 )
 
 // Categorizers lists the categorizers godwarfs implements (--categorize).
-var Categorizers = []string{"incompressible"}
+var Categorizers = []string{"hotness", "incompressible"}
 
 // ReferenceCategories are the categories the reference mkdwarfs's
 // categorizers emit. Per-category options may name any of them, as with
@@ -33,9 +37,76 @@ type category uint8
 const (
 	catDefault category = iota
 	catIncompressible
+	catHotness
 )
 
-var categoryNames = []string{CategoryDefault, CategoryIncompressible}
+var categoryNames = []string{CategoryDefault, CategoryIncompressible, CategoryHotness}
+
+// checkCategorize validates Options.Categorize.
+func (opt *Options) checkCategorize() error {
+	for i, name := range opt.Categorize {
+		if !slices.Contains(Categorizers, name) {
+			return fmt.Errorf("unknown categorizer %q (supported: %s)", name, strings.Join(Categorizers, ", "))
+		}
+		if slices.Contains(opt.Categorize[:i], name) {
+			return fmt.Errorf("categorizer %q given twice", name)
+		}
+	}
+	return nil
+}
+
+// categorizerIndex returns the position of the named categorizer in
+// opt.Categorize, or -1 when it is not enabled.
+func (opt *Options) categorizerIndex(name string) int {
+	return slices.Index(opt.Categorize, name)
+}
+
+// rank orders categories as the reference numbers them: the default
+// category first, then each categorizer's in --categorize order. It breaks
+// ties between equally large categories in category_names.
+func (opt *Options) rank(c category) int {
+	if c == catDefault {
+		return 0
+	}
+	return 1 + opt.categorizerIndex(categoryNames[c])
+}
+
+// HotnessOptions hold the hotness categorizer's list: the files whose data
+// goes into the hotness category, so that it is stored together and a
+// mount can preload it (the dwarfs driver's analysis_file and
+// preload_category options).
+type HotnessOptions struct {
+	// Paths are slash-separated and relative to Input, as
+	// ReadHotnessList returns them.
+	Paths []string
+}
+
+// ReadHotnessList reads a hotness list as the reference mkdwarfs does: one
+// path a line, relative to the input directory, leading slashes ignored
+// (so the dwarfs driver's analysis_file, which lists paths from the mount
+// root, can be used as it is). Paths are not otherwise normalised; a path
+// that names no file is ignored. Empty lines are skipped; a path listed
+// twice is an error.
+func ReadHotnessList(r io.Reader) ([]string, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		p := strings.TrimLeft(line, "/")
+		if p == "" {
+			continue
+		}
+		if seen[p] {
+			return nil, fmt.Errorf("duplicate path in hotness list: '%s'", line)
+		}
+		seen[p] = true
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
 
 // IncompressibleOptions configure the incompressible categorizer
 // (--incompressible-*): data is compressed with a fast zstd level in
@@ -202,16 +273,112 @@ func (f *fileCat) hole(n int64) {
 }
 
 // result returns the file's fragments; nil means the whole file is in the
-// default category.
-func (f *fileCat) result() ([]fragment, error) {
+// default category. claimed says whether the categorizer claimed the file
+// as the reference's does, which decides whether a categorizer after it
+// in --categorize gets it: in whole-file mode only when some of it is
+// incompressible or the file has holes; with Fragments, any file it read.
+func (f *fileCat) result() (frags []fragment, claimed bool, err error) {
 	f.frags = append(f.frags, f.cur.result(len(f.frags) > 0)...)
 	if f.cur.firstErr != nil {
-		return nil, f.cur.firstErr
+		return nil, false, f.cur.firstErr
 	}
 	if len(f.frags) == 1 && f.frags[0].cat == catDefault {
-		return nil, nil
+		return nil, true, nil
 	}
-	return f.frags, nil
+	return f.frags, len(f.frags) > 0, nil
+}
+
+// categorizers runs the enabled categorizers on the files as they are
+// scanned.
+type categorizers struct {
+	inc      *IncompressibleOptions
+	probe    block.Compressor // nil: no incompressible categorizer
+	hotness  bool             // the hotness categorizer is enabled
+	hotFirst bool             // hotness comes before incompressible
+}
+
+// newCategorizers sets up the categorizers (none with --hollow, which
+// stores no data) and marks the regular files the hotness list names,
+// with the reference's warnings about a hotness categorizer without a
+// list.
+func (b *builder) newCategorizers(root *entry) (*categorizers, error) {
+	cz := &categorizers{}
+	opt := b.opt
+	if opt.Hollow {
+		return cz, nil
+	}
+	inc, hot := opt.categorizerIndex(CategoryIncompressible), opt.categorizerIndex(CategoryHotness)
+	if inc >= 0 {
+		io := opt.Incompressible
+		if io == nil {
+			d := DefaultIncompressible()
+			io = &d
+		}
+		probe, err := newProbe(io)
+		if err != nil {
+			return nil, err
+		}
+		cz.inc, cz.probe = io, probe
+	}
+	if hot < 0 {
+		return cz, nil
+	}
+	cz.hotness, cz.hotFirst = true, inc < 0 || hot < inc
+	switch {
+	case opt.Hotness == nil:
+		b.sc.warn("hotness categorizer: no hotness list provided")
+		return cz, nil
+	case len(opt.Hotness.Paths) == 0:
+		b.sc.warn("hotness categorizer: empty hotness list")
+		return cz, nil
+	}
+	listed := make(map[string]bool, len(opt.Hotness.Paths))
+	for _, p := range opt.Hotness.Paths {
+		listed[p] = true
+	}
+	found := 0
+	var visit func(e *entry)
+	visit = func(e *entry) {
+		if e.ino.kind == kReg && listed[e.rel] {
+			e.ino.hot = true
+			found++
+			b.debugf("hotness categorizer: %s is listed", e.rel)
+		}
+		for _, c := range e.children {
+			visit(c)
+		}
+	}
+	visit(root)
+	b.verbosef("hotness categorizer: %d of the %d listed paths are regular files in the input", found, len(opt.Hotness.Paths))
+	return cz, nil
+}
+
+// start returns the incompressible categorizer's job for a file (nil: it
+// does not run on the file). When hotness comes first in --categorize, a
+// listed file is not examined: it is hot whatever its data.
+func (cz *categorizers) start(f *inode) *fileCat {
+	if cz == nil || cz.probe == nil || f.size == 0 || f.size < cz.inc.MinInputSize || (f.hot && cz.hotFirst) {
+		return nil
+	}
+	return newFileCat(cz.inc, cz.probe)
+}
+
+// applyHotness puts the contents of listed files into the hotness category
+// unless a categorizer before hotness in --categorize claimed them. A
+// content stored once for several paths is hot when any of them is
+// listed (the reference decides by the first path it scanned).
+func (cz *categorizers) applyHotness(contents []*content) {
+	if cz == nil || !cz.hotness {
+		return
+	}
+	for _, c := range contents {
+		if c.size == 0 || !slices.ContainsFunc(c.inodes, func(in *inode) bool { return in.hot }) {
+			continue
+		}
+		if cz.hotFirst || !c.rep.claimed {
+			c.rep.frags = []fragment{{catHotness, c.size}}
+		}
+	}
 }
 
 // contentFragments returns c's fragments, a single default one when the
@@ -225,8 +392,9 @@ func (c *content) fragments() []fragment {
 
 // categoryPlan is the order in which category streams are written (by
 // name, as the reference sorts them) and the order of category_names (by
-// total fragment size, largest first, as the reference lists them).
-func categoryPlan(contents []*content) (streams, names []category) {
+// total fragment size, largest first, as the reference lists them; equal
+// sizes in the order of rank).
+func categoryPlan(contents []*content, rank func(category) int) (streams, names []category) {
 	size := map[category]int64{}
 	for _, c := range contents {
 		for _, f := range c.fragments() {
@@ -243,7 +411,7 @@ func categoryPlan(contents []*content) (streams, names []category) {
 		if size[a] != size[b] {
 			return size[a] > size[b]
 		}
-		return a < b
+		return rank(a) < rank(b)
 	})
 	return streams, names
 }
@@ -251,13 +419,13 @@ func categoryPlan(contents []*content) (streams, names []category) {
 // categoryMetadata records the categories in md as the reference does:
 // category_names lists the categories that have data (largest first),
 // block_categories gives each block's index into it, and the category
-// metadata fields are present but empty (the incompressible categorizer
-// has no metadata).
+// metadata fields are present but empty (neither the incompressible nor
+// the hotness categorizer has metadata).
 func (b *builder) categoryMetadata(md *metadata.Metadata, unique []*content) {
-	if b.opt.Incompressible == nil {
+	if len(b.opt.Categorize) == 0 {
 		return
 	}
-	_, names := categoryPlan(unique)
+	_, names := categoryPlan(unique, b.opt.rank)
 	index := map[category]uint32{}
 	md.CategoryNames = make([]string, len(names))
 	for i, cat := range names {

@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,17 +22,22 @@ func TestIncompressibleCategorizer(t *testing.T) {
 		fragments bool
 		ops       []op
 		want      []fragment
+		// claimed: a categorizer after this one in --categorize (hotness)
+		// does not get the file.
+		claimed bool
 	}{
-		{"text", false, []op{d(text)}, nil},
-		{"random", false, []op{d(random)}, []fragment{{I, 1 << 20}}},
+		{"text", false, []op{d(text)}, nil, false},
+		{"random", false, []op{d(random)}, []fragment{{I, 1 << 20}}, true},
 		// The whole file decides: 2 MiB text outweigh 1 MiB random.
-		{"mostly text", false, []op{d(text), d(random), d(text)}, nil},
-		{"mostly random", false, []op{d(random), d(text[:1000]), d(random)}, []fragment{{I, 2<<20 + 1000}}},
-		{"fragments", true, []op{d(text), d(random), d(random), d(text)}, []fragment{{D, 1 << 20}, {I, 2 << 20}, {D, 1 << 20}}},
-		{"fragments all text", true, []op{d(text), d(text)}, nil},
+		{"mostly text", false, []op{d(text), d(random), d(text)}, nil, false},
+		{"mostly random", false, []op{d(random), d(text[:1000]), d(random)}, []fragment{{I, 2<<20 + 1000}}, true},
+		{"fragments", true, []op{d(text), d(random), d(random), d(text)}, []fragment{{D, 1 << 20}, {I, 2 << 20}, {D, 1 << 20}}, true},
+		// As with the reference, fragment mode claims every file it reads.
+		{"fragments all text", true, []op{d(text), d(text)}, nil, true},
 		// Sparse files: each data extent on its own, holes default.
-		{"sparse", false, []op{h(5000), d(random), h(100), d(text)}, []fragment{{D, 5000}, {I, 1 << 20}, {D, 100}, {D, 1 << 20}}},
-		{"sparse trailing hole", false, []op{d(random), h(7)}, []fragment{{I, 1 << 20}, {D, 7}}},
+		{"sparse", false, []op{h(5000), d(random), h(100), d(text)}, []fragment{{D, 5000}, {I, 1 << 20}, {D, 100}, {D, 1 << 20}}, true},
+		{"sparse trailing hole", false, []op{d(random), h(7)}, []fragment{{I, 1 << 20}, {D, 7}}, true},
+		{"sparse text", false, []op{h(10), d(text)}, []fragment{{D, 10}, {D, 1 << 20}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			io := DefaultIncompressible()
@@ -53,12 +59,15 @@ func TestIncompressibleCategorizer(t *testing.T) {
 					}
 				}
 			}
-			got, err := fc.result()
+			got, claimed, err := fc.result()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("fragments %v, want %v", got, tc.want)
+			}
+			if claimed != tc.claimed {
+				t.Errorf("claimed %v, want %v", claimed, tc.claimed)
 			}
 		})
 	}
@@ -68,6 +77,8 @@ func TestCategoryPlan(t *testing.T) {
 	mk := func(size int64, frags ...fragment) *content {
 		return &content{rep: &inode{frags: frags}, size: size}
 	}
+	incFirst := &Options{Categorize: []string{"incompressible", "hotness"}}
+	hotFirst := &Options{Categorize: []string{"hotness", "incompressible"}}
 	// More incompressible data than default: listed first in
 	// category_names, but streamed after the default category, whose name
 	// sorts first.
@@ -77,15 +88,88 @@ func TestCategoryPlan(t *testing.T) {
 		mk(100, fragment{catIncompressible, 100}),
 		mk(30, fragment{catDefault, 10}, fragment{catIncompressible, 20}),
 	}
-	streams, names := categoryPlan(cs)
+	streams, names := categoryPlan(cs, incFirst.rank)
 	if !slices.Equal(streams, []category{catDefault, catIncompressible}) {
 		t.Errorf("streams %v", streams)
 	}
 	if !slices.Equal(names, []category{catIncompressible, catDefault}) {
 		t.Errorf("names %v", names)
 	}
-	streams, names = categoryPlan(cs[2:3])
+	streams, names = categoryPlan(cs[2:3], incFirst.rank)
 	if !slices.Equal(streams, []category{catIncompressible}) || !slices.Equal(names, streams) {
 		t.Errorf("only incompressible: streams %v names %v", streams, names)
+	}
+	// Streams by name: <default>, hotness, incompressible. Names by
+	// size, equal sizes in --categorize order after <default>.
+	cs = []*content{
+		mk(50),
+		mk(50, fragment{catHotness, 50}),
+		mk(50, fragment{catIncompressible, 50}),
+	}
+	for _, tc := range []struct {
+		opt  *Options
+		want []category
+	}{
+		{incFirst, []category{catDefault, catIncompressible, catHotness}},
+		{hotFirst, []category{catDefault, catHotness, catIncompressible}},
+	} {
+		streams, names = categoryPlan(cs, tc.opt.rank)
+		if !slices.Equal(streams, []category{catDefault, catHotness, catIncompressible}) {
+			t.Errorf("%v: streams %v", tc.opt.Categorize, streams)
+		}
+		if !slices.Equal(names, tc.want) {
+			t.Errorf("%v: names %v, want %v", tc.opt.Categorize, names, tc.want)
+		}
+	}
+}
+
+func TestReadHotnessList(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+		err      string
+	}{
+		{"analysis file", "/usr/bin/ls\n/lib/libc.so.6\n", []string{"usr/bin/ls", "lib/libc.so.6"}, ""},
+		{"relative, no final newline", "a/b\nc", []string{"a/b", "c"}, ""},
+		// Only leading slashes go; nothing else is normalised, so these
+		// match no file, as with the reference.
+		{"not normalised", "//x\n./y\nz/\nw\r\n", []string{"x", "./y", "z/", "w\r"}, ""},
+		{"empty lines skipped", "\n\na\n\n/\n", []string{"a"}, ""},
+		{"empty", "", []string{}, ""},
+		{"duplicate", "a\nb\n/a\n", nil, "duplicate path in hotness list: '/a'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadHotnessList(strings.NewReader(tc.in))
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got == nil || !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckCategorize(t *testing.T) {
+	for _, tc := range []struct {
+		list []string
+		err  string
+	}{
+		{nil, ""},
+		{[]string{"hotness", "incompressible"}, ""},
+		{[]string{"fits"}, `unknown categorizer "fits" (supported: hotness, incompressible)`},
+		{[]string{"hotness", "hotness"}, `categorizer "hotness" given twice`},
+	} {
+		o := &Options{Categorize: tc.list}
+		err := o.checkCategorize()
+		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("%q: error %v, want %q", tc.list, err, tc.err)
+		}
 	}
 }

@@ -16,8 +16,6 @@ import (
 
 	"github.com/zeebo/xxh3"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/godwarfs/godwarfs/block"
 )
 
 // FileHashes lists the supported --file-hash names.
@@ -150,14 +148,6 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			needDigest = !b.opt.Hollow
 		}
 	}
-	var probe block.Compressor
-	// --hollow stores no data, so there is nothing to categorize.
-	if io := b.opt.Incompressible; io != nil && !b.opt.Hollow {
-		var err error
-		if probe, err = newProbe(io); err != nil {
-			return nil, err
-		}
-	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, b.opt.ScannerWorkers))
 	var mu sync.Mutex
@@ -179,13 +169,10 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			if needDigest && f.size > 0 && (b.opt.MaxSimilaritySize <= 0 || f.size <= b.opt.MaxSimilaritySize) {
 				sa = &simAcc{}
 			}
-			var fc *fileCat
-			if probe != nil && f.size > 0 && f.size >= b.opt.Incompressible.MinInputSize {
-				fc = newFileCat(b.opt.Incompressible, probe)
-			}
+			fc := b.cz.start(f)
 			n, err := b.readForScan(gctx, f, h, sa, fc)
 			if err == nil && fc != nil {
-				if f.frags, err = fc.result(); err != nil {
+				if f.frags, f.claimed, err = fc.result(); err != nil {
 					err = fmt.Errorf("categorizing %s: %w", f.osPath, err)
 				}
 			}

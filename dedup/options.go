@@ -112,10 +112,17 @@ type Options struct {
 	Lookback       int // blocks searched for matches, the current one included; 0: none
 	BloomSizeShift int
 
-	// Incompressible enables the incompressible categorizer (mkdwarfs
-	// --categorize): data it finds incompressible goes into blocks of its
-	// own category. nil: no categories.
+	// Categorize enables categorizers (mkdwarfs --categorize), named as in
+	// Categorizers, in the order given: the data a categorizer claims
+	// goes into blocks of its category, and the first to claim a file
+	// wins, as with the reference. Empty: no categories.
+	Categorize []string
+	// Incompressible configures the incompressible categorizer (nil: the
+	// defaults).
 	Incompressible *IncompressibleOptions
+	// Hotness is the hotness categorizer's list (nil: no list given, so
+	// it claims nothing).
+	Hotness *HotnessOptions
 	// PerCategory overrides the order and segmenter settings per category
 	// name (CATEGORY::VALUE options).
 	PerCategory map[string]CategoryOptions

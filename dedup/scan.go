@@ -50,6 +50,8 @@ type inode struct {
 	simHash    uint32    // similarity order key
 	hasDigest  bool
 	frags      []fragment // categorizer result; nil: all default
+	claimed    bool       // the incompressible categorizer claimed the file
+	hot        bool       // named in the hotness list
 	content    *content
 	num        uint32
 	firstEntry *entry

@@ -375,10 +375,10 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 	// The first file's report starts the phase, so its first frame
 	// already names a file.
 	b.stats.Phase = "segmenting"
-	if b.opt.Incompressible == nil || b.opt.Hollow {
+	if len(b.opt.Categorize) == 0 || b.opt.Hollow {
 		return b.segmentStream(ctx, b.opt, catDefault, b.order(unique, b.opt, ""), sink)
 	}
-	streams, _ := categoryPlan(unique)
+	streams, _ := categoryPlan(unique, b.opt.rank)
 	for _, cat := range streams {
 		var in []*content
 		for _, c := range unique {
