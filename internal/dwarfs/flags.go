@@ -91,8 +91,9 @@ func Program() *cli.Program {
 				"Installed or linked as mount.dwarfs or mount.fuse.dwarfs it is a mount(8) helper, so " +
 					"images can be mounted from /etc/fstab; the source may be written dwarfs#IMAGE.",
 				"With -o analysis_file=FILE the driver writes the path of every file opened, once, in the order " +
-					"of first opens; mkdwarfs --categorize=hotness --hotness-list=FILE (the reference's, or one " +
-					"that has the option) puts those files first, and -o preload_category=hotness loads them at mount.",
+					"of first opens; mkdwarfs --categorize=hotness --hotness-list=FILE (godwarfs's or the " +
+					"reference's) stores those files together in blocks of the category hotness, and " +
+					"-o preload_category=hotness loads those blocks at mount.",
 				"Examples:",
 				"  dwarfs image.dwarfs /mnt/image -o cachesize=1g\n  /srv/tree.dwarfs  /mnt/tree  fuse.dwarfs  ro,cachesize=256m  0 0",
 			},

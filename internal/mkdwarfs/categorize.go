@@ -1,7 +1,11 @@
 package mkdwarfs
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,8 +16,9 @@ import (
 )
 
 // implicitCategorizers is what --categorize without a list enables: the
-// reference enables fits,pcmaudio,binary,incompressible; godwarfs has the
-// incompressible categorizer only.
+// reference enables fits,pcmaudio,binary,incompressible, of which godwarfs
+// has the incompressible categorizer only. As with the reference, hotness
+// must be named (a hotness list alone does not enable it).
 const implicitCategorizers = "incompressible"
 
 // categorizeDefaults are the per-category settings --categorize brings
@@ -24,8 +29,10 @@ var categorizeDefaults = map[string][]string{
 	"compression": {"incompressible::null"},
 }
 
-// categorizeOptions reads --categorize and the --incompressible-* options.
-func categorizeOptions(p *cli.Result, o *dedup.Options) error {
+// categorizeOptions reads --categorize, --hotness-list and the
+// --incompressible-* options.
+func categorizeOptions(p *cli.Result, cfg *Config) error {
+	o := &cfg.Build
 	list, on := p.Lookup("categorize")
 	if !on {
 		for _, n := range []string{"incompressible-min-input-size", "incompressible-block-size", "incompressible-fragments",
@@ -34,24 +41,44 @@ func categorizeOptions(p *cli.Result, o *dedup.Options) error {
 				return usagef("--%s needs --categorize", n)
 			}
 		}
+		if p.Has("hotness-list") {
+			cfg.warnings = append(cfg.warnings, "--hotness-list has no effect without --categorize=hotness")
+		}
 		return nil
 	}
 	if list == "" {
 		list = implicitCategorizers
 	}
-	seen := map[string]bool{}
 	for _, name := range strings.Split(list, ",") {
 		switch {
 		case slices.Contains(dedup.Categorizers, name):
-		case slices.Contains([]string{"binary", "fits", "hotness", "pcmaudio"}, name):
+		case slices.Contains([]string{"binary", "fits", "pcmaudio"}, name):
 			return usagef("could not create categorizer: the %q categorizer is not supported by godwarfs (supported: %s)", name, strings.Join(dedup.Categorizers, ", "))
 		default:
 			return usagef("could not create categorizer: unknown categorizer: %q (supported: %s)", name, strings.Join(dedup.Categorizers, ", "))
 		}
-		if seen[name] {
+		if slices.Contains(o.Categorize, name) {
 			return usagef("could not create categorizer: %q given twice", name)
 		}
-		seen[name] = true
+		o.Categorize = append(o.Categorize, name)
+	}
+	if file, ok := p.Lookup("hotness-list"); !slices.Contains(o.Categorize, dedup.CategoryHotness) {
+		if ok {
+			cfg.warnings = append(cfg.warnings, "--hotness-list has no effect without hotness in --categorize")
+		}
+	} else if ok {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("could not create categorizer: failed to open file '%s': %w", file, err)
+		}
+		paths, err := dedup.ReadHotnessList(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("could not create categorizer: %s: %w", file, err)
+		}
+		o.Hotness = &dedup.HotnessOptions{Paths: paths}
 	}
 	io := dedup.DefaultIncompressible()
 	if v, ok := p.Lookup("incompressible-min-input-size"); ok {
@@ -100,9 +127,12 @@ type categorized struct {
 // twice is an error; categories of categorizers that are not enabled are
 // ignored; and --categorize's defaults fill in what is left unset.
 //
-// categorize says whether categories exist: with --categorize, or when
-// rewriting an image (whose categories, if any, are resolved then).
-func parseCategorized(p *cli.Result, name string, categorize bool) (*categorized, error) {
+// active are the categories that exist: those of the enabled categorizers
+// and the default one, or, when rewriting an image (whose categories are
+// only known then), every category the reference knows; none without
+// --categorize.
+func parseCategorized(p *cli.Result, name string, active []string) (*categorized, error) {
+	categorize := len(active) > 0
 	c := &categorized{cats: map[string]string{}}
 	fail := func(v, why string) error {
 		return usagef("failed to parse value '%s' for option '--%s': %s", v, name, why)
@@ -117,11 +147,11 @@ func parseCategorized(p *cli.Result, name string, categorize bool) (*categorized
 			return fail(v, "cannot configure category-specific options without any categories")
 		}
 		for _, cat := range strings.Split(ctx, ",") {
-			active := cat == dedup.CategoryDefault || cat == dedup.CategoryIncompressible
-			if !active && !slices.Contains(dedup.ReferenceCategories, cat) {
+			on := slices.Contains(active, cat)
+			if !on && !slices.Contains(dedup.ReferenceCategories, cat) {
 				return fail(v, fmt.Sprintf("unknown category: '%s'", cat))
 			}
-			if !active {
+			if !on {
 				continue
 			}
 			if _, dup := c.cats[cat]; dup {
@@ -153,7 +183,13 @@ func parseCategorized(p *cli.Result, name string, categorize bool) (*categorized
 // -W, -w and --bloom-filter-size; plain values were applied already.
 func perCategoryOptions(p *cli.Result, cfg *Config) error {
 	o := &cfg.Build
-	on := o.Incompressible != nil || isRecompress(p)
+	var on []string
+	switch {
+	case isRecompress(p):
+		on = append([]string{dedup.CategoryDefault}, dedup.ReferenceCategories...)
+	case len(o.Categorize) > 0:
+		on = append([]string{dedup.CategoryDefault}, o.Categorize...)
+	}
 	comp, err := parseCategorized(p, "compression", on)
 	if err != nil {
 		return err

@@ -68,14 +68,13 @@ var options = []cli.Option{
 	{Long: "no-metadata-version-history", Help: "with --rebuild-metadata: don't record the previous metadata version"},
 	{Long: "no-check", Help: "with -i IMAGE: skip the integrity check of the input and of rebuilt metadata"},
 	// Categorizers (see CATEGORIZERS in the manual).
-	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order (incompressible; the reference's fits, pcmaudio, binary and hotness are not implemented); without a list: incompressible, with -C incompressible::null unless set"},
+	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order, the first to claim a file wins (hotness, incompressible; the reference's fits, pcmaudio and binary are not implemented); without a list: incompressible, with -C incompressible::null unless set"},
+	{Long: "hotness-list", HasValue: true, Arg: "FILE", Help: "with --categorize=hotness: file listing the hot files, one path a line relative to -i (a leading / is ignored; the dwarfs driver's -o analysis_file writes such a list); their data goes into the category hotness"},
 	{Long: "incompressible-min-input-size", HasValue: true, Arg: "SIZE", Default: "256", Help: "minimum file size to check for incompressibility"},
 	{Long: "incompressible-block-size", HasValue: true, Arg: "SIZE", Default: "1m", Help: "block size to use for zstd compression (and fragment size with --incompressible-fragments)"},
 	{Long: "incompressible-fragments", Help: "generate individual incompressible fragments instead of categorizing whole files"},
 	{Long: "incompressible-ratio", HasValue: true, Arg: "RATIO", Default: "0.99", Help: "compression ratio above which files or fragments are considered incompressible"},
 	{Long: "incompressible-zstd-level", HasValue: true, Arg: "N", Default: "-1", Help: "zstd compression level for the incompressibility test (pure-Go builds use level 1 for levels below 1)"},
-	// Reference features godwarfs does not implement: refused clearly.
-	{Long: "hotness-list", HasValue: true, Unsupported: true},
 }
 
 // Program describes mkdwarfs's command line, help and manual page.

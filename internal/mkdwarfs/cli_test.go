@@ -373,7 +373,7 @@ func TestDebugFilterAndUnsupported(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "- "+abs+"/a.o\n") {
 		t.Errorf("implicit all: %d %q", code, stdout)
 	}
-	for _, opt := range []string{"--categorize=binary", "--categorize=incompressible,pcmaudio", "--hotness-list=x"} {
+	for _, opt := range []string{"--categorize=binary", "--categorize=incompressible,pcmaudio"} {
 		if code, _, stderr := run("-i", src, "-o", "x", opt); code != 1 || !strings.Contains(stderr, "not supported") {
 			t.Errorf("%s: exit %d %q", opt, code, stderr)
 		}

@@ -51,12 +51,29 @@ var manual = cli.Manual{
 				"depend on --num-segmenter-workers, which sets how many clusters are worked on at once.",
 		}},
 		{Title: "CATEGORIZERS", Paragraphs: []string{
-			"--categorize[=LIST] runs categorizers on the input while it is scanned. godwarfs has the " +
-				"incompressible categorizer: it compresses each file (at least --incompressible-min-input-size " +
+			"--categorize[=LIST] runs categorizers on the input while it is scanned, in the order of LIST; " +
+				"the first that claims a file decides its category. godwarfs has two categorizers. The " +
+				"incompressible categorizer compresses each file (at least --incompressible-min-input-size " +
 				"bytes) in --incompressible-block-size pieces with a fast zstd level (--incompressible-zstd-level), " +
 				"and files whose output is at least --incompressible-ratio of the input go to the category " +
 				"'incompressible'; with --incompressible-fragments each piece is categorized on its own, so one " +
 				"file can have data in both categories. --categorize alone means --categorize=incompressible.",
+			"The hotness categorizer puts the files named in --hotness-list into the category 'hotness', so " +
+				"that their data is stored together, in blocks of its own. The list has one path a line, " +
+				"relative to the input directory; leading slashes are ignored, nothing else is normalised, " +
+				"paths that name no file are ignored, and a path listed twice is an error. Mounting an image " +
+				"with dwarfs -o analysis_file=FILE writes such a list of the files opened; rebuilding with " +
+				"--categorize=hotness --hotness-list=FILE and mounting with -o preload_category=hotness then " +
+				"loads those blocks at mount time. Without a list (or with an empty one) the categorizer " +
+				"claims nothing, with a warning; --hotness-list without hotness in --categorize has no effect " +
+				"(godwarfs warns). Like the reference, the hotness categorizer must be named: --categorize " +
+				"alone does not enable it.",
+			"Order matters: with --categorize=hotness,incompressible a listed file always goes to hotness " +
+				"(the incompressible test is not run on it); with incompressible,hotness a listed file that " +
+				"the incompressible categorizer claims stays there, as with the reference: in whole-file mode " +
+				"when it is incompressible or sparse, and with --incompressible-fragments always, which leaves " +
+				"hotness nothing. Files whose content is stored once for several paths are categorized by the " +
+				"first of them in scan order, as with the reference.",
 			"The data of each category is ordered, segmented and stored in blocks of its own, and the image " +
 				"records the category of every block (dwarfsck shows them; the dwarfs preload_category option " +
 				"and mkdwarfs --recompress-categories use them). -C, --order, -B, -W, -w and --bloom-filter-size " +
@@ -85,11 +102,12 @@ var manual = cli.Manual{
 			"  mkdwarfs -i perl -o perl.dwarfs --remove-empty-dirs \\\n    -F '+ File/Spec/[EM]*.pm' -F '- unicore/**.pl' -F '+ *.pl' -F '- *'",
 		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
-			"Of the reference's categorizers only incompressible is implemented; naming fits, pcmaudio, " +
-				"binary or hotness in --categorize is refused, and --categorize without a list enables " +
+			"Of the reference's categorizers incompressible and hotness are implemented; naming fits, " +
+				"pcmaudio or binary in --categorize is refused, and --categorize without a list enables " +
 				"incompressible only (the reference: fits,pcmaudio,binary,incompressible). With " +
 				"--incompressible-fragments a file's similarity (for --order) is computed over the whole file, " +
-				"not per category. --hotness-list is refused. By default godwarfs stops at the first input it cannot read and writes no image; " +
+				"not per category. Empty lines in a hotness list are skipped (the reference takes one as the " +
+				"path '' and fails on a second as a duplicate). By default godwarfs stops at the first input it cannot read and writes no image; " +
 				"with --continue-on-error it behaves as the reference does by default: it reports the input, " +
 				"leaves it out (or stores it empty when reading fails only while its data is packed), and exits with status 2.",
 			"A filter pattern that does not start with / is matched against the path below the input " +

@@ -48,6 +48,9 @@ type Config struct {
 	// Rewrite is set when an existing image (Build.Input) is rewritten
 	// (--recompress, --rebuild-metadata, --change-block-size).
 	Rewrite *writer.RewriteOptions
+	// warnings are shown once logging is set up (at --log-level warn and
+	// above).
+	warnings []string
 }
 
 // target is where and how the image is written.
@@ -397,7 +400,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	o.NoHardlinks = p.Has("no-hardlink-table")
 	o.NoCategoryNames = p.Has("no-category-names")
 	o.NoCategoryMetadata = o.NoCategoryNames || p.Has("no-category-metadata")
-	if err := categorizeOptions(p, o); err != nil {
+	if err := categorizeOptions(p, cfg); err != nil {
 		return nil, err
 	}
 	if err := perCategoryOptions(p, cfg); err != nil {
@@ -518,6 +521,11 @@ func setLoggers(cfg *Config, w io.Writer) {
 	}
 	if cfg.LogLevel >= logTrace {
 		o.Tracef = logf("T")
+	}
+	if o.Log != nil {
+		for _, w := range cfg.warnings {
+			fmt.Fprintln(o.Log, "warning: "+w)
+		}
 	}
 	if o.Hollow && o.Log != nil {
 		fmt.Fprintln(o.Log, "warning: creating a hollow image: no file data is stored, every file reads as zeros")
