@@ -188,3 +188,36 @@ func TestHotnessErrors(t *testing.T) {
 		}
 	}
 }
+
+// Rewriting an image with a hotness category: -C hotness::ALGO applies to
+// its blocks (and a category the image lacks changes nothing).
+func TestHotnessRecompress(t *testing.T) {
+	src, list := hotTree(t)
+	want := expected(t, src)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.dwarfs")
+	mk(t, "-i", src, "-o", in, "-S", "20", "--log-level", "warn", "-C", "zstd:level=3", "--categorize=hotness", "--hotness-list", list)
+	out := filepath.Join(dir, "out.dwarfs")
+	mk(t, "-i", in, "-o", out, "--log-level", "warn", "--recompress", "-C", "hotness::lzma:level=1", "-C", "binary/elf::lz4", "-C", "null")
+	got, md := readBack(t, out)
+	compareTrees(t, want, got, cmpOpts{})
+	comps, _ := blockInfo(t, out)
+	seen := map[string]bool{}
+	for b, c := range comps {
+		cat := md.CategoryNames[md.BlockCategories[b]]
+		want := block.CompNone
+		if cat == "hotness" {
+			want = block.CompLZMA
+		}
+		// Blocks of random data are stored whatever -C says.
+		if c != want && c != block.CompNone {
+			t.Errorf("block %d (%s): %v, want %v", b, cat, c, want)
+		}
+		if c == block.CompLZMA {
+			seen[cat] = true
+		}
+	}
+	if !seen["hotness"] {
+		t.Errorf("no hotness block recompressed with lzma: %v", comps)
+	}
+}
