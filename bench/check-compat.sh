@@ -169,10 +169,12 @@ while IFS='|' read -r name build rewrite; do
 done <<<"$MATRIX"
 
 # categories IMG: the reference dwarfsck's view of IMG's categories: the
-# category_names order with each category's block count and uncompressed
-# size (--json), then every regular file with the categories of the blocks
-# its data is in (-d section_details,directory_tree,chunk_details).
+# category_names order (the summary lists them in that order; --json sorts
+# them by name), each category's block count and uncompressed size
+# (--json), then every regular file with the categories of the blocks its
+# data is in (-d section_details,directory_tree,chunk_details).
 categories() {
+	echo "order:" $("$REF_DWARFS/dwarfsck" "$1" | sed -n '/^categories:/,/^[^ ]/s/^  \([^ ].*\): [0-9]* blocks.*/\1/p')
 	"$REF_DWARFS/dwarfsck" --json "$1" >"$WORK/cat.json" || return 1
 	"$REF_DWARFS/dwarfsck" -d section_details,directory_tree,chunk_details "$1" >"$WORK/cat.txt" || return 1
 	python3 - "$WORK/cat.json" "$WORK/cat.txt" <<'PY'
