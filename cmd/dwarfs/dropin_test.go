@@ -222,3 +222,31 @@ func TestAnalysisFile(t *testing.T) {
 		t.Errorf("analysis file %q, want %q", got, want)
 	}
 }
+
+// TestLibfuseThreadOptions: libfuse's clone_fd and max_idle_threads, which
+// fstab lines written for the reference may carry, mount (with no effect);
+// a bad max_idle_threads value is refused.
+func TestLibfuseThreadOptions(t *testing.T) {
+	requireFUSE(t)
+	bin := buildBinary(t, "dwarfs")
+	mnt := t.TempDir()
+	if out, err := exec.Command(bin, defaultImage(t), mnt, "-o", "clone_fd,max_idle_threads=4").CombinedOutput(); err != nil {
+		t.Fatalf("dwarfs -o clone_fd,max_idle_threads=4: %v\n%s", err, out)
+	}
+	defer func() {
+		if isMounted(t, mnt) {
+			_ = unmount(mnt)
+		}
+	}()
+	if b, err := os.ReadFile(filepath.Join(mnt, "a/hello.txt")); err != nil || len(b) == 0 {
+		t.Errorf("reading through the mount: %q %v", b, err)
+	}
+	if err := unmount(mnt); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, defaultImage(t), t.TempDir(), "-o", "max_idle_threads=many").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "invalid value for option max_idle_threads") {
+		t.Errorf("max_idle_threads=many: %v\n%s", err, out)
+	}
+}

@@ -344,6 +344,17 @@ func (o *Options) parseOne(item string) error {
 				err = errors.New("must be at most 100000")
 			}
 		}
+	case "max_idle_threads":
+		// libfuse's limit on idle worker threads. go-fuse keeps a
+		// fixed, small number of goroutines waiting for requests and
+		// lets the others end, so the value is checked and has no effect.
+		if err = needVal(); err == nil {
+			if n, perr := strconv.Atoi(val); perr != nil {
+				err = fmt.Errorf("not a number: %w", perr)
+			} else if n < -1 {
+				err = errors.New("must be -1 (no limit) or more")
+			}
+		}
 	case "preload_category":
 		if err = needVal(); err == nil {
 			o.PreloadCategory = append(o.PreloadCategory, val)
@@ -371,7 +382,8 @@ func (o *Options) parseOne(item string) error {
 	case "enable_nlink", "readonly", "cache_image", "no_cache_image",
 		"cache_files", "no_cache_files", "preload_all", "allow_other",
 		"allow_root", "default_permissions", "nocheck", "s3_path_style",
-		"case_insensitive", "cache_sparse", "no_cache_sparse", "auto_unmount":
+		"case_insensitive", "cache_sparse", "no_cache_sparse", "auto_unmount",
+		"clone_fd":
 		if err = noVal(); err != nil {
 			return err
 		}
@@ -423,6 +435,10 @@ func (o *Options) setFlag(name string) {
 		o.CacheSparse = false
 	case "auto_unmount":
 		o.AutoUnmount = true
+	case "clone_fd":
+		// libfuse gives each worker thread a /dev/fuse descriptor of
+		// its own; go-fuse reads all requests from one, so the flag is
+		// accepted with no effect.
 	}
 }
 

@@ -59,6 +59,16 @@ func TestParseDropIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// libfuse's thread pool tuning: accepted, no effect.
+	before := o
+	for _, s := range []string{"clone_fd", "max_idle_threads=0", "max_idle_threads=64", "max_idle_threads=-1"} {
+		if err := o.ParseString(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if !reflect.DeepEqual(o, before) {
+		t.Errorf("clone_fd, max_idle_threads changed the options: %+v", o)
+	}
 	if !o.CaseInsensitive || !o.CacheSparse || o.AnalysisFile != "/tmp/x,y.prof" || o.BlockAllocator != "mmap" || o.MaxThreads != 3 || !o.AutoUnmount {
 		t.Errorf("got %+v", o)
 	}
@@ -73,6 +83,10 @@ func TestParseDropIn(t *testing.T) {
 		{"analysis_file=", "invalid value for option analysis_file: missing value"},
 		{"case_insensitive=1", "invalid value for option case_insensitive: takes no value"},
 		{"auto_unmount=yes", "invalid value for option auto_unmount: takes no value"},
+		{"clone_fd=1", "invalid value for option clone_fd: takes no value"},
+		{"max_idle_threads", "invalid value for option max_idle_threads: missing value"},
+		{"max_idle_threads=abc", `invalid value for option max_idle_threads: not a number: strconv.Atoi: parsing "abc": invalid syntax`},
+		{"max_idle_threads=-2", "invalid value for option max_idle_threads: must be -1 (no limit) or more"},
 	} {
 		o := Defaults()
 		if err := o.ParseString(c.in); err == nil || err.Error() != c.want {
