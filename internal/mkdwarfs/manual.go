@@ -71,9 +71,9 @@ var manual = cli.Manual{
 			"Order matters: with --categorize=hotness,incompressible a listed file always goes to hotness " +
 				"(the incompressible test is not run on it); with incompressible,hotness a listed file that " +
 				"the incompressible categorizer claims stays there, as with the reference: in whole-file mode " +
-				"when it is incompressible or sparse, and with --incompressible-fragments always, which leaves " +
-				"hotness nothing. Files whose content is stored once for several paths are categorized by the " +
-				"first of them in scan order, as with the reference.",
+				"when it is incompressible or sparse, and with --incompressible-fragments every file it " +
+				"examines, so that only files below --incompressible-min-input-size can still go to hotness. " +
+				"Data stored once for several paths (identical files, hard links) is hot when any of them is listed.",
 			"The data of each category is ordered, segmented and stored in blocks of its own, and the image " +
 				"records the category of every block (dwarfsck shows them; the dwarfs preload_category option " +
 				"and mkdwarfs --recompress-categories use them). -C, --order, -B, -W, -w and --bloom-filter-size " +
@@ -107,7 +107,9 @@ var manual = cli.Manual{
 				"incompressible only (the reference: fits,pcmaudio,binary,incompressible). With " +
 				"--incompressible-fragments a file's similarity (for --order) is computed over the whole file, " +
 				"not per category. Empty lines in a hotness list are skipped (the reference takes one as the " +
-				"path '' and fails on a second as a duplicate). By default godwarfs stops at the first input it cannot read and writes no image; " +
+				"path '' and fails on a second as a duplicate). Data stored once for several paths is hot when " +
+				"any of them is listed; the reference only looks at the path its scan met first, which depends " +
+				"on the order of directory entries on disk. By default godwarfs stops at the first input it cannot read and writes no image; " +
 				"with --continue-on-error it behaves as the reference does by default: it reports the input, " +
 				"leaves it out (or stores it empty when reading fails only while its data is packed), and exits with status 2.",
 			"A filter pattern that does not start with / is matched against the path below the input " +
