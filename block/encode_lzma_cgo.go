@@ -167,8 +167,11 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj
 	// costs encoder memory (about ten times the dictionary) and makes every
 	// decoder allocate it too.
 	dict := max(min(l.dict, len(src)), 4096)
-	base := len(dst)
-	dst = slices.Grow(dst, room)[:base+room]
+	out, err := newScratch(max(room, 1))
+	if err != nil {
+		return nil, err
+	}
+	defer out.release()
 	var in *C.uint8_t
 	if len(src) > 0 {
 		in = (*C.uint8_t)(unsafe.Pointer(&src[0]))
@@ -178,11 +181,11 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj
 	if bcj != nil {
 		filter = C.uint64_t(bcj.id)
 	}
-	r := C.gd_lzma_encode(in, C.size_t(len(src)), (*C.uint8_t)(unsafe.Pointer(&dst[base])), C.size_t(room), &n,
+	r := C.gd_lzma_encode(in, C.size_t(len(src)), (*C.uint8_t)(unsafe.Pointer(&out.b[0])), C.size_t(room), &n,
 		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, l.depth, filter)
 	switch {
 	case r == C.LZMA_OK:
-		return dst[:base+int(n)], nil
+		return append(slices.Grow(dst, int(n)), out.b[:n]...), nil
 	case r == C.LZMA_BUF_ERROR && onlyGain:
 		return nil, errNoGain
 	}

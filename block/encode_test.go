@@ -212,3 +212,49 @@ func TestZstdNegativeLevels(t *testing.T) {
 		t.Errorf("libzstd sizes do not grow as the level drops: %v", b)
 	}
 }
+
+// TestLargeOutputsAppend covers the native encoders' outputs above
+// scratchMin-sized inputs, which are written outside the Go heap and
+// copied out: the frame must land after what dst held, and an input that
+// does not shrink must still be reported as such.
+func TestLargeOutputsAppend(t *testing.T) {
+	text := bytes.Repeat(goSource(t), 4) // about 2 MiB
+	noise := make([]byte, 2<<20)
+	x := uint64(1)
+	for i := range noise {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		noise[i] = byte(x)
+	}
+	prefix := []byte("kept")
+	for spec, native := range map[string]bool{"zstd:level=19": nativeZstd, "lzma:level=6": nativeLZMA} {
+		if !native {
+			t.Logf("%s: skipped: this build has no native encoder for it", spec)
+			continue
+		}
+		c, err := NewCompressor(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ac := c.(AppendCompressor)
+		out, err := ac.CompressAppend(append([]byte(nil), prefix...), text)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		if !bytes.HasPrefix(out, prefix) {
+			t.Fatalf("%s: dst's bytes were not kept", spec)
+		}
+		got, err := Decompress(c.Compression(), out[len(prefix):], int64(len(text)))
+		if err != nil || !bytes.Equal(got, text) {
+			t.Fatalf("%s: read back differs: %v", spec, err)
+		}
+		if _, err := ac.CompressAppend(nil, noise); !errors.Is(err, errNoGain) {
+			t.Errorf("%s: random input: %v, want errNoGain", spec, err)
+		}
+		ct, p, err := CompressSectionInto(c, nil, noise)
+		if err != nil || ct != CompNone || !bytes.Equal(p, noise) {
+			t.Errorf("%s: random input stored as %v (%d bytes), %v", spec, ct, len(p), err)
+		}
+	}
+}

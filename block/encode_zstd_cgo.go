@@ -109,18 +109,21 @@ func (z *cZstdCompressor) compress(dst, src []byte, room int) ([]byte, error) {
 	if z.long {
 		wlog = min(max(bits.Len(uint(max(len(src), 1)-1)), 10), 31)
 	}
-	base := len(dst)
-	dst = slices.Grow(dst, room)[:base+room]
+	out, err := newScratch(max(room, 1))
+	if err != nil {
+		return nil, err
+	}
+	defer out.release()
 	var in unsafe.Pointer
 	if len(src) > 0 {
 		in = unsafe.Pointer(&src[0])
 	}
-	r := C.gd_zstd_compress(unsafe.Pointer(&dst[base]), C.size_t(room), in, C.size_t(len(src)), C.int(z.level), C.int(wlog))
+	r := C.gd_zstd_compress(unsafe.Pointer(&out.b[0]), C.size_t(room), in, C.size_t(len(src)), C.int(z.level), C.int(wlog))
 	if C.ZSTD_isError(r) != 0 {
 		if C.ZSTD_getErrorCode(r) == C.gdErrDstTooSmall && room < len(src) {
 			return nil, errNoGain
 		}
 		return nil, fmt.Errorf("libzstd: %s", C.GoString(C.ZSTD_getErrorName(r)))
 	}
-	return dst[:base+int(r)], nil
+	return append(slices.Grow(dst, int(r)), out.b[:r]...), nil
 }
