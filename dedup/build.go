@@ -111,6 +111,9 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 		}
 	}
 	since(&t0)
+	if b.opt.BeforeSegmenting != nil {
+		b.opt.BeforeSegmenting()
+	}
 	if err := b.segmentAll(ctx, order.unique, sink); err != nil {
 		return nil, b.stats, err
 	}

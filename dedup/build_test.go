@@ -314,3 +314,24 @@ func TestTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestBeforeSegmentingHook: the hook runs once, before the first block.
+func TestBeforeSegmentingHook(t *testing.T) {
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("d%d/f%d", i%3, i)] = strings.Repeat(fmt.Sprintf("data %d ", i), 4000)
+	}
+	o := testOpts(writeTree(t, files))
+	calls, blocksAtHook := 0, -1
+	var col collect
+	o.BeforeSegmenting = func() {
+		calls++
+		blocksAtHook = len(col.blocks)
+	}
+	if _, _, err := Build(context.Background(), o, col.sink); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || blocksAtHook != 0 || len(col.blocks) == 0 {
+		t.Fatalf("hook ran %d times with %d blocks made (of %d)", calls, blocksAtHook, len(col.blocks))
+	}
+}

@@ -146,6 +146,10 @@ type Options struct {
 	// Progress, if set, is called now and then with running totals: at
 	// least when a phase starts, and after each file. Calls do not overlap.
 	Progress func(Stats)
+	// BeforeSegmenting, if set, runs once the tree is scanned and
+	// hashed, before the first block is made: what scanning left behind
+	// is garbage then (the writer returns it to the system there).
+	BeforeSegmenting func()
 }
 
 // DefaultOptions returns the level-7 defaults of the reference mkdwarfs.

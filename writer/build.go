@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -100,7 +101,8 @@ type BuildOptions struct {
 	// segmented and stored; start from dedup.DefaultOptions and set Input.
 	Scan dedup.Options
 	// MemoryLimit bounds the bytes of blocks waiting to be compressed or
-	// written (0: one block per worker plus one).
+	// written (0: one block per worker; a block more would only wait, and
+	// the segmenter holds the next one meanwhile).
 	MemoryLimit int64
 	// Header is written before the image (mkdwarfs --header).
 	Header []byte
@@ -162,7 +164,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	bw := block.NewWriter(out, block.WriterOptions{NoSectionIndex: t.NoSectionIndex, Header: opts.Header})
 	limit := opts.MemoryLimit
 	if limit == 0 {
-		limit = int64(t.workers()+1) << scan.BlockSizeBits
+		limit = int64(t.workers()) << scan.BlockSizeBits
 	}
 	pipe := newPipeline(ctx, bw, t.workers(), limit, t.Niceness)
 	// Progress comes from the scanner and from the pipeline's writer.
@@ -180,6 +182,9 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	}
 	if t.Progress != nil {
 		scan.Progress = func(s dedup.Stats) { report(func(p *Progress) { p.Stats, p.Phase = s, s.Phase }) }
+	}
+	if scan.BeforeSegmenting == nil {
+		scan.BeforeSegmenting = debug.FreeOSMemory
 	}
 	catComp := map[string]block.Compressor{}
 	for cat, spec := range t.CategoryCompression {
@@ -211,6 +216,11 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		}, written)
 	})
 	if err == nil {
+		// What scanning and segmenting left behind is garbage now, while
+		// the last blocks' encoders (hundreds of MiB at zstd:22 or
+		// lzma:9, outside the Go heap) are only starting: return it to
+		// the system so the two do not add up in the peak.
+		debug.FreeOSMemory()
 		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, stats.Blocks })
 	}
 	if perr := pipe.Wait(); err == nil {
