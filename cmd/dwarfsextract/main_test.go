@@ -122,7 +122,7 @@ func interrupt(t *testing.T, g *gatedImage, dir string, sig syscall.Signal, args
 		fail("no read of block data")
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if unfinished(dir) != "" {
+		if unfinished(dir, cmd.Process.Pid) != "" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -155,12 +155,21 @@ func interrupt(t *testing.T, g *gatedImage, dir string, sig syscall.Signal, args
 	return code, stderr.String()
 }
 
-// unfinished returns the first name in dir starting with a dot.
-func unfinished(dir string) string {
+// unfinished returns the first name in dir starting with a dot, or a
+// file in dir that process pid holds open without a name (created with
+// O_TMPFILE, it gets one only once complete).
+func unfinished(dir string, pid int) string {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") {
 			return e.Name()
+		}
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(l, dir+"/") && strings.HasSuffix(l, " (deleted)") {
+			return l
 		}
 	}
 	return ""

@@ -2,6 +2,7 @@ package dwarfsextract
 
 import (
 	"archive/zip"
+	"bufio"
 	"compress/gzip"
 	"context"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -168,12 +170,12 @@ type entryWriter interface {
 }
 
 // newEntryWriter returns the writer of spec's format on out.
-func newEntryWriter(out io.Writer, spec archiveSpec, ents []entry, stderr io.Writer) (entryWriter, error) {
+func newEntryWriter(out io.Writer, spec archiveSpec, t *tree, stderr io.Writer) (entryWriter, error) {
 	switch spec.format {
 	case "zip":
 		return &zipWriter{zw: zip.NewWriter(out), stderr: stderr}, nil
 	case "newc":
-		return newCpioWriter(out, ents), nil
+		return newCpioWriter(out, t), nil
 	}
 	format, err := TarFormat(spec.format)
 	if err != nil {
@@ -182,31 +184,37 @@ func newEntryWriter(out io.Writer, spec archiveSpec, ents []entry, stderr io.Wri
 	return newTarWriter(out, format, spec.filter)
 }
 
-// writeArchive writes ents as an archive of spec's format.
-func writeArchive(ctx context.Context, im *godwarfs.Image, ents []entry, cfg Config, spec archiveSpec) (st Stats, err error) {
+// writeArchive writes t as an archive of spec's format, in path order.
+func writeArchive(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config, spec archiveSpec) (st Stats, err error) {
 	out, err := openArchiveOutput(&cfg)
 	if err != nil {
 		return st, err
 	}
 	defer out.abort()
-	w, err := newEntryWriter(out, spec, ents, cfg.Stderr)
+	// Headers and small members would be a write(2) each.
+	bw := bufio.NewWriterSize(out, 1<<20)
+	w, err := newEntryWriter(bw, spec, t, cfg.Stderr)
 	if err != nil {
 		return st, err
 	}
 	rep := &reporter{cfg: &cfg, name: im.Name()}
-	first := map[uint32]string{}
-	for _, e := range ents {
+	a := &archiver{im: im, t: t, w: w, st: &st, prog: cfg.Progress,
+		first: make([]int32, imageaccess.Of(im).FS.InodeCount())}
+	for i := range t.nodes {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
 		st.Entries++
-		if err := archiveEntry(im, w, e, first, &st, cfg.Progress); err != nil {
-			if ferr := rep.fail(e.path, err); ferr != nil {
+		if err := a.add(i); err != nil {
+			if ferr := rep.fail(t.path(i), err); ferr != nil {
 				return st, ferr
 			}
 		}
 	}
 	if err := w.close(); err != nil {
+		return st, fmt.Errorf("writing %s: %w", cfg.Output, err)
+	}
+	if err := bw.Flush(); err != nil {
 		return st, fmt.Errorf("writing %s: %w", cfg.Output, err)
 	}
 	if err := out.commit(); err != nil {
@@ -216,39 +224,69 @@ func writeArchive(ctx context.Context, im *godwarfs.Image, ents []entry, cfg Con
 	return st, nil
 }
 
-func archiveEntry(im *godwarfs.Image, w entryWriter, e entry, first map[uint32]string, st *Stats, prog *Progress) error {
+// archiver feeds the entries of t to an entryWriter.
+type archiver struct {
+	im    *godwarfs.Image
+	t     *tree
+	w     entryWriter
+	st    *Stats
+	prog  *Progress
+	first []int32 // 1 + node of the first archived name of each regular inode
+}
+
+func (a *archiver) add(i int) error {
+	e, err := a.t.entry(a.im, i)
+	if err != nil {
+		return err
+	}
 	switch e.in.Mode & metadata.ModeType {
 	case metadata.ModeRegular:
-		r, err := im.OpenInode(e.ino)
+		r, err := a.im.OpenInode(e.ino)
 		if err != nil {
 			return err
 		}
-		linkTo, seen := first[e.ino]
+		defer r.Close()
+		var linkTo string
+		f := a.first[e.ino]
+		if f != 0 {
+			linkTo = a.t.path(int(f - 1))
+		}
 		cr := &countingReader{r: io.NewSectionReader(r, 0, r.Size())}
-		if err := w.add(e, r.Size(), cr, linkTo); err != nil {
+		if err := a.w.add(e, r.Size(), cr, linkTo); err != nil {
 			return err
 		}
 		if cr.n != r.Size() && cr.n != 0 {
 			return io.ErrUnexpectedEOF
 		}
-		if !seen {
+		if f == 0 {
 			// Only a name that made it into the archive can be linked to.
-			first[e.ino] = e.path
-			st.Files++
-			st.Bytes += r.Size()
-		}
-		if prog != nil && !seen {
-			prog.Add(1, r.Size())
+			a.first[e.ino] = int32(i) + 1
+			a.st.Files++
+			a.st.Bytes += r.Size()
+			if a.prog != nil {
+				a.prog.Add(1, r.Size())
+			}
 		}
 		return nil
 	case metadata.ModeSymlink:
-		t, err := imageaccess.Of(im).FS.Readlink(e.ino)
+		t, err := imageaccess.Of(a.im).FS.Readlink(e.ino)
 		if err != nil {
 			return err
 		}
-		return w.add(e, int64(len(t)), strings.NewReader(t), "")
+		return a.w.add(e, int64(len(t)), strings.NewReader(t), "")
 	}
-	return w.add(e, 0, nil, "")
+	return a.w.add(e, 0, nil, "")
+}
+
+// copyBuf is the buffer an archive writer copies every member's data
+// through (io.Copy would allocate one per member).
+type copyBuf []byte
+
+func (b *copyBuf) get() []byte {
+	if *b == nil {
+		*b = make([]byte, 256<<10)
+	}
+	return *b
 }
 
 type countingReader struct {
@@ -270,6 +308,7 @@ type zipWriter struct {
 	zw     *zip.Writer
 	stderr io.Writer
 	err    error // a member left short: the archive cannot be finished
+	buf    copyBuf
 }
 
 func (z *zipWriter) add(e entry, size int64, data io.Reader, _ string) error {
@@ -313,7 +352,7 @@ func (z *zipWriter) add(e entry, size int64, data io.Reader, _ string) error {
 		return err
 	}
 	if data != nil {
-		n, err := io.Copy(fw, io.LimitReader(data, size))
+		n, err := io.CopyBuffer(fw, io.LimitReader(data, size), z.buf.get())
 		if err == nil && n != size {
 			err = io.ErrUnexpectedEOF
 		}
@@ -359,19 +398,24 @@ func typeName(mode uint32) string {
 // expects.
 type cpioWriter struct {
 	w     io.Writer
-	links map[uint32]int // inode -> links in the archive
-	left  map[uint32]int // inode -> links not yet written
+	links []int32 // by inode: links in the archive
+	left  []int32 // by inode: links not yet written
 	err   error
+	buf   copyBuf
 }
 
-func newCpioWriter(w io.Writer, ents []entry) *cpioWriter {
-	c := &cpioWriter{w: w, links: map[uint32]int{}, left: map[uint32]int{}}
-	for _, e := range ents {
+func newCpioWriter(w io.Writer, t *tree) *cpioWriter {
+	c := &cpioWriter{w: w}
+	for i, n := range t.nodes {
 		// Names that will be refused do not count: the data must go
 		// with the last name that is stored.
-		if e.in.Mode&metadata.ModeType == metadata.ModeRegular && cpioNameErr(e.path) == nil {
-			c.links[e.ino]++
-			c.left[e.ino]++
+		if n.typ() == metadata.ModeRegular && cpioNameErr(t.path(i)) == nil {
+			if int(n.ino) >= len(c.links) {
+				c.links = slices.Grow(c.links, int(n.ino)+1-len(c.links))[:n.ino+1]
+				c.left = slices.Grow(c.left, int(n.ino)+1-len(c.left))[:n.ino+1]
+			}
+			c.links[n.ino]++
+			c.left[n.ino]++
 		}
 	}
 	return c
@@ -405,7 +449,7 @@ func (c *cpioWriter) add(e entry, size int64, data io.Reader, _ string) error {
 	case metadata.ModeDir:
 		nlink = 2
 	case metadata.ModeRegular:
-		nlink = c.links[e.ino]
+		nlink = int(c.links[e.ino])
 		c.left[e.ino]--
 		if c.left[e.ino] > 0 {
 			size, data = 0, nil // the data follows with the last link
@@ -426,7 +470,7 @@ func (c *cpioWriter) add(e entry, size int64, data io.Reader, _ string) error {
 		return err
 	}
 	if data != nil {
-		n, err := io.Copy(c.w, io.LimitReader(data, size))
+		n, err := io.CopyBuffer(c.w, io.LimitReader(data, size), c.buf.get())
 		if err != nil {
 			c.err = err
 			return err

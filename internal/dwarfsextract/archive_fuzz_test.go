@@ -274,9 +274,9 @@ func FuzzArchiveNames(f *testing.F) {
 		}
 		end := entry{"zz-end", 99, metadata.Inode{Mode: metadata.ModeRegular | 0o600}}
 		adds = append(adds, add{end, 3, "end", ""})
-		var ents []entry
+		ents := &tree{}
 		for _, a := range adds {
-			ents = append(ents, a.e)
+			ents.nodes = append(ents.nodes, node{name: a.e.path, parent: -1, ino: a.e.ino, mode: a.e.in.Mode})
 		}
 		var buf bytes.Buffer
 		w, err := newEntryWriter(&buf, spec, ents, io.Discard)

@@ -3,18 +3,23 @@
 package dwarfsextract
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
-	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
+	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
@@ -44,12 +49,57 @@ type Config struct {
 	Owners bool
 }
 
-// entry is one path to extract.
+// entry is one path to extract with its attributes, as the archive
+// writers take it.
 type entry struct {
 	path string
 	ino  uint32
 	in   metadata.Inode
 }
+
+// node is one path to extract, kept small because an image may hold
+// millions: the path is rebuilt from the parent chain when needed and the
+// attributes are read from the image again.
+type node struct {
+	name   string // base name (shares the image's names table)
+	parent int32  // index of the parent directory's node; -1 at the top
+	ino    uint32
+	mode   uint32
+}
+
+// tree is what to extract, in pre-order (parents before children).
+type tree struct {
+	nodes []node
+}
+
+// path returns the '/'-separated path of node i.
+func (t *tree) path(i int) string {
+	var stack [32]int32
+	chain := stack[:0]
+	n := -1
+	for j := int32(i); j >= 0; j = t.nodes[j].parent {
+		chain = append(chain, j)
+		n += len(t.nodes[j].name) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for k := len(chain) - 1; k >= 0; k-- {
+		b.WriteString(t.nodes[chain[k]].name)
+		if k > 0 {
+			b.WriteByte('/')
+		}
+	}
+	return b.String()
+}
+
+// entry returns node i with its path and attributes.
+func (t *tree) entry(im *godwarfs.Image, i int) (entry, error) {
+	n := t.nodes[i]
+	in, err := im.InodeInfo(n.ino)
+	return entry{path: t.path(i), ino: n.ino, in: in}, err
+}
+
+func (n *node) typ() uint32 { return n.mode & metadata.ModeType }
 
 // Stats summarises an extraction.
 type Stats struct {
@@ -64,86 +114,97 @@ type Stats struct {
 // always taken so the tree can be built. As the reference does, nothing is
 // taken when the patterns match no file (only directories, or nothing);
 // matched is then false.
-func collect(im *godwarfs.Image, cfg *Config) (ents []entry, any bool, err error) {
+func collect(im *godwarfs.Image, cfg *Config) (t *tree, any bool, err error) {
 	set, err := glob.CompileAll(cfg.Patterns)
 	if err != nil {
 		return nil, false, err
 	}
-	var all []entry
-	err = imageaccess.Of(im).FS.Walk(func(p string, ino uint32, in metadata.Inode) error {
-		if p == "" {
-			return nil
+	fsys := imageaccess.Of(im).FS
+	t = &tree{}
+	var visit func(dir uint32, parent int32) error
+	visit = func(dir uint32, parent int32) error {
+		des, err := fsys.ReadDir(dir)
+		if err != nil {
+			return err
 		}
-		switch in.Mode & metadata.ModeType {
-		case metadata.ModeChar, metadata.ModeBlock:
-			if cfg.SkipDevices {
-				return nil
+		for _, de := range des {
+			in, err := fsys.Inode(de.Ino)
+			if err != nil {
+				return err
 			}
-		case metadata.ModeFIFO, metadata.ModeSocket:
-			if cfg.SkipSpecials {
-				return nil
+			switch in.Mode & metadata.ModeType {
+			case metadata.ModeChar, metadata.ModeBlock:
+				if cfg.SkipDevices {
+					continue
+				}
+			case metadata.ModeFIFO, metadata.ModeSocket:
+				if cfg.SkipSpecials {
+					continue
+				}
+			}
+			idx := int32(len(t.nodes))
+			t.nodes = append(t.nodes, node{name: de.Name, parent: parent, ino: de.Ino, mode: in.Mode})
+			// Names a corrupt image could use to escape the output
+			// directory.
+			if de.Name == "" || de.Name == "." || de.Name == ".." || strings.IndexByte(de.Name, '/') >= 0 {
+				return fmt.Errorf("unsafe path %q", t.path(int(idx)))
+			}
+			if fsys.IsDir(de.Ino) {
+				if err := visit(de.Ino, idx); err != nil {
+					return err
+				}
 			}
 		}
-		all = append(all, entry{path: p, ino: ino, in: in})
 		return nil
-	})
-	if err != nil {
+	}
+	if _, err := fsys.Inode(im.Root()); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", im.Name(), err)
 	}
-	for _, e := range all {
-		if err := checkPath(e.path); err != nil {
-			return nil, false, fmt.Errorf("%s: %w", im.Name(), err)
-		}
+	if err := visit(im.Root(), -1); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", im.Name(), err)
 	}
 	if len(set) == 0 {
-		return all, true, nil
+		return t, true, nil
 	}
-	// matched[p]: p or an ancestor matches; pre-order visits parents first.
-	matched := map[string]bool{}
-	taken := map[string]bool{}
-	var out []entry
+	// matched[i]: node i or an ancestor matches; pre-order visits parents
+	// first.
+	matched := make([]bool, len(t.nodes))
 	files := 0
-	for _, e := range all {
-		if matched[path.Dir(e.path)] || set.Match(e.path) {
-			matched[e.path] = true
-			taken[e.path] = true
-			if e.in.Mode&metadata.ModeType != metadata.ModeDir {
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		if (n.parent >= 0 && matched[n.parent]) || set.Match(t.path(i)) {
+			matched[i] = true
+			if n.typ() != metadata.ModeDir {
 				files++
 			}
 		}
 	}
 	if files == 0 {
-		return nil, false, nil
+		return &tree{}, false, nil
 	}
-	// Mark ancestors, then keep pre-order.
-	for p := range taken {
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			if taken[d] {
-				break
+	// Take the ancestors of what matched: a taken parent has its
+	// ancestors taken already, as parents come first.
+	taken := matched
+	for i := range t.nodes {
+		if matched[i] {
+			for p := t.nodes[i].parent; p >= 0 && !taken[p]; p = t.nodes[p].parent {
+				taken[p] = true
 			}
-			taken[d] = true
 		}
 	}
-	for _, e := range all {
-		if taken[e.path] {
-			out = append(out, e)
+	out := &tree{}
+	idx := make([]int32, len(t.nodes))
+	for i, n := range t.nodes {
+		if !taken[i] {
+			continue
 		}
+		if n.parent >= 0 {
+			n.parent = idx[n.parent]
+		}
+		idx[i] = int32(len(out.nodes))
+		out.nodes = append(out.nodes, n)
 	}
 	return out, true, nil
-}
-
-// checkPath rejects names a corrupt image could use to escape the output
-// directory.
-func checkPath(p string) error {
-	if strings.HasPrefix(p, "/") || path.Clean(p) != p {
-		return fmt.Errorf("unsafe path %q", p)
-	}
-	for _, c := range strings.Split(p, "/") {
-		if c == ".." || c == "." || c == "" {
-			return fmt.Errorf("unsafe path %q", p)
-		}
-	}
-	return nil
 }
 
 // Extract extracts im according to cfg.
@@ -155,7 +216,7 @@ func Extract(im *godwarfs.Image, cfg Config) (Stats, error) {
 // written are removed, an archive is not put under its name, and ctx's
 // error is returned.
 func ExtractContext(ctx context.Context, im *godwarfs.Image, cfg Config) (Stats, error) {
-	ents, matched, err := collect(im, &cfg)
+	t, matched, err := collect(im, &cfg)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -163,14 +224,16 @@ func ExtractContext(ctx context.Context, im *godwarfs.Image, cfg Config) (Stats,
 		fmt.Fprintln(cfg.Stderr, "dwarfsextract: warning: no matching files found")
 	}
 	if cfg.Progress != nil {
-		seen := map[uint32]bool{}
+		seen := make([]bool, imageaccess.Of(im).FS.InodeCount())
 		var files int
 		var bytes int64
-		for _, e := range ents {
-			if e.in.Mode&metadata.ModeType == metadata.ModeRegular && !seen[e.ino] {
-				seen[e.ino] = true
+		for _, n := range t.nodes {
+			if n.typ() == metadata.ModeRegular && !seen[n.ino] {
+				seen[n.ino] = true
 				files++
-				bytes += e.in.Size
+				if in, err := im.InodeInfo(n.ino); err == nil {
+					bytes += in.Size
+				}
 			}
 		}
 		cfg.Progress.Start(files, bytes)
@@ -184,9 +247,9 @@ func ExtractContext(ctx context.Context, im *godwarfs.Image, cfg Config) (Stats,
 		if cfg.Compression != "" && spec.filter == "" {
 			spec.filter = cfg.Compression
 		}
-		return writeArchive(ctx, im, ents, cfg, spec)
+		return writeArchive(ctx, im, t, cfg, spec)
 	}
-	return toDisk(ctx, im, ents, cfg)
+	return toDisk(ctx, im, t, cfg)
 }
 
 // reporter collects per-entry errors, failing fast unless ContinueOnError.
@@ -211,7 +274,21 @@ func (r *reporter) fail(p string, err error) error {
 	return nil
 }
 
-func toDisk(ctx context.Context, im *godwarfs.Image, ents []entry, cfg Config) (Stats, error) {
+// fileJob is a regular file to write; key is where its data starts in the
+// image (block, offset), so writing in key order decodes each block once.
+type fileJob struct {
+	key uint64
+	idx int32
+}
+
+// copyBufSize is the buffer each disk writer reuses for all its files.
+const copyBufSize = 1 << 20
+
+// toDisk restores t under cfg.Output: directories, symbolic links and
+// special files first, in path order, then the regular files in the order
+// their data sits in the image (so each block is decompressed once however
+// small the cache), then hard links, then the directories' metadata.
+func toDisk(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config) (Stats, error) {
 	var st Stats
 	rep := &reporter{cfg: &cfg, name: im.Name()}
 	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
@@ -221,140 +298,133 @@ func toDisk(ctx context.Context, im *godwarfs.Image, ents []entry, cfg Config) (
 	if cfg.DiskWriters > 0 {
 		workers = cfg.DiskWriters
 	}
-	var g errgroup.Group
-	g.SetLimit(workers)
-	first := map[uint32]string{} // inode -> first path, for hard links
-	type link struct{ target, path string }
-	var links []link
-	var dirs []entry
-	failed := map[string]bool{} // directories that could not be created
-	var mu sync.Mutex
-
-	for _, e := range ents {
+	tn, err := newTempNames(cfg.Output)
+	if err != nil {
+		return st, err
+	}
+	fsys := imageaccess.Of(im).FS
+	dst := func(i int) string { return filepath.Join(cfg.Output, filepath.FromSlash(t.path(i))) }
+	first := make([]int32, fsys.InodeCount()) // 1 + node of a regular inode's first name
+	failed := make([]bool, len(t.nodes))      // directories that could not be created
+	var jobs []fileJob
+	var links, dirs []int32
+	for i := range t.nodes {
 		if ctx.Err() != nil {
 			break
 		}
-		if failed[path.Dir(e.path)] {
-			failed[e.path] = true
+		n := &t.nodes[i]
+		if n.parent >= 0 && failed[n.parent] {
+			failed[i] = true
 			continue
 		}
-		dst := filepath.Join(cfg.Output, filepath.FromSlash(e.path))
 		st.Entries++
+		if n.typ() == metadata.ModeRegular {
+			if first[n.ino] != 0 {
+				links = append(links, int32(i))
+				continue
+			}
+			first[n.ino] = int32(i) + 1
+			key, size := dataKey(fsys, n.ino)
+			jobs = append(jobs, fileJob{key: key, idx: int32(i)})
+			st.Files++
+			st.Bytes += size
+			continue
+		}
 		var err error
-		switch e.in.Mode & metadata.ModeType {
-		case metadata.ModeDir:
-			err = os.Mkdir(dst, 0o700)
+		if n.typ() == metadata.ModeDir {
+			p := dst(i)
+			err = os.Mkdir(p, 0o700)
 			if errors.Is(err, os.ErrExist) {
 				// An earlier extraction: keep a directory, replace anything
 				// else (the reference unlinks what is in the way).
-				if fi, serr := os.Lstat(dst); serr == nil && fi.IsDir() {
-					err = os.Chmod(dst, 0o700)
-				} else if err = os.Remove(dst); err == nil {
-					err = os.Mkdir(dst, 0o700)
+				if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
+					err = os.Chmod(p, 0o700)
+				} else if err = os.Remove(p); err == nil {
+					err = os.Mkdir(p, 0o700)
 				}
 			}
 			if err == nil {
-				dirs = append(dirs, e)
+				dirs = append(dirs, int32(i))
 			} else {
-				failed[e.path] = true
+				failed[i] = true
 			}
-		case metadata.ModeRegular:
-			if t, ok := first[e.ino]; ok {
-				links = append(links, link{t, dst})
-				continue
-			}
-			first[e.ino] = dst
-			st.Files++
-			st.Bytes += e.in.Size
-			e, dst := e, dst
-			g.Go(func() error {
-				err := place(dst, func(tmp string) error {
-					if err := writeFile(ctx, im, e, tmp); err != nil {
-						return err
-					}
-					return setMeta(tmp, e.in, false, cfg.Owners)
-				})
-				if ctx.Err() != nil {
-					return ctx.Err() // not a failure of this file
-				}
-				if err != nil {
-					mu.Lock()
-					defer mu.Unlock()
-					return rep.fail(e.path, err)
-				}
-				if cfg.Progress != nil {
-					cfg.Progress.Add(1, e.in.Size)
-				}
-				return nil
-			})
-			continue
-		case metadata.ModeSymlink:
-			var target string
-			if target, err = imageaccess.Of(im).FS.Readlink(e.ino); err == nil {
-				err = place(dst, func(tmp string) error {
-					if err := os.Symlink(target, tmp); err != nil {
-						return err
-					}
-					return setMeta(tmp, e.in, true, cfg.Owners)
-				})
-			}
-		case metadata.ModeChar, metadata.ModeBlock:
-			err = place(dst, func(tmp string) error {
-				if err := unix.Mknod(tmp, e.in.Mode, int(e.in.Rdev)); err != nil {
-					return err
-				}
-				return setMeta(tmp, e.in, false, cfg.Owners)
-			})
-		case metadata.ModeFIFO:
-			err = place(dst, func(tmp string) error {
-				if err := unix.Mkfifo(tmp, e.in.Mode&0o7777); err != nil {
-					return err
-				}
-				return setMeta(tmp, e.in, false, cfg.Owners)
-			})
-		case metadata.ModeSocket:
-			// A socket cannot be restored without a listener; like the
-			// reference we leave an empty regular file.
-			err = place(dst, func(tmp string) error {
-				f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-				if err != nil {
-					return err
-				}
-				f.Close()
-				return setMeta(tmp, e.in, false, cfg.Owners)
-			})
-		default:
-			err = fmt.Errorf("unknown file type %#o", e.in.Mode&metadata.ModeType)
+		} else {
+			err = special(im, tn, n, dst(i), cfg.Owners)
 		}
 		if err != nil {
-			mu.Lock()
-			ferr := rep.fail(e.path, err)
-			mu.Unlock()
-			if ferr != nil {
-				g.Wait()
+			if ferr := rep.fail(t.path(i), err); ferr != nil {
 				return st, ferr
 			}
 		}
 	}
+	slices.SortFunc(jobs, func(a, b fileJob) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.idx, b.idx)
+	})
+
+	g, gctx := errgroup.WithContext(ctx)
+	ch := make(chan int32, 4*workers)
+	for range workers {
+		g.Go(func() error {
+			buf := make([]byte, copyBufSize)
+			for i := range ch {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				n := &t.nodes[i]
+				err := writeFile(gctx, im, tn, n.ino, dst(int(i)), buf, cfg.Owners)
+				if err := gctx.Err(); err != nil {
+					return err // interrupted, or another file failed: not a failure of this one
+				}
+				if err != nil {
+					if ferr := rep.fail(t.path(int(i)), err); ferr != nil {
+						return ferr
+					}
+					continue
+				}
+				if cfg.Progress != nil {
+					if in, err := im.InodeInfo(n.ino); err == nil {
+						cfg.Progress.Add(1, in.Size)
+					}
+				}
+			}
+			return nil
+		})
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case ch <- j.idx:
+		case <-gctx.Done():
+			break feed
+		}
+	}
+	close(ch)
 	if err := g.Wait(); err != nil {
 		return st, err
 	}
 	if err := ctx.Err(); err != nil {
 		return st, err
 	}
-	for _, l := range links {
-		if err := place(l.path, func(tmp string) error { return os.Link(l.target, tmp) }); err != nil {
-			if ferr := rep.fail(l.path, err); ferr != nil {
+	for _, i := range links {
+		target := dst(int(first[t.nodes[i].ino] - 1))
+		if err := place(tn, dst(int(i)), true, func(tmp string) error { return os.Link(target, tmp) }); err != nil {
+			if ferr := rep.fail(t.path(int(i)), err); ferr != nil {
 				return st, ferr
 			}
 		}
 	}
 	// Directory times last, deepest first, so children do not touch them.
-	for i := len(dirs) - 1; i >= 0; i-- {
-		e := dirs[i]
-		dst := filepath.Join(cfg.Output, filepath.FromSlash(e.path))
-		if err := setMeta(dst, e.in, false, cfg.Owners); err != nil {
-			if ferr := rep.fail(e.path, err); ferr != nil {
+	for k := len(dirs) - 1; k >= 0; k-- {
+		i := int(dirs[k])
+		in, err := im.InodeInfo(t.nodes[i].ino)
+		if err == nil {
+			err = setMeta(dst(i), in, false, cfg.Owners)
+		}
+		if err != nil {
+			if ferr := rep.fail(t.path(i), err); ferr != nil {
 				return st, ferr
 			}
 		}
@@ -363,40 +433,234 @@ func toDisk(ctx context.Context, im *godwarfs.Image, ents []entry, cfg Config) (
 	return st, nil
 }
 
+// dataKey returns where regular file ino's data starts in the image
+// (block and offset, 0 for a file without data, which needs no block) and
+// its size. A file whose chunks cannot be read sorts last; writing it
+// reports the error.
+func dataKey(fsys *metadata.FS, ino uint32) (key uint64, size int64) {
+	chunks, err := fsys.FileChunks(ino)
+	if err != nil {
+		return math.MaxUint64, 0
+	}
+	key = math.MaxUint64
+	for _, c := range chunks {
+		size += int64(c.Size)
+		if !c.Hole && c.Size > 0 && key == math.MaxUint64 {
+			key = uint64(c.Block)<<32 | uint64(c.Offset)
+		}
+	}
+	if key == math.MaxUint64 {
+		key = 0
+	}
+	return key, size
+}
+
+// special creates a symbolic link, device, fifo or socket.
+func special(im *godwarfs.Image, tn *tempNames, n *node, dst string, owners bool) error {
+	in, err := im.InodeInfo(n.ino)
+	if err != nil {
+		return err
+	}
+	switch n.typ() {
+	case metadata.ModeSymlink:
+		target, err := imageaccess.Of(im).FS.Readlink(n.ino)
+		if err != nil {
+			return err
+		}
+		return place(tn, dst, false, func(tmp string) error {
+			if err := os.Symlink(target, tmp); err != nil {
+				return err
+			}
+			return setMeta(tmp, in, true, owners)
+		})
+	case metadata.ModeChar, metadata.ModeBlock:
+		return place(tn, dst, false, func(tmp string) error {
+			if err := unix.Mknod(tmp, in.Mode, int(in.Rdev)); err != nil {
+				return err
+			}
+			return setMeta(tmp, in, false, owners)
+		})
+	case metadata.ModeFIFO:
+		return place(tn, dst, false, func(tmp string) error {
+			if err := unix.Mkfifo(tmp, in.Mode&0o7777); err != nil {
+				return err
+			}
+			return setMeta(tmp, in, false, owners)
+		})
+	case metadata.ModeSocket:
+		// A socket cannot be restored without a listener; like the
+		// reference we leave an empty regular file.
+		return place(tn, dst, false, func(tmp string) error {
+			f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				return err
+			}
+			f.Close()
+			return setMeta(tmp, in, false, owners)
+		})
+	}
+	return fmt.Errorf("unknown file type %#o", n.typ())
+}
+
+// tempNames hands out the temporary names entries are created under: a
+// dot, the final name, a token chosen once per extraction and a counter.
+// Nothing an image holds can predict the token, and a clash with a
+// leftover of an earlier run is detected by the exclusive create.
+//
+// Regular files need no name until they are complete where the
+// filesystem has O_TMPFILE: the file is created unnamed and linked under
+// its final name once written, which costs the kernel half as much as
+// creating a named file and renaming it, and leaves nothing behind even
+// when the process is killed. link says how (or that it cannot be done).
+type tempNames struct {
+	token string
+	seq   atomic.Uint64
+	link  linkMode
+}
+
+type linkMode int
+
+const (
+	linkNone      linkMode = iota // named temporary file and rename
+	linkEmptyPath                 // linkat(fd, "", AT_EMPTY_PATH): needs CAP_DAC_READ_SEARCH
+	linkProc                      // linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW)
+)
+
+// newTempNames returns the temporary names for extracting into dir,
+// probing whether files can be created unnamed there.
+func newTempNames(dir string) (*tempNames, error) {
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	tn := &tempNames{token: hex.EncodeToString(rnd[:])}
+	fd, err := unix.Open(dir, unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return tn, nil
+	}
+	defer unix.Close(fd)
+	probe := tn.next(filepath.Join(dir, "probe"))
+	for _, m := range []linkMode{linkEmptyPath, linkProc} {
+		tn.link = m
+		if tn.linkFD(fd, probe) == nil {
+			unix.Unlink(probe)
+			return tn, nil
+		}
+	}
+	tn.link = linkNone
+	return tn, nil
+}
+
+// next returns a new temporary name beside dst.
+func (tn *tempNames) next(dst string) string {
+	dir, base := filepath.Split(dst)
+	// Keep the temporary name within NAME_MAX (255 bytes).
+	base = base[:min(len(base), 200)]
+	return dir + "." + base + ".dwarfsextract-" + tn.token + "-" + strconv.FormatUint(tn.seq.Add(1), 36)
+}
+
+func (tn *tempNames) linkFD(fd int, dst string) error {
+	if tn.link == linkProc {
+		return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
+	}
+	return unix.Linkat(fd, "", unix.AT_FDCWD, dst, unix.AT_EMPTY_PATH)
+}
+
+// createFile opens a new file for writing what goes to dst: unnamed
+// (tmp "") where possible, else under a temporary name.
+func (tn *tempNames) createFile(dst string) (fd int, tmp string, err error) {
+	if tn.link != linkNone {
+		fd, err := unix.Open(filepath.Dir(dst), unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			return fd, "", nil
+		}
+		// A directory on another filesystem (a mount point left by an
+		// earlier extraction) may not support it.
+		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+			return -1, "", fmt.Errorf("create: %w", err)
+		}
+	}
+	for try := 0; ; try++ {
+		tmp = tn.next(dst)
+		fd, err = unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			return fd, tmp, nil
+		}
+		if !errors.Is(err, unix.EEXIST) || try >= 16 {
+			return -1, "", fmt.Errorf("create: %w", err)
+		}
+	}
+}
+
+// commitFile puts the complete file fd (named tmp, or unnamed) under
+// dst, replacing what is there.
+func (tn *tempNames) commitFile(fd int, tmp, dst string) error {
+	if tmp != "" {
+		return renameOver(tmp, dst)
+	}
+	err := tn.linkFD(fd, dst)
+	if errors.Is(err, unix.EEXIST) {
+		if os.Remove(dst) == nil {
+			err = tn.linkFD(fd, dst)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("link: %w", err)
+	}
+	return nil
+}
+
+// renameOver renames tmp to dst, replacing what is there (an empty
+// directory too), and removes tmp if that fails.
+func renameOver(tmp, dst string) error {
+	err := unix.Renameat(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
+	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+		if os.Remove(dst) == nil {
+			err = unix.Renameat(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
+		}
+	}
+	if err != nil {
+		unix.Unlink(tmp)
+		return fmt.Errorf("rename: %w", err)
+	}
+	return nil
+}
+
 // place creates an entry under a temporary name beside dst and renames
 // it to dst once create (which also sets its metadata) succeeded, so a
 // failed or interrupted extraction never leaves wrong content under a
-// final name; on failure the temporary entry is removed. Whatever is at
-// dst already is replaced, as the reference does when extracting into a
-// directory again (an empty directory in the way is removed too).
-func place(dst string, create func(tmp string) error) error {
+// final name; on failure the temporary entry is removed. create must
+// fail with an fs.ErrExist error, having created nothing, when the name
+// is taken. Whatever is at dst already is replaced, as the reference does
+// when extracting into a directory again (an empty directory in the way
+// is removed too). link says create makes a hard link, which may be to
+// the file at dst already.
+func place(tn *tempNames, dst string, link bool, create func(tmp string) error) error {
 	var tmp string
-	for {
-		var rnd [6]byte
-		if _, err := rand.Read(rnd[:]); err != nil {
-			return err
-		}
-		tmp = filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".dwarfsextract-"+hex.EncodeToString(rnd[:]))
-		if _, err := os.Lstat(tmp); errors.Is(err, os.ErrNotExist) {
+	for try := 0; ; try++ {
+		tmp = tn.next(dst)
+		err := create(tmp)
+		if err == nil {
 			break
 		}
-	}
-	if err := create(tmp); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if try < 16 {
+				continue // a leftover of an earlier run
+			}
+			return err
+		}
 		os.Remove(tmp)
 		return err
 	}
-	err := os.Rename(tmp, dst)
-	if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
-		if os.Remove(dst) == nil {
-			err = os.Rename(tmp, dst)
-		}
+	if err := renameOver(tmp, dst); err != nil {
+		return err
 	}
 	// Renaming a hard link onto another name of the same file succeeds
 	// without removing the source.
-	if err != nil || lexists(tmp) {
+	if link && lexists(tmp) {
 		os.Remove(tmp)
 	}
-	return err
+	return nil
 }
 
 func lexists(p string) bool {
@@ -404,61 +668,110 @@ func lexists(p string) bool {
 	return err == nil
 }
 
-// writeFile writes one regular file, leaving holes unwritten so the result
-// is sparse, then sets the final size.
-func writeFile(ctx context.Context, im *godwarfs.Image, e entry, dst string) error {
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// writeFile writes regular file ino to dst with its attributes, copying
+// through buf. Holes stay unwritten so the result is sparse. It works on
+// the descriptor (no runtime poller, no path lookups) to keep the system
+// calls per file few: open, the writes, chown, chmod, utimes, link, close.
+func writeFile(ctx context.Context, im *godwarfs.Image, tn *tempNames, ino uint32, dst string, buf []byte, owners bool) error {
+	r, err := im.OpenInode(ino)
 	if err != nil {
 		return err
 	}
-	r, err := im.OpenInode(e.ino)
+	defer r.Close()
+	fd, tmp, err := tn.createFile(dst)
 	if err != nil {
-		f.Close()
 		return err
 	}
-	// Copy the data extents only; the holes stay unwritten.
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < r.Size(); {
+	err = fillFile(ctx, r, fd, buf)
+	if err == nil {
+		fi, _ := r.Stat()
+		err = fdMeta(fd, fi.Sys().(*godwarfs.Stat), owners)
+	}
+	if err == nil && tmp == "" {
+		err = tn.commitFile(fd, "", dst) // an unnamed file is linked while open
+	}
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	if tmp != "" {
+		if err == nil {
+			return tn.commitFile(-1, tmp, dst)
+		}
+		unix.Unlink(tmp)
+	}
+	return err
+}
+
+// fillFile copies the data extents of r to fd and sets the size.
+func fillFile(ctx context.Context, r *godwarfs.File, fd int, buf []byte) error {
+	size := r.Size()
+	var end int64 // end of the last extent written
+	for off := int64(0); off < size; {
 		start, err := r.SeekData(off)
 		if errors.Is(err, unix.ENXIO) {
 			break // only a hole is left
 		}
 		if err != nil {
-			f.Close()
 			return err
 		}
-		end, err := r.SeekHole(start)
+		stop, err := r.SeekHole(start)
 		if err != nil {
-			f.Close()
 			return err
 		}
-		for pos := start; pos < end; {
+		for pos := start; pos < stop; {
 			if err := ctx.Err(); err != nil {
-				f.Close()
 				return err
 			}
-			n := min(int64(len(buf)), end-pos)
-			got, err := r.ReadAt(buf[:n], pos)
+			n := min(int64(len(buf)), stop-pos)
+			got, err := r.ReadAtContext(ctx, buf[:n], pos)
 			if int64(got) < n {
 				if err == nil || err == io.EOF {
 					err = io.ErrUnexpectedEOF
 				}
-				f.Close()
 				return err
 			}
-			if _, err := f.WriteAt(buf[:n], pos); err != nil {
-				f.Close()
-				return err
+			for b, at := buf[:n], pos; len(b) > 0; {
+				w, err := unix.Pwrite(fd, b, at)
+				if err != nil {
+					return fmt.Errorf("write: %w", err)
+				}
+				if w == 0 {
+					return fmt.Errorf("write: %w", io.ErrShortWrite)
+				}
+				b, at = b[w:], at+int64(w)
 			}
 			pos += n
 		}
-		off = end
+		off, end = stop, stop
 	}
-	if err := f.Truncate(r.Size()); err != nil {
-		f.Close()
-		return err
+	if end < size {
+		if err := unix.Ftruncate(fd, size); err != nil {
+			return fmt.Errorf("truncate: %w", err)
+		}
 	}
-	return f.Close()
+	return nil
+}
+
+// fdMeta restores owner, permissions and times of an open file; owner
+// first because chown clears set-id bits.
+func fdMeta(fd int, st *godwarfs.Stat, owners bool) error {
+	if owners {
+		if err := unix.Fchown(fd, int(st.Uid), int(st.Gid)); err != nil {
+			return fmt.Errorf("chown: %w", err)
+		}
+	}
+	if err := unix.Fchmod(fd, st.Mode&0o7777); err != nil {
+		return fmt.Errorf("chmod: %w", err)
+	}
+	ts := [2]unix.Timespec{
+		{Sec: st.Atime.Unix(), Nsec: int64(st.Atime.Nanosecond())},
+		{Sec: st.Mtime.Unix(), Nsec: int64(st.Mtime.Nanosecond())},
+	}
+	// utimensat with a NULL path sets the times of fd itself.
+	if _, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0); e != 0 {
+		return fmt.Errorf("utimes: %w", e)
+	}
+	return nil
 }
 
 // setMeta restores owner, permissions and times; owner first because

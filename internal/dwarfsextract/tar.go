@@ -32,6 +32,7 @@ type tarWriter struct {
 	tw     *tar.Writer
 	cw     io.WriteCloser // the whole-stream compression under tw
 	format tar.Format
+	buf    copyBuf
 }
 
 func newTarWriter(w io.Writer, format tar.Format, filter string) (*tarWriter, error) {
@@ -103,7 +104,7 @@ func (t *tarWriter) add(e entry, size int64, data io.Reader, linkTo string) erro
 	if body == nil {
 		return nil
 	}
-	n, err := io.Copy(t.tw, io.LimitReader(body, size))
+	n, err := io.CopyBuffer(t.tw, io.LimitReader(body, size), t.buf.get())
 	if err == nil && n != size {
 		err = io.ErrUnexpectedEOF
 	}
