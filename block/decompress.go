@@ -134,6 +134,25 @@ func UncompressedSize(c Compression, src []byte) (int64, error) {
 	return 0, unsupported(c)
 }
 
+// SizeFromHeader returns the uncompressed size a payload of compression c
+// declares in its first bytes, head (at least the first 64 bytes, or the
+// whole payload if shorter), without checking the rest of the payload;
+// ok is false for a compression that states it elsewhere (LZMA: read the
+// whole payload and use UncompressedSize).
+func SizeFromHeader(c Compression, head []byte) (n int64, ok bool, err error) {
+	switch c {
+	case CompLZMA:
+		return 0, false, nil
+	case CompZSTD:
+		f, _, err := parseZstdHeader(head)
+		return f.contentSize, err == nil, err
+	case CompNone:
+		return 0, false, nil
+	}
+	n, err = UncompressedSize(c, head)
+	return n, err == nil, err
+}
+
 // readUvarint decodes the ULEB128 size prefix (at most 10 bytes, must fit
 // in int64) and returns the value and its encoded length.
 func readUvarint(src []byte) (int64, int, error) {
@@ -198,21 +217,21 @@ type zstdFrame struct {
 // parseZstdFrame reads the frame header and walks the block headers, so that
 // the declared content size can be checked against what the blocks can
 // produce before anything is allocated.
-func parseZstdFrame(src []byte) (zstdFrame, error) {
-	var f zstdFrame
+// parseZstdHeader reads a zstd frame header: the declared content size,
+// the header length and the window size.
+func parseZstdHeader(src []byte) (f zstdFrame, window int64, err error) {
 	if len(src) < 5 || binary.LittleEndian.Uint32(src) != zstdMagic {
-		return f, corruptf("missing zstd frame magic")
+		return f, 0, corruptf("missing zstd frame magic")
 	}
 	fhd := src[4]
 	if fhd&0x08 != 0 {
-		return f, corruptf("zstd frame header reserved bit set")
+		return f, 0, corruptf("zstd frame header reserved bit set")
 	}
 	single := fhd&0x20 != 0
 	pos := 5
-	window := int64(0)
 	if !single {
 		if len(src) < pos+1 {
-			return f, corruptf("truncated zstd frame header")
+			return f, 0, corruptf("truncated zstd frame header")
 		}
 		wd := src[pos]
 		exp := 10 + int64(wd>>3)
@@ -222,11 +241,11 @@ func parseZstdFrame(src []byte) (zstdFrame, error) {
 	}
 	if didLen := [4]int{0, 1, 2, 4}[fhd&3]; didLen > 0 {
 		if len(src) < pos+didLen {
-			return f, corruptf("truncated zstd frame header")
+			return f, 0, corruptf("truncated zstd frame header")
 		}
 		// Dictionary ids are never written by mkdwarfs.
 		if !allZero(src[pos : pos+didLen]) {
-			return f, fmt.Errorf("zstd frame needs a dictionary: %w", ErrUnsupported)
+			return f, 0, fmt.Errorf("zstd frame needs a dictionary: %w", ErrUnsupported)
 		}
 		pos += didLen
 	}
@@ -235,10 +254,10 @@ func parseZstdFrame(src []byte) (zstdFrame, error) {
 		fcsLen = 1
 	}
 	if fcsLen == 0 {
-		return f, corruptf("zstd frame has no content size")
+		return f, 0, corruptf("zstd frame has no content size")
 	}
 	if len(src) < pos+fcsLen {
-		return f, corruptf("truncated zstd frame header")
+		return f, 0, corruptf("truncated zstd frame header")
 	}
 	var fcs uint64
 	switch fcsLen {
@@ -253,10 +272,21 @@ func parseZstdFrame(src []byte) (zstdFrame, error) {
 	}
 	pos += fcsLen
 	if fcs > 1<<62 {
-		return f, corruptf("zstd content size %d out of range", fcs)
+		return f, 0, corruptf("zstd content size %d out of range", fcs)
 	}
 	f.contentSize = int64(fcs)
 	f.headerLen = pos
+	return f, window, nil
+}
+
+func parseZstdFrame(src []byte) (zstdFrame, error) {
+	f, window, err := parseZstdHeader(src)
+	if err != nil {
+		return f, err
+	}
+	pos := f.headerLen
+	fhd := src[4]
+	single := fhd&0x20 != 0
 	if single {
 		window = f.contentSize
 	}

@@ -75,18 +75,34 @@ func Gather(im *godwarfs.Image) (*Info, error) {
 	info.AllocatedSize = md.TotalAllocatedFsSize
 
 	uncomp := make([]int64, len(blocks))
+	var raw []byte
 	for i, s := range blocks {
 		info.CompBlocks += s.Length
 		n := s.Length
 		if s.Compression != block.CompNone {
 			// Sizes come from the stored frame; checksums are checked
-			// separately (and may be skipped with --no-check).
-			raw := make([]byte, s.Length)
-			if _, err := bi.ReaderAt().ReadAt(raw, bi.Offset()+s.DataOffset); err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", im.Name(), s, err)
-			}
+			// separately (and may be skipped with --no-check). Most codecs
+			// state the size in their first bytes: a large image need not
+			// be read whole for this.
+			var ok bool
 			var err error
-			if n, err = block.UncompressedSize(s.Compression, raw); err != nil {
+			for want := min(s.Length, 64); ; want = s.Length {
+				if int64(cap(raw)) < want {
+					raw = make([]byte, want)
+				}
+				raw = raw[:want]
+				if _, err := bi.ReaderAt().ReadAt(raw, bi.Offset()+s.DataOffset); err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", im.Name(), s, err)
+				}
+				if want == s.Length {
+					n, err = block.UncompressedSize(s.Compression, raw)
+					break
+				}
+				if n, ok, err = block.SizeFromHeader(s.Compression, raw); ok || err != nil {
+					break
+				}
+			}
+			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", im.Name(), s, err)
 			}
 		}

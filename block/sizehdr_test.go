@@ -1,0 +1,45 @@
+package block
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestSizeFromHeader: the size each codec declares is read from the
+// first 64 bytes of its payload; LZMA, which keeps it at the end, says
+// so; a damaged zstd header is an error.
+func TestSizeFromHeader(t *testing.T) {
+	data := bytes.Repeat([]byte("size from header, "), 40000)
+	for _, tc := range []struct {
+		spec string
+		ok   bool
+	}{{"zstd", true}, {"lz4", true}, {"lz4hc", true}, {"brotli", true}, {"lzma", false}} {
+		t.Run(tc.spec, func(t *testing.T) {
+			c, err := NewCompressor(tc.spec)
+			if err != nil {
+				t.Skipf("no %s compressor in this build: %v", tc.spec, err)
+			}
+			comp, payload, err := CompressSection(c, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if comp == CompNone {
+				t.Fatalf("%s stored the data uncompressed", tc.spec)
+			}
+			n, ok, err := SizeFromHeader(comp, payload[:min(len(payload), 64)])
+			if err != nil || ok != tc.ok {
+				t.Fatalf("SizeFromHeader: %d, %v, %v; want ok=%v", n, ok, err, tc.ok)
+			}
+			if ok && n != int64(len(data)) {
+				t.Errorf("size %d, want %d", n, len(data))
+			}
+			full, err := UncompressedSize(comp, payload)
+			if err != nil || full != int64(len(data)) {
+				t.Errorf("UncompressedSize of the whole payload: %d, %v", full, err)
+			}
+		})
+	}
+	if _, _, err := SizeFromHeader(CompZSTD, []byte{0x28, 0xb5, 0x2f, 0xfd, 0x08}); err == nil {
+		t.Error("zstd header with the reserved bit set: no error")
+	}
+}
