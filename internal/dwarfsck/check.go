@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -268,29 +270,49 @@ func (e *integrityError) Error() string {
 func (e *integrityError) Unwrap() error { return e.err }
 
 // verifySections checks the checksums of every section and names the
-// first bad one.
+// first bad one. Sections are checked by as many workers as blocks are
+// decompressed at once (-n): reading the image is most of the work.
 func verifySections(im *godwarfs.Image, fast, full bool) error {
 	prefix := im.Name() + ": "
 	if !fast && !full {
 		return nil
 	}
 	bi := imageaccess.Of(im).Blocks
-	for _, s := range bi.Sections() {
-		var err error
+	secs := bi.Sections()
+	errs := make([]error, len(secs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(imageaccess.Of(im).Cache.Workers(), 1) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(secs) {
+					return
+				}
+				if full {
+					errs[i] = bi.VerifyFull(secs[i])
+				} else {
+					errs[i] = bi.VerifyFast(secs[i])
+				}
+				if errs[i] != nil {
+					next.Store(int64(len(secs))) // no need to read further
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		s := secs[i]
+		if !strings.Contains(err.Error(), "section") {
+			err = fmt.Errorf("section %d (%s): %w", s.Index, s.Type, err)
+		}
 		if full {
-			err = bi.VerifyFull(s)
-		} else {
-			err = bi.VerifyFast(s)
+			return &integrityError{prefix: prefix, err: err}
 		}
-		if err != nil {
-			if !strings.Contains(err.Error(), "section") {
-				err = fmt.Errorf("section %d (%s): %w", s.Index, s.Type, err)
-			}
-			if full {
-				return &integrityError{prefix: prefix, err: err}
-			}
-			return err
-		}
+		return err
 	}
 	return nil
 }
