@@ -149,12 +149,13 @@ driver() { # NAME BINARY
 	umount "$M"; wait "$PID" || true; PID=""
 }
 
-tool() { # NAME METRIC CMD...: wall and peak RSS of CMD, cold
+tool() { # NAME METRIC CMD...: wall, CPU seconds and peak RSS of CMD, cold
 	local name=$1 metric=$2 t; shift 2
 	drop_caches
 	t=$(now_ns)
-	/usr/bin/time -f '%M' -o "$OUT/.time" "$@" >/dev/null 2>>"$LOGF" || die "$* failed (log: $LOGF)"
+	/usr/bin/time -f '%M %U %S' -o "$OUT/.time" "$@" >/dev/null 2>>"$LOGF" || die "$* failed (log: $LOGF)"
 	put "$name" "$metric s" "$(secs "$t" "$(now_ns)")"
+	put "$name" "$metric CPU s" "$(awk '{printf "%.2f", $2+$3}' "$OUT/.time")"
 	put "$name" "$metric RSS MiB" "$(awk '{printf "%.1f", $1/1024}' "$OUT/.time")"
 }
 need /usr/bin/time "install time"
@@ -182,7 +183,7 @@ METRICS=("mount time s" "mount CPU s" "RSS after mount MiB" "HWM after mount MiB
 	"RSS after find MiB" "HWM after find MiB" "ls -lR cold s" "CPU after ls -lR s" "RSS after ls -lR MiB" "HWM after ls -lR MiB"
 	"ls -lR warm s" "stat 100k 1 thr cold s" "CPU after stat 1 thr s" "RSS after stat 1 thr MiB"
 	"stat 100k 8 thr cold s" "CPU after stat 8 thr s" "RSS after stat 8 thr MiB"
-	"dwarfsck s" "dwarfsck RSS MiB" "dwarfsextract s" "dwarfsextract RSS MiB")
+	"dwarfsck s" "dwarfsck CPU s" "dwarfsck RSS MiB" "dwarfsextract s" "dwarfsextract CPU s" "dwarfsextract RSS MiB")
 {
 	echo "# godwarfs bench-scale ($STAMP)"
 	echo
