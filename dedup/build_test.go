@@ -335,3 +335,64 @@ func TestBeforeSegmentingHook(t *testing.T) {
 		t.Fatalf("hook ran %d times with %d blocks made (of %d)", calls, blocksAtHook, len(col.blocks))
 	}
 }
+
+// TestDigestsOncePerContent: the nilsimsa digest of every file equals the
+// digest of its data whether the file is unique by size, unique by hash
+// among equal sizes, or one of several copies (whose digest is computed
+// once and shared); files above --max-similarity-size and empty files get
+// none; and the copies' data is read once more, not once per copy.
+func TestDigestsOncePerContent(t *testing.T) {
+	shared, other := randBytes(21, 30000), randBytes(22, 30000)
+	files := map[string]string{
+		"unique-size": string(randBytes(23, 12345)),
+		"copy1":       string(shared), "copy2": string(shared), "copy3": string(shared),
+		"same-size": string(other),
+		"big":       string(randBytes(24, 70000)),
+		"empty":     "",
+	}
+	root := writeTree(t, files)
+	o := testOpts(root)
+	o.Order = OrderNilsimsa
+	o.MaxSimilaritySize = 65536
+	bd := &builder{opt: &o, sc: &scanner{opt: &o, root: root, links: map[devIno]*inode{}, warn: func(string, ...any) {}}}
+	bd.opt.OpenFile = os.Open
+	bd.sc.stats = &bd.stats
+	bd.bufs.New = func() any { b := make([]byte, 1<<20); return &b }
+	tree, err := bd.sc.walk(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := bd.scanFiles(context.Background(), bd.collect(tree))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fl) != len(files) {
+		t.Fatalf("%d files scanned, want %d", len(fl), len(files))
+	}
+	var total int64
+	for _, f := range fl {
+		data := files[f.firstEntry.rel]
+		total += int64(len(data))
+		wantDigest := len(data) > 0 && len(data) <= 65536
+		if f.hasDigest != wantDigest {
+			t.Errorf("%s: has digest %v, want %v", f.firstEntry.rel, f.hasDigest, wantDigest)
+			continue
+		}
+		if !wantDigest {
+			continue
+		}
+		var sa simAcc
+		sa.Write([]byte(data))
+		d, sim := sa.digest()
+		if f.simDigest != d || f.simHash != sim {
+			t.Errorf("%s: digest differs from its data's", f.firstEntry.rel)
+		}
+	}
+	// Files of a shared size are read once for hashing, and of the three
+	// copies and the file of their size only one copy and that file are
+	// read again for digests; the small unique-size file is read once for
+	// its digest, and the big one is left to the segmenter.
+	if want := total - 70000 + 2*30000; bd.stats.ScannedBytes != want {
+		t.Errorf("read %d bytes, want %d", bd.stats.ScannedBytes, want)
+	}
+}

@@ -165,8 +165,12 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			if newHash != nil && sizeCount[f.size] > 1 && f.size > 0 {
 				h = newHash()
 			}
+			// A file whose size another file shares may turn out to be a
+			// duplicate: its digest waits until the hashes have grouped
+			// the contents (digestContents), so that it is computed once
+			// per content, as the reference does, not once per file.
 			var sa *simAcc
-			if needDigest && f.size > 0 && (b.opt.MaxSimilaritySize <= 0 || f.size <= b.opt.MaxSimilaritySize) {
+			if needDigest && h == nil && b.wantsDigest(f) {
 				sa = &simAcc{}
 			}
 			fc := b.cz.start(f)
@@ -200,6 +204,84 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			if sa != nil {
 				f.simDigest, f.simHash = sa.digest()
 				f.hasDigest = true
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		out := files[:0]
+		for _, f := range files {
+			if !bad[f] {
+				out = append(out, f)
+			}
+		}
+		files = out
+	}
+	if !needDigest {
+		return files, nil
+	}
+	return b.digestContents(ctx, files)
+}
+
+// digestContents computes the nilsimsa digests scanFiles left out: one
+// per distinct content (equal size and hash), read from the first of its
+// files that can still be read, and shared by all of them.
+func (b *builder) digestContents(ctx context.Context, files []*inode) ([]*inode, error) {
+	type key struct {
+		size int64
+		hash string
+	}
+	groups := map[key][]*inode{}
+	var keys []key
+	for _, f := range files {
+		if f.hash == nil || f.hasDigest || !b.wantsDigest(f) {
+			continue
+		}
+		k := key{f.size, string(f.hash)}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], f)
+	}
+	if len(keys) == 0 {
+		return files, nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, b.opt.ScannerWorkers))
+	var mu sync.Mutex
+	bad := map[*inode]bool{}
+	for _, k := range keys {
+		members := groups[k]
+		g.Go(func() error {
+			for _, f := range members {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				sa := &simAcc{}
+				n, err := b.readForScan(gctx, f, nil, sa, nil)
+				b.sc.mu.Lock()
+				b.stats.ScannedBytes += n
+				b.sc.mu.Unlock()
+				if err != nil {
+					if gctx.Err() != nil {
+						return gctx.Err()
+					}
+					if err := b.sc.fail(err); err != nil {
+						return err
+					}
+					mu.Lock()
+					bad[f] = true
+					mu.Unlock()
+					continue
+				}
+				d, sim := sa.digest()
+				for _, m := range members {
+					m.simDigest, m.simHash, m.hasDigest = d, sim, true
+				}
+				return nil
 			}
 			return nil
 		})
@@ -327,4 +409,10 @@ type content struct {
 	// category streams are segmented.
 	fragChunks [][]pchunk
 	index      int // chunk_table index
+}
+
+// wantsDigest says whether f gets a nilsimsa digest when the order needs
+// them: empty files and those above --max-similarity-size do not.
+func (b *builder) wantsDigest(f *inode) bool {
+	return f.size > 0 && (b.opt.MaxSimilaritySize <= 0 || f.size <= b.opt.MaxSimilaritySize)
 }
