@@ -493,7 +493,11 @@ func (t *thawer) stringTable(p pos, id int16, what string) (*StringTable, error)
 	}
 	var e errs
 	st := &StringTable{}
-	st.Buffer = append([]byte{}, e.bs(t.bytes(t.child(q, 1), what+".buffer"))...)
+	st.Buffer = e.bs(t.bytes(t.child(q, 1), what+".buffer"))
+	if !t.lazy {
+		// DecodeLazy's caller keeps data unchanged; others may not.
+		st.Buffer = append([]byte{}, st.Buffer...)
+	}
 	if sq, set, err := t.optional(q, 2, what+".symtab"); err != nil {
 		return nil, err
 	} else if set {

@@ -236,14 +236,20 @@ func (f *FS) initInodes() error {
 	return nil
 }
 
-// strTab is a resolved string table. Plain tables keep their strings;
-// compact ones are decoded into one string that the elements are slices
-// of, which costs the text plus four bytes per string instead of a string
-// header and an allocation each.
+// strTab is a resolved string table. Plain tables keep their strings.
+// Compact tables without FSST are copied into one string that the elements
+// are slices of, which costs the text plus four bytes per string instead
+// of a string header and an allocation each. FSST-compressed tables stay
+// compressed (validated once) and are decoded on access: decoded names of
+// a large image are several times the compressed buffer, and a lookup
+// decodes only the few names its binary search touches.
 type strTab struct {
 	list []string // plain table
 	all  string   // compact table: the strings back to back
-	off  []uint32 // compact table: string i is all[off[i]:off[i+1]]
+	off  []uint32 // compact table: string i is all[off[i]:off[i+1]] (or buf's, with dec)
+	buf  []byte   // FSST table: the compressed strings back to back
+	dec  *fsstDecoder
+	max  int // FSST table: longest decoded string
 }
 
 func (s *strTab) len() int {
@@ -253,11 +259,39 @@ func (s *strTab) len() int {
 	return len(s.off) - 1
 }
 
+// appendAt appends string i to b (compressed tables only).
+func (s *strTab) appendAt(b []byte, i uint32) []byte {
+	// The table was fully decoded once when it was resolved, so this
+	// cannot fail.
+	b, _ = s.dec.decodeAppend(b, s.buf[s.off[i]:s.off[i+1]], s.max)
+	return b
+}
+
 func (s *strTab) at(i uint32) string {
 	if s.list != nil {
 		return s.list[i]
 	}
+	if s.dec != nil {
+		var tmp [256]byte
+		return string(s.appendAt(tmp[:0], i))
+	}
 	return s.all[s.off[i]:s.off[i+1]]
+}
+
+// cmp compares string i with name without allocating.
+func (s *strTab) cmp(i uint32, name string) int {
+	if s.dec == nil {
+		return strings.Compare(s.at(i), name)
+	}
+	var tmp [256]byte
+	b := s.appendAt(tmp[:0], i)
+	switch {
+	case string(b) == name:
+		return 0
+	case string(b) < name:
+		return -1
+	}
+	return 1
 }
 
 // strings returns the table as a slice (allocated for compact tables).
@@ -301,12 +335,18 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 	}
 	n := len(offs) - 1
 	out := strTab{off: make([]uint32, n+1)}
+	if dec != nil {
+		if uint64(len(st.Buffer)) > math.MaxUint32 {
+			return strTab{}, fmt.Errorf("metadata: %s: buffer larger than 4 GiB", what)
+		}
+		out.buf, out.dec, out.max = st.Buffer, dec, maxLen
+		out.off[0] = uint32(offs[0])
+	}
 	var buf []byte
 	if dec == nil {
 		buf = make([]byte, 0, offs[n]-min(offs[0], offs[n]))
-	} else {
-		buf = make([]byte, 0, 2*len(st.Buffer))
 	}
+	var scratch []byte
 	for i := range n {
 		a, b := offs[i], offs[i+1]
 		if a > b || b > uint64(len(st.Buffer)) {
@@ -315,18 +355,21 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 		s := st.Buffer[a:b]
 		if dec != nil {
 			var err error
-			if buf, err = dec.decodeAppend(buf, s, maxLen); err != nil {
+			if scratch, err = dec.decodeAppend(scratch[:0], s, maxLen); err != nil {
 				return strTab{}, fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
 			}
-		} else {
-			buf = append(buf, s...)
+			out.off[i+1] = uint32(b)
+			continue
 		}
+		buf = append(buf, s...)
 		if uint64(len(buf)) > math.MaxUint32 {
 			return strTab{}, fmt.Errorf("metadata: %s: strings longer than 4 GiB in total", what)
 		}
 		out.off[i+1] = uint32(len(buf))
 	}
-	out.all = string(buf)
+	if dec == nil {
+		out.all = string(buf)
+	}
 	return out, nil
 }
 
@@ -773,8 +816,24 @@ func (f *FS) ReadDir(dir uint32) ([]Entry, error) {
 		return nil, err
 	}
 	out := make([]Entry, 0, e-b)
+	if f.names.dec == nil {
+		for _, en := range f.ents[b:e] {
+			out = append(out, Entry{Name: f.names.at(en.NameIndex), Ino: en.InodeNum})
+		}
+		return out, nil
+	}
+	// Compressed names: decode the directory's names into one string that
+	// the entries slice, one allocation instead of one per name.
+	var buf []byte
+	ends := make([]int, 0, e-b)
 	for _, en := range f.ents[b:e] {
-		out = append(out, Entry{Name: f.names.at(en.NameIndex), Ino: en.InodeNum})
+		buf = f.names.appendAt(buf, en.NameIndex)
+		ends = append(ends, len(buf))
+	}
+	all, start := string(buf), 0
+	for k, en := range f.ents[b:e] {
+		out = append(out, Entry{Name: all[start:ends[k]], Ino: en.InodeNum})
+		start = ends[k]
 	}
 	return out, nil
 }
@@ -786,8 +845,8 @@ func (f *FS) Lookup(dir uint32, name string) (uint32, bool) {
 		return 0, false
 	}
 	ents := f.ents[b:e]
-	i := sort.Search(len(ents), func(i int) bool { return f.names.at(ents[i].NameIndex) >= name })
-	if i < len(ents) && f.names.at(ents[i].NameIndex) == name {
+	i := sort.Search(len(ents), func(i int) bool { return f.names.cmp(ents[i].NameIndex, name) >= 0 })
+	if i < len(ents) && f.names.cmp(ents[i].NameIndex, name) == 0 {
 		return ents[i].InodeNum, true
 	}
 	return 0, false
