@@ -150,8 +150,13 @@ func (f *FS) checkEntries() error {
 		ents := f.ents[f.dirFirst[d]:f.dirFirst[d+1]]
 		for i, e := range ents {
 			seen[e.InodeNum] = true
-			if i > 0 && f.names.at(ents[i-1].NameIndex) >= f.names.at(e.NameIndex) {
+			if i > 0 && f.names.compare(ents[i-1].NameIndex, e.NameIndex) >= 0 {
 				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names.at(ents[i-1].NameIndex), f.names.at(e.NameIndex))
+			}
+			// Only names of up to two bytes can be invalid; testing the
+			// length first spares decoding the others into strings.
+			if f.names.strLen(e.NameIndex) > 2 {
+				continue
 			}
 			if n := f.names.at(e.NameIndex); n == "" || n == "." || n == ".." {
 				return fmt.Errorf("metadata: check: directory %d: invalid name %q", d, n)
@@ -206,7 +211,8 @@ func (f *FS) checkChunks() error {
 	if sparse != (md.HoleBlockIndex != nil) {
 		return fmt.Errorf("metadata: check: feature sparsefiles (%v) without matching hole_block_index (%v)", sparse, md.HoleBlockIndex != nil)
 	}
-	for i, c := range md.Chunks {
+	for i := range md.ChunkCount() {
+		c := md.ChunkAt(i)
 		if f.holes && c.Block == f.holeBlk {
 			if c.Offset == LargeHoleOffset {
 				if int(c.Size) >= len(md.LargeHoleSize) {
@@ -233,8 +239,8 @@ func (f *FS) checkChunks() error {
 			return fmt.Errorf("metadata: check: chunk_table not sorted at %d", i)
 		}
 	}
-	if ct[len(ct)-1] != uint32(len(md.Chunks)) {
-		return fmt.Errorf("metadata: check: chunk_table ends at %d, have %d chunks", ct[len(ct)-1], len(md.Chunks))
+	if ct[len(ct)-1] != uint32(md.ChunkCount()) {
+		return fmt.Errorf("metadata: check: chunk_table ends at %d, have %d chunks", ct[len(ct)-1], md.ChunkCount())
 	}
 	return nil
 }
@@ -270,7 +276,8 @@ func (f *FS) checkFiles() error {
 				return fmt.Errorf("metadata: check: size cache key %d has %d < %d chunks", kv.Key, e-b, c.MinChunkCount)
 			}
 			var sum uint64
-			for _, ch := range f.md.Chunks[b:e] {
+			for k := b; k < e; k++ {
+				ch := f.md.ChunkAt(int(k))
 				r, err := f.chunkRef(ch)
 				if err != nil {
 					return fmt.Errorf("metadata: check: %w", err)
@@ -332,8 +339,8 @@ func (f *FS) checkStrings() error {
 		return err
 	}
 	for i := range f.names.len() {
-		if s := f.names.at(uint32(i)); len(s) > maxNameLen {
-			return fmt.Errorf("metadata: check: names[%d]: %d bytes exceeds %d", i, len(s), maxNameLen)
+		if n := f.names.strLen(uint32(i)); n > maxNameLen {
+			return fmt.Errorf("metadata: check: names[%d]: %d bytes exceeds %d", i, n, maxNameLen)
 		}
 	}
 	for i := range f.links.len() {
@@ -450,7 +457,8 @@ func (f *FS) BlockNeeds(nblocks int) ([]BlockNeed, error) {
 	for i := range need {
 		need[i].Chunk = -1
 	}
-	for i, c := range f.md.Chunks {
+	for i := range f.md.ChunkCount() {
+		c := f.md.ChunkAt(i)
 		if f.holes && c.Block == f.holeBlk {
 			continue
 		}

@@ -559,7 +559,11 @@ func (t *thawer) metadata(root pos) (*Metadata, error) {
 	c := func(id int16) pos { return t.child(root, id) }
 	md := &Metadata{}
 	var err error
-	if md.Chunks, err = thawList(t, c(1), "chunks", t.chunk); err != nil {
+	if t.lazy {
+		if md.chunks, err = t.listView(c(1), "chunks", chunkFields[:]); err != nil {
+			return nil, err
+		}
+	} else if md.Chunks, err = thawList(t, c(1), "chunks", t.chunk); err != nil {
 		return nil, err
 	}
 	if md.Directories, err = thawList(t, c(2), "directories", t.directory); err != nil {

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -294,6 +295,24 @@ func (s *strTab) cmp(i uint32, name string) int {
 	return 1
 }
 
+// compare compares strings i and j without allocating.
+func (s *strTab) compare(i, j uint32) int {
+	if s.dec == nil {
+		return strings.Compare(s.at(i), s.at(j))
+	}
+	var a, b [256]byte
+	return bytes.Compare(s.appendAt(a[:0], i), s.appendAt(b[:0], j))
+}
+
+// strLen returns the length of string i without allocating.
+func (s *strTab) strLen(i uint32) int {
+	if s.dec == nil {
+		return len(s.at(i))
+	}
+	var tmp [256]byte
+	return len(s.appendAt(tmp[:0], i))
+}
+
 // strings returns the table as a slice (allocated for compact tables).
 func (s *strTab) strings() []string {
 	if s.list != nil || s.len() == 0 {
@@ -493,8 +512,8 @@ func (f *FS) initFiles() error {
 		var sum uint64
 		for i, d := range md.ChunkTable {
 			sum += uint64(d)
-			if sum > uint64(len(md.Chunks)) {
-				return fmt.Errorf("metadata: chunk_table: packed sum exceeds %d chunks", len(md.Chunks))
+			if sum > uint64(md.ChunkCount()) {
+				return fmt.Errorf("metadata: chunk_table: packed sum exceeds %d chunks", md.ChunkCount())
 			}
 			ct[i] = uint32(sum)
 		}
@@ -710,8 +729,8 @@ func (f *FS) chunkRange(ino uint32) (uint32, uint32, uint32, error) {
 		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk_table index %d out of range (%d entries)", ino, idx, len(f.chunkTbl))
 	}
 	b, e := f.chunkTbl[idx], f.chunkTbl[idx+1]
-	if b > e || int(e) > len(f.md.Chunks) {
-		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk range %d..%d invalid (%d chunks)", ino, b, e, len(f.md.Chunks))
+	if b > e || int(e) > f.md.ChunkCount() {
+		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk range %d..%d invalid (%d chunks)", ino, b, e, f.md.ChunkCount())
 	}
 	return idx, b, e, nil
 }
@@ -735,7 +754,8 @@ func (f *FS) FileChunks(ino uint32) ([]ChunkRef, error) {
 		return nil, err
 	}
 	out := make([]ChunkRef, 0, e-b)
-	for _, c := range f.md.Chunks[b:e] {
+	for i := b; i < e; i++ {
+		c := f.md.ChunkAt(int(i))
 		r, err := f.chunkRef(c)
 		if err != nil {
 			return nil, fmt.Errorf("metadata: inode %d: %w", ino, err)
@@ -759,7 +779,8 @@ func (f *FS) sizes2(ino uint32) (int64, int64, error) {
 		return int64(s), int64(a), nil
 	}
 	var size, alloc uint64
-	for _, c := range f.md.Chunks[b:e] {
+	for i := b; i < e; i++ {
+		c := f.md.ChunkAt(int(i))
 		r, err := f.chunkRef(c)
 		if err != nil {
 			return 0, 0, fmt.Errorf("metadata: inode %d: %w", ino, err)

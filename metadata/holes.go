@@ -75,14 +75,15 @@ func (md *Metadata) SizeCache(table []uint32, minChunks uint32) (*InodeSizeCache
 	c := &InodeSizeCache{MinChunkCount: uint64(minChunks)}
 	for i := 0; i+1 < len(table); i++ {
 		b, e := table[i], table[i+1]
-		if e < b || int(e) > len(md.Chunks) {
-			return nil, fmt.Errorf("metadata: chunk table entry %d: range %d..%d invalid (%d chunks)", i, b, e, len(md.Chunks))
+		if e < b || int(e) > md.ChunkCount() {
+			return nil, fmt.Errorf("metadata: chunk table entry %d: range %d..%d invalid (%d chunks)", i, b, e, md.ChunkCount())
 		}
 		if e-b < minChunks {
 			continue
 		}
 		var size, holes uint64
-		for _, ch := range md.Chunks[b:e] {
+		for k := b; k < e; k++ {
+			ch := md.ChunkAt(int(k))
 			if md.HoleBlockIndex == nil || ch.Block != *md.HoleBlockIndex {
 				size += uint64(ch.Size)
 				continue

@@ -7,11 +7,7 @@ import (
 
 // inodeFields are the thrift ids of the inode_data fields, in the order
 // inodeView keeps their positions, and the widths of their C++ types.
-var inodeFields = [...]struct {
-	id      int16
-	maxBits int
-	name    string
-}{
+var inodeFields = [...]viewField{
 	{1, 32, "inodes.name_index_v2_2"},
 	{2, 32, "inodes.mode_index"},
 	{3, 32, "inodes.inode_v2_2"},
@@ -26,6 +22,21 @@ var inodeFields = [...]struct {
 	{12, 64, "inodes.ctime_subsec"},
 	{13, 64, "inodes.btime_subsec"},
 	{14, 32, "inodes.nlink_minus_one"},
+}
+
+// viewField is one field of a packed struct list: its thrift id, the
+// width of its C++ type and its name for errors.
+type viewField struct {
+	id      int16
+	maxBits int
+	name    string
+}
+
+// chunkFields are the chunk fields, in the order of the Chunk struct.
+var chunkFields = [...]viewField{
+	{1, 32, "chunks.block"},
+	{2, 32, "chunks.offset"},
+	{3, 32, "chunks.size"},
 }
 
 // Indexes into inodeView.fields.
@@ -65,7 +76,14 @@ type inodeView struct {
 // (nil for an empty list). Every element's fields are known to lie inside
 // data afterwards, so reads need no further checks.
 func (t *thawer) inodeViewOf(p pos) (*inodeView, error) {
-	n, at, err := t.array(p, "inodes")
+	return t.listView(p, "inodes", inodeFields[:])
+}
+
+// listView validates the list of structs at p and returns a view of the
+// given fields (at most len(inodeFields)) of its elements, nil for an
+// empty list. inodeView serves any such list, the chunks too.
+func (t *thawer) listView(p pos, what string, fields []viewField) (*inodeView, error) {
+	n, at, err := t.array(p, what)
 	if err != nil || n == 0 {
 		return nil, err
 	}
@@ -76,7 +94,7 @@ func (t *thawer) inodeViewOf(p pos) (*inodeView, error) {
 	if n > 1 {
 		v.stride = (abs(last) - v.base) / uint64(n-1)
 	}
-	for i, f := range inodeFields {
+	for i, f := range fields {
 		q0 := t.child(first, f.id)
 		if q0.l == nil || q0.l.Bits == 0 {
 			continue
@@ -180,22 +198,55 @@ func (md *Metadata) inodeField(i int, f int) uint32 {
 	panic("metadata: inodeField: unsupported field")
 }
 
-// Lazy reports whether the inodes table is still packed (DecodeLazy) and
-// Inodes is nil.
-func (md *Metadata) Lazy() bool { return md.Inodes == nil && md.inodes != nil }
+// Lazy reports whether a table is still packed (DecodeLazy): the inodes
+// table, with Inodes nil, or the chunks, with Chunks nil.
+func (md *Metadata) Lazy() bool {
+	return md.Inodes == nil && md.inodes != nil || md.Chunks == nil && md.chunks != nil
+}
 
-// Thawed returns md with the inodes table thawed into Inodes: md itself
-// when it already is, else a copy (md is not modified, so it stays safe
-// for concurrent readers).
+// Thawed returns md with the inodes table thawed into Inodes and the chunks
+// into Chunks: md itself when they already are, else a copy (md is not
+// modified, so it stays safe for concurrent readers).
 func (md *Metadata) Thawed() *Metadata {
 	if !md.Lazy() {
 		return md
 	}
 	c := *md
-	c.Inodes = make([]InodeData, md.inodes.n)
-	for i := range c.Inodes {
-		c.Inodes[i] = md.inodes.at(i)
+	if md.Inodes == nil && md.inodes != nil {
+		c.Inodes = make([]InodeData, md.inodes.n)
+		for i := range c.Inodes {
+			c.Inodes[i] = md.inodes.at(i)
+		}
 	}
 	c.inodes = nil
+	if md.Chunks == nil && md.chunks != nil {
+		c.Chunks = make([]Chunk, md.chunks.n)
+		for i := range c.Chunks {
+			c.Chunks[i] = md.chunks.chunk(i)
+		}
+	}
+	c.chunks = nil
 	return &c
+}
+
+// ChunkCount returns the number of chunks, whether thawed into Chunks or
+// still packed (DecodeLazy).
+func (md *Metadata) ChunkCount() int {
+	if md.Chunks == nil && md.chunks != nil {
+		return md.chunks.n
+	}
+	return len(md.Chunks)
+}
+
+// ChunkAt returns chunk i (0 <= i < ChunkCount()).
+func (md *Metadata) ChunkAt(i int) Chunk {
+	if md.Chunks == nil && md.chunks != nil {
+		return md.chunks.chunk(i)
+	}
+	return md.Chunks[i]
+}
+
+// chunk reads element i of a chunks view.
+func (v *inodeView) chunk(i int) Chunk {
+	return Chunk{Block: uint32(v.get(i, 0)), Offset: uint32(v.get(i, 1)), Size: uint32(v.get(i, 2))}
 }

@@ -166,8 +166,10 @@ type Metadata struct {
 	// by Decode only, for the full check.
 	namesSpan, symlinksSpan plainSpan
 
-	// The inodes table left packed by DecodeLazy (Inodes is nil then).
+	// The inodes table and the chunks left packed by DecodeLazy (Inodes
+	// and Chunks are nil then).
 	inodes *inodeView
+	chunks *inodeView
 }
 
 // plainSpan is the distance from a plain string list's first string data
