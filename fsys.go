@@ -135,22 +135,22 @@ func (im *Image) resolve(op, name string, follow bool) (uint32, error) {
 			continue
 		}
 		dir := stack[len(stack)-1]
-		din, err := im.fs.Inode(dir)
+		dmode, err := im.fs.Mode(dir)
 		if err != nil {
 			return 0, &fs.PathError{Op: op, Path: name, Err: err}
 		}
-		if din.Mode&metadata.ModeType != metadata.ModeDir {
+		if dmode&metadata.ModeType != metadata.ModeDir {
 			return 0, &fs.PathError{Op: op, Path: name, Err: syscall.ENOTDIR}
 		}
 		ino, ok := im.fs.Lookup(dir, p)
 		if !ok {
 			return 0, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 		}
-		in, err := im.fs.Inode(ino)
+		mode, err := im.fs.Mode(ino)
 		if err != nil {
 			return 0, &fs.PathError{Op: op, Path: name, Err: err}
 		}
-		if in.Mode&metadata.ModeType == metadata.ModeSymlink && (len(parts) > 0 || follow) {
+		if mode&metadata.ModeType == metadata.ModeSymlink && (len(parts) > 0 || follow) {
 			hops++
 			if hops > maxSymlinkHops {
 				return 0, &fs.PathError{Op: op, Path: name, Err: syscall.ELOOP}
@@ -239,16 +239,41 @@ func (im *Image) readDirIno(ino uint32) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]fs.DirEntry, 0, len(raw))
-	for _, e := range raw {
-		fi, err := im.info(e.Name, e.Ino)
+	// The entries' attributes are read when Info asks for them: a walk
+	// that stats what it visits would otherwise build every FileInfo
+	// twice. One array backs all entries of the directory.
+	ents := make([]dirEntry, len(raw))
+	out := make([]fs.DirEntry, len(raw))
+	for i, e := range raw {
+		mode, err := im.fs.Mode(e.Ino)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, fs.FileInfoToDirEntry(fi))
+		ents[i] = dirEntry{im: im, name: e.Name, ino: e.Ino, mode: mode}
+		out[i] = &ents[i]
 	}
 	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
+}
+
+// dirEntry is an fs.DirEntry whose FileInfo is built on demand.
+type dirEntry struct {
+	im   *Image
+	name string
+	ino  uint32
+	mode uint32 // raw st_mode
+}
+
+func (d *dirEntry) Name() string      { return d.name }
+func (d *dirEntry) IsDir() bool       { return d.mode&metadata.ModeType == metadata.ModeDir }
+func (d *dirEntry) Type() fs.FileMode { return FileMode(d.mode).Type() }
+func (d *dirEntry) String() string    { return fs.FormatDirEntry(d) }
+func (d *dirEntry) Info() (fs.FileInfo, error) {
+	fi, err := d.im.info(d.name, d.ino)
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: d.name, Err: err}
+	}
+	return fi, nil
 }
 
 // ReadFile implements fs.ReadFileFS.

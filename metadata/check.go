@@ -52,10 +52,10 @@ func (f *FS) checkSizes() error {
 			return fmt.Errorf("metadata: check: devices: %d entries for %d device inodes", len(md.Devices), f.rank[4]-f.rank[3])
 		}
 	}
-	if n := len(f.ents); uint64(n) >= 1<<32-1 {
+	if n := f.ents.len(); uint64(n) >= 1<<32-1 {
 		return fmt.Errorf("metadata: check: %d directory entries, limit %d", n, uint32(1<<32-2))
 	}
-	if e := f.ents[0]; e.NameIndex > 0 && int(e.NameIndex) >= f.names.len() {
+	if e := f.ents.at(0); e.NameIndex > 0 && int(e.NameIndex) >= f.names.len() {
 		return fmt.Errorf("metadata: check: entry 0: name index %d out of range (%d names)", e.NameIndex, f.names.len())
 	}
 	if !f.v23 {
@@ -68,8 +68,8 @@ func (f *FS) checkSizes() error {
 			}
 		}
 	}
-	if f.v23 && nIn > len(md.DirEntries) {
-		return fmt.Errorf("metadata: check: %d inodes but only %d dir_entries", nIn, len(md.DirEntries))
+	if f.v23 && nIn > f.ents.len() {
+		return fmt.Errorf("metadata: check: %d inodes but only %d dir_entries", nIn, f.ents.len())
 	}
 	if !f.v23 && len(md.EntryTableV22) == 0 {
 		return fmt.Errorf("metadata: check: entry_table_v2_2 empty")
@@ -91,7 +91,7 @@ func (f *FS) checkDirs() error {
 		return nil
 	}
 	nd := len(dirs) - 1
-	ne := uint32(len(f.ents))
+	ne := uint32(f.ents.len())
 	// Images before 0.11 store no self entries at all.
 	hasSelf := false
 	for _, d := range dirs[:nd] {
@@ -147,12 +147,13 @@ func (f *FS) checkEntries() error {
 	seen := make([]bool, f.n)
 	seen[0] = true
 	for d := range f.rank[1] {
-		ents := f.ents[f.dirFirst[d]:f.dirFirst[d+1]]
-		for i, e := range ents {
+		var prev DirEntry
+		for i, e := range f.ents.rng(f.dirFirst[d], f.dirFirst[d+1]) {
 			seen[e.InodeNum] = true
-			if i > 0 && f.names.compare(ents[i-1].NameIndex, e.NameIndex) >= 0 {
-				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names.at(ents[i-1].NameIndex), f.names.at(e.NameIndex))
+			if i > 0 && f.names.compare(prev.NameIndex, e.NameIndex) >= 0 {
+				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names.at(prev.NameIndex), f.names.at(e.NameIndex))
 			}
+			prev = e
 			// Only names of up to two bytes can be invalid; testing the
 			// length first spares decoding the others into strings.
 			if f.names.strLen(e.NameIndex) > 2 {
@@ -176,7 +177,7 @@ func (f *FS) checkEntries() error {
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		for _, e := range f.ents[f.dirFirst[d]:f.dirFirst[d+1]] {
+		for _, e := range f.ents.rng(f.dirFirst[d], f.dirFirst[d+1]) {
 			if e.InodeNum < f.rank[1] && !reached[e.InodeNum] {
 				reached[e.InodeNum] = true
 				queue = append(queue, e.InodeNum)
@@ -189,7 +190,7 @@ func (f *FS) checkEntries() error {
 		}
 	}
 	// Entries outside every directory's range would be orphans.
-	want := uint32(len(f.ents))
+	want := uint32(f.ents.len())
 	if f.dirFirst[f.rank[1]] != want {
 		return fmt.Errorf("metadata: check: directories cover %d of %d entries", f.dirFirst[f.rank[1]], want)
 	}
@@ -291,7 +292,7 @@ func (f *FS) checkFiles() error {
 	}
 	if f.opts().InodesHaveNlink {
 		cnt := make([]uint32, regs)
-		for _, e := range f.ents {
+		for _, e := range f.ents.all() {
 			if e.InodeNum >= f.rank[2] && e.InodeNum < f.rank[3] {
 				cnt[e.InodeNum-f.rank[2]]++
 			}
@@ -318,8 +319,8 @@ func (f *FS) checkStrings() error {
 	// index pointing into it.
 	wantNames := 0
 	if f.v23 {
-		if len(md.DirEntries) > 1 {
-			for _, e := range md.DirEntries {
+		if f.ents.len() > 1 {
+			for _, e := range f.ents.all() {
 				wantNames = max(wantNames, int(e.NameIndex)+1)
 			}
 		}

@@ -599,7 +599,17 @@ func (t *thawer) metadata(root pos) (*Metadata, error) {
 		return nil, err
 	}
 	dirEntries := func(q pos, what string) ([]DirEntry, error) { return thawList(t, q, what, t.dirEntry) }
-	if md.DirEntries, md.HasDirEntries, err = optList(t, root, 19, "dir_entries", dirEntries); err != nil {
+	if t.lazy {
+		q, set, err := t.optional(root, 19, "dir_entries")
+		if err != nil {
+			return nil, err
+		}
+		if md.HasDirEntries = set; set {
+			if md.dirEnts, err = t.listView(q, "dir_entries", dirEntryFields[:]); err != nil {
+				return nil, err
+			}
+		}
+	} else if md.DirEntries, md.HasDirEntries, err = optList(t, root, 19, "dir_entries", dirEntries); err != nil {
 		return nil, err
 	}
 	if md.SharedFilesTable, md.HasSharedFilesTable, err = optList(t, root, 20, "shared_files_table", t.u32List); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"math"
 	"sort"
 	"strings"
@@ -75,12 +76,12 @@ type FS struct {
 	md       *Metadata
 	orig     *Metadata
 	v23      bool
-	n        uint32     // number of inodes
-	rank     [6]uint32  // first inode of ranks 0..4, then n
-	ents     []DirEntry // the 2.3+ model's dir_entries, or built from legacy inodes
-	dirFirst []uint32   // len numDirs+1
-	parent   []uint32   // parent inode per directory
-	selfEnt  []uint32   // own entry index per directory
+	n        uint32    // number of inodes
+	rank     [6]uint32 // first inode of ranks 0..4, then n
+	ents     entTab    // the 2.3+ model's dir_entries, or built from legacy inodes
+	dirFirst []uint32  // len numDirs+1
+	parent   []uint32  // parent inode per directory
+	selfEnt  []uint32  // own entry index per directory
 	names    strTab
 	links    strTab
 	chunkTbl []uint32
@@ -237,6 +238,49 @@ func (f *FS) initInodes() error {
 	return nil
 }
 
+// entTab is the directory entries table: a slice, or the packed list
+// (DecodeLazy), which is 8 bytes an entry less.
+type entTab struct {
+	list []DirEntry
+	view *inodeView
+}
+
+func (t *entTab) len() int {
+	if t.view != nil {
+		return t.view.n
+	}
+	return len(t.list)
+}
+
+func (t *entTab) at(i uint32) DirEntry {
+	if t.view != nil {
+		return t.view.dirEntry(int(i))
+	}
+	return t.list[i]
+}
+
+// nameIndex returns entry i's name index alone.
+func (t *entTab) nameIndex(i uint32) uint32 {
+	if t.view != nil {
+		return uint32(t.view.get(int(i), 0))
+	}
+	return t.list[i].NameIndex
+}
+
+// rng yields entries b..e-1, numbered from 0.
+func (t *entTab) rng(b, e uint32) iter.Seq2[int, DirEntry] {
+	return func(yield func(int, DirEntry) bool) {
+		for i := b; i < e; i++ {
+			if !yield(int(i-b), t.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// all yields every entry.
+func (t *entTab) all() iter.Seq2[int, DirEntry] { return t.rng(0, uint32(t.len())) }
+
 // strTab is a resolved string table. Plain tables keep their strings.
 // Compact tables without FSST are copied into one string that the elements
 // are slices of, which costs the text plus four bytes per string instead
@@ -262,10 +306,8 @@ func (s *strTab) len() int {
 
 // appendAt appends string i to b (compressed tables only).
 func (s *strTab) appendAt(b []byte, i uint32) []byte {
-	// The table was fully decoded once when it was resolved, so this
-	// cannot fail.
-	b, _ = s.dec.decodeAppend(b, s.buf[s.off[i]:s.off[i+1]], s.max)
-	return b
+	// The table was fully decoded once when it was resolved.
+	return s.dec.appendValid(b, s.buf[s.off[i]:s.off[i+1]])
 }
 
 func (s *strTab) at(i uint32) string {
@@ -284,15 +326,7 @@ func (s *strTab) cmp(i uint32, name string) int {
 	if s.dec == nil {
 		return strings.Compare(s.at(i), name)
 	}
-	var tmp [256]byte
-	b := s.appendAt(tmp[:0], i)
-	switch {
-	case string(b) == name:
-		return 0
-	case string(b) < name:
-		return -1
-	}
-	return 1
+	return s.dec.compareValid(s.buf[s.off[i]:s.off[i+1]], name)
 }
 
 // compare compares strings i and j without allocating.
@@ -412,20 +446,24 @@ func (f *FS) initStrings() error {
 func (f *FS) initEntries() error {
 	md := f.md
 	if f.v23 {
-		f.ents = md.DirEntries
-	} else {
-		f.ents = make([]DirEntry, len(md.Inodes))
-		for i, e := range md.Inodes {
-			f.ents[i] = DirEntry{NameIndex: e.NameIndexV22, InodeNum: e.InodeV22}
+		f.ents = entTab{list: md.DirEntries}
+		if md.DirEntries == nil {
+			f.ents.view = md.dirEnts
 		}
+	} else {
+		list := make([]DirEntry, len(md.Inodes))
+		for i, e := range md.Inodes {
+			list[i] = DirEntry{NameIndex: e.NameIndexV22, InodeNum: e.InodeV22}
+		}
+		f.ents = entTab{list: list}
 	}
-	if len(f.ents) == 0 {
+	if f.ents.len() == 0 {
 		return errors.New("metadata: no directory entries")
 	}
-	if f.ents[0].InodeNum != 0 {
-		return fmt.Errorf("metadata: root entry refers to inode %d", f.ents[0].InodeNum)
+	if f.ents.at(0).InodeNum != 0 {
+		return fmt.Errorf("metadata: root entry refers to inode %d", f.ents.at(0).InodeNum)
 	}
-	for i, e := range f.ents {
+	for i, e := range f.ents.all() {
 		if e.InodeNum >= f.n {
 			return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, e.InodeNum, f.n)
 		}
@@ -445,8 +483,8 @@ func (f *FS) initDirs() error {
 	for i, d := range md.Directories {
 		if packed {
 			sum += uint64(d.FirstEntry)
-			if sum > uint64(len(f.ents)) {
-				return fmt.Errorf("metadata: directories: packed first_entry sum exceeds %d entries", len(f.ents))
+			if sum > uint64(f.ents.len()) {
+				return fmt.Errorf("metadata: directories: packed first_entry sum exceeds %d entries", f.ents.len())
 			}
 			first[i] = uint32(sum)
 		} else {
@@ -458,8 +496,8 @@ func (f *FS) initDirs() error {
 			return fmt.Errorf("metadata: directories[%d].first_entry %d > next %d", d, first[d], first[d+1])
 		}
 	}
-	if int(first[nd]) > len(f.ents) {
-		return fmt.Errorf("metadata: directories sentinel first_entry %d exceeds %d entries", first[nd], len(f.ents))
+	if int(first[nd]) > f.ents.len() {
+		return fmt.Errorf("metadata: directories sentinel first_entry %d exceeds %d entries", first[nd], f.ents.len())
 	}
 	f.dirFirst = first
 	f.parent = make([]uint32, nd)
@@ -468,7 +506,7 @@ func (f *FS) initDirs() error {
 	found[0] = true
 	for d := range nd {
 		for e := first[d]; e < first[d+1]; e++ {
-			c := f.ents[e].InodeNum
+			c := f.ents.at(e).InodeNum
 			if c >= nd {
 				continue
 			}
@@ -549,7 +587,7 @@ func (f *FS) initFiles() error {
 	f.unique = regs - uint32(len(sh))
 	if !o.InodesHaveNlink {
 		f.nlinks = make([]uint32, regs)
-		for _, e := range f.ents {
+		for _, e := range f.ents.all() {
 			if e.InodeNum >= f.rank[2] && e.InodeNum < f.rank[3] {
 				f.nlinks[e.InodeNum-f.rank[2]]++
 			}
@@ -626,6 +664,15 @@ func (f *FS) checkIno(ino uint32) error {
 	return nil
 }
 
+// Mode returns the raw st_mode of inode ino, what path resolution needs,
+// without reading its other attributes (Inode sums a file's chunks).
+func (f *FS) Mode(ino uint32) (uint32, error) {
+	if err := f.checkIno(ino); err != nil {
+		return 0, err
+	}
+	return f.mode(ino), nil
+}
+
 // IsDir reports whether ino is a directory.
 func (f *FS) IsDir(ino uint32) bool { return ino < f.rank[1] }
 
@@ -700,7 +747,7 @@ func (f *FS) nlink(ino uint32) uint32 {
 // what a real filesystem would report as the link count of a regular file.
 func (f *FS) EntryCount(ino uint32) int {
 	n := 0
-	for _, e := range f.ents {
+	for _, e := range f.ents.all() {
 		if e.InodeNum == ino {
 			n++
 		}
@@ -838,7 +885,7 @@ func (f *FS) ReadDir(dir uint32) ([]Entry, error) {
 	}
 	out := make([]Entry, 0, e-b)
 	if f.names.dec == nil {
-		for _, en := range f.ents[b:e] {
+		for _, en := range f.ents.rng(b, e) {
 			out = append(out, Entry{Name: f.names.at(en.NameIndex), Ino: en.InodeNum})
 		}
 		return out, nil
@@ -847,12 +894,12 @@ func (f *FS) ReadDir(dir uint32) ([]Entry, error) {
 	// the entries slice, one allocation instead of one per name.
 	var buf []byte
 	ends := make([]int, 0, e-b)
-	for _, en := range f.ents[b:e] {
+	for _, en := range f.ents.rng(b, e) {
 		buf = f.names.appendAt(buf, en.NameIndex)
 		ends = append(ends, len(buf))
 	}
 	all, start := string(buf), 0
-	for k, en := range f.ents[b:e] {
+	for k, en := range f.ents.rng(b, e) {
 		out = append(out, Entry{Name: all[start:ends[k]], Ino: en.InodeNum})
 		start = ends[k]
 	}
@@ -865,10 +912,11 @@ func (f *FS) Lookup(dir uint32, name string) (uint32, bool) {
 	if err != nil {
 		return 0, false
 	}
-	ents := f.ents[b:e]
-	i := sort.Search(len(ents), func(i int) bool { return f.names.cmp(ents[i].NameIndex, name) >= 0 })
-	if i < len(ents) && f.names.cmp(ents[i].NameIndex, name) == 0 {
-		return ents[i].InodeNum, true
+	i := b + uint32(sort.Search(int(e-b), func(i int) bool { return f.names.cmp(f.ents.nameIndex(b+uint32(i)), name) >= 0 }))
+	if i < e {
+		if en := f.ents.at(i); f.names.cmp(en.NameIndex, name) == 0 {
+			return en.InodeNum, true
+		}
 	}
 	return 0, false
 }
@@ -928,7 +976,7 @@ func (f *FS) walk(path string, ino uint32, fn func(string, uint32, Inode) error)
 	if ino >= f.rank[1] {
 		return nil
 	}
-	for _, en := range f.ents[f.dirFirst[ino]:f.dirFirst[ino+1]] {
+	for _, en := range f.ents.rng(f.dirFirst[ino], f.dirFirst[ino+1]) {
 		p := f.names.at(en.NameIndex)
 		if path != "" {
 			p = path + "/" + p

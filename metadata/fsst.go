@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 const fsstImportVersion = 20190218
@@ -93,4 +94,54 @@ func (d *fsstDecoder) decodeAppend(out, in []byte, max int) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// appendValid is decodeAppend for input that decodeAppend has accepted
+// before (a validated table): no checks, and each symbol is copied as one
+// 8-byte word.
+func (d *fsstDecoder) appendValid(out, in []byte) []byte {
+	n := len(out)
+	out = slices.Grow(out, 8*len(in))
+	buf := out[:cap(out)]
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c == 0xff {
+			i++
+			buf[n] = in[i]
+			n++
+			continue
+		}
+		*(*[8]byte)(buf[n : n+8]) = d.sym[c]
+		n += int(d.len[c])
+	}
+	return buf[:n]
+}
+
+// compareValid compares the decoded in (validated before, as for
+// appendValid) with name, stopping at the first difference.
+func (d *fsstDecoder) compareValid(in []byte, name string) int {
+	j := 0
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		var sym []byte
+		if c == 0xff {
+			i++
+			sym = in[i : i+1]
+		} else {
+			sym = d.sym[c][:d.len[c]]
+		}
+		for _, b := range sym {
+			switch {
+			case j >= len(name) || b > name[j]:
+				return 1
+			case b < name[j]:
+				return -1
+			}
+			j++
+		}
+	}
+	if j < len(name) {
+		return -1
+	}
+	return 0
 }

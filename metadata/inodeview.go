@@ -39,6 +39,12 @@ var chunkFields = [...]viewField{
 	{3, 32, "chunks.size"},
 }
 
+// dirEntryFields are the dir_entries fields, in the order of DirEntry.
+var dirEntryFields = [...]viewField{
+	{1, 32, "dir_entries.name_index"},
+	{2, 32, "dir_entries.inode_num"},
+}
+
 // Indexes into inodeView.fields.
 const (
 	fNameV22 = iota
@@ -199,13 +205,15 @@ func (md *Metadata) inodeField(i int, f int) uint32 {
 }
 
 // Lazy reports whether a table is still packed (DecodeLazy): the inodes
-// table, with Inodes nil, or the chunks, with Chunks nil.
+// table, with Inodes nil, the chunks, with Chunks nil, or the dir_entries,
+// with DirEntries nil.
 func (md *Metadata) Lazy() bool {
-	return md.Inodes == nil && md.inodes != nil || md.Chunks == nil && md.chunks != nil
+	return md.Inodes == nil && md.inodes != nil || md.Chunks == nil && md.chunks != nil ||
+		md.DirEntries == nil && md.dirEnts != nil
 }
 
-// Thawed returns md with the inodes table thawed into Inodes and the chunks
-// into Chunks: md itself when they already are, else a copy (md is not
+// Thawed returns md with the inodes table thawed into Inodes, the chunks
+// into Chunks and the dir_entries into DirEntries: md itself when they already are, else a copy (md is not
 // modified, so it stays safe for concurrent readers).
 func (md *Metadata) Thawed() *Metadata {
 	if !md.Lazy() {
@@ -226,7 +234,36 @@ func (md *Metadata) Thawed() *Metadata {
 		}
 	}
 	c.chunks = nil
+	if md.DirEntries == nil && md.dirEnts != nil {
+		c.DirEntries = make([]DirEntry, md.dirEnts.n)
+		for i := range c.DirEntries {
+			c.DirEntries[i] = md.dirEnts.dirEntry(i)
+		}
+	}
+	c.dirEnts = nil
 	return &c
+}
+
+// DirEntryCount returns the number of dir_entries, whether thawed into
+// DirEntries or still packed (DecodeLazy).
+func (md *Metadata) DirEntryCount() int {
+	if md.DirEntries == nil && md.dirEnts != nil {
+		return md.dirEnts.n
+	}
+	return len(md.DirEntries)
+}
+
+// DirEntryAt returns dir_entries element i (0 <= i < DirEntryCount()).
+func (md *Metadata) DirEntryAt(i int) DirEntry {
+	if md.DirEntries == nil && md.dirEnts != nil {
+		return md.dirEnts.dirEntry(i)
+	}
+	return md.DirEntries[i]
+}
+
+// dirEntry reads element i of a dir_entries view.
+func (v *inodeView) dirEntry(i int) DirEntry {
+	return DirEntry{NameIndex: uint32(v.get(i, 0)), InodeNum: uint32(v.get(i, 1))}
 }
 
 // ChunkCount returns the number of chunks, whether thawed into Chunks or

@@ -166,10 +166,11 @@ type Metadata struct {
 	// by Decode only, for the full check.
 	namesSpan, symlinksSpan plainSpan
 
-	// The inodes table and the chunks left packed by DecodeLazy (Inodes
-	// and Chunks are nil then).
-	inodes *inodeView
-	chunks *inodeView
+	// The inodes table, the chunks and the dir_entries left packed by
+	// DecodeLazy (Inodes, Chunks and DirEntries are nil then).
+	inodes  *inodeView
+	chunks  *inodeView
+	dirEnts *inodeView
 }
 
 // plainSpan is the distance from a plain string list's first string data
