@@ -119,7 +119,8 @@ func (im *Image) resolve(op, name string, follow bool) (uint32, error) {
 	if name != "." {
 		parts = strings.Split(name, "/")
 	}
-	stack := []uint32{im.root} // directory chain, for ".." in link targets
+	var buf [16]uint32
+	stack := append(buf[:0], im.root) // directory chain, for ".." in link targets
 	hops := 0
 	for len(parts) > 0 {
 		p := parts[0]
