@@ -32,7 +32,7 @@ func (f *FS) checkSizes() error {
 		return fmt.Errorf("metadata: check: inodes empty")
 	case len(md.Directories) == 0:
 		return fmt.Errorf("metadata: check: directories empty")
-	case len(md.ChunkTable) == 0:
+	case md.chunkTableLen() == 0:
 		return fmt.Errorf("metadata: check: chunk_table empty")
 	case len(md.Modes) == 0:
 		return fmt.Errorf("metadata: check: modes empty")
@@ -44,8 +44,8 @@ func (f *FS) checkSizes() error {
 		return fmt.Errorf("metadata: check: %d gids for %d inodes", len(md.Gids), nIn)
 	case len(md.Directories) > nIn+1:
 		return fmt.Errorf("metadata: check: %d directories for %d inodes", len(md.Directories), nIn)
-	case len(md.ChunkTable) > nIn:
-		return fmt.Errorf("metadata: check: %d chunk_table entries for %d inodes", len(md.ChunkTable), nIn)
+	case md.chunkTableLen() > nIn:
+		return fmt.Errorf("metadata: check: %d chunk_table entries for %d inodes", md.chunkTableLen(), nIn)
 	}
 	if md.HasDevices || f.rank[4] > f.rank[3] {
 		if len(md.Devices) != int(f.rank[4]-f.rank[3]) {
@@ -234,14 +234,14 @@ func (f *FS) checkChunks() error {
 			return fmt.Errorf("metadata: check: chunks[%d]: %d+%d exceeds block size %d", i, c.Offset, c.Size, bs)
 		}
 	}
-	ct := f.chunkTbl
-	for i := 1; i < len(ct); i++ {
-		if ct[i] < ct[i-1] {
+	ct := &f.chunkTbl
+	for i := 1; i < ct.len(); i++ {
+		if ct.at(i) < ct.at(i-1) {
 			return fmt.Errorf("metadata: check: chunk_table not sorted at %d", i)
 		}
 	}
-	if ct[len(ct)-1] != uint32(md.ChunkCount()) {
-		return fmt.Errorf("metadata: check: chunk_table ends at %d, have %d chunks", ct[len(ct)-1], md.ChunkCount())
+	if last := ct.at(ct.len() - 1); last != uint32(md.ChunkCount()) {
+		return fmt.Errorf("metadata: check: chunk_table ends at %d, have %d chunks", last, md.ChunkCount())
 	}
 	return nil
 }
@@ -264,15 +264,15 @@ func (f *FS) checkFiles() error {
 		i = j
 	}
 	regs := f.rank[3] - f.rank[2]
-	if got := uint64(len(f.chunkTbl)) - 1; got != uint64(f.unique)+uint64(distinct) {
+	if got := uint64(f.chunkTbl.len()) - 1; got != uint64(f.unique)+uint64(distinct) {
 		return fmt.Errorf("metadata: check: chunk_table has %d entries, want %d unique + %d shared contents", got, f.unique, distinct)
 	}
 	if c := f.md.RegFileSizeCache; c != nil {
 		for _, kv := range c.SizeLookup {
-			if uint64(kv.Key)+1 >= uint64(len(f.chunkTbl)) {
+			if uint64(kv.Key)+1 >= uint64(f.chunkTbl.len()) {
 				return fmt.Errorf("metadata: check: size cache key %d out of range", kv.Key)
 			}
-			b, e := f.chunkTbl[kv.Key], f.chunkTbl[kv.Key+1]
+			b, e := f.chunkTbl.at(int(kv.Key)), f.chunkTbl.at(int(kv.Key+1))
 			if uint64(e-b) < c.MinChunkCount {
 				return fmt.Errorf("metadata: check: size cache key %d has %d < %d chunks", kv.Key, e-b, c.MinChunkCount)
 			}

@@ -576,7 +576,13 @@ func (t *thawer) metadata(root pos) (*Metadata, error) {
 	} else if md.Inodes, err = thawList(t, c(3), "inodes", t.inode); err != nil {
 		return nil, err
 	}
-	md.ChunkTable = e.u32s(t.u32List(c(4), "chunk_table"))
+	if t.lazy {
+		if md.chunkTbl, err = t.scalarView(c(4), "chunk_table", 32); err != nil {
+			return nil, err
+		}
+	} else {
+		md.ChunkTable = e.u32s(t.u32List(c(4), "chunk_table"))
+	}
 	md.EntryTableV22 = e.u32s(t.u32List(c(5), "entry_table_v2_2"))
 	md.SymlinkTable = e.u32s(t.u32List(c(6), "symlink_table"))
 	md.Uids = e.u32s(t.u32List(c(7), "uids"))

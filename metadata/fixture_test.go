@@ -3,6 +3,7 @@ package metadata
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -280,6 +281,34 @@ func sameInodes(full, lazy *Metadata) error {
 	th := lazy.Thawed()
 	if len(th.Inodes) != len(full.Inodes) || (len(full.Inodes) > 0 && th.Inodes[len(th.Inodes)-1] != full.Inodes[len(full.Inodes)-1]) {
 		return fmt.Errorf("Thawed: %d inodes, want %d", len(th.Inodes), len(full.Inodes))
+	}
+	// The other tables DecodeLazy leaves packed.
+	if n := lazy.ChunkCount(); n != len(full.Chunks) {
+		return fmt.Errorf("lazy decode: %d chunks, want %d", n, len(full.Chunks))
+	}
+	for i, want := range full.Chunks {
+		if got := lazy.ChunkAt(i); got != want {
+			return fmt.Errorf("lazy decode: chunks[%d] = %+v, want %+v", i, got, want)
+		}
+	}
+	if n := lazy.DirEntryCount(); n != len(full.DirEntries) || lazy.HasDirEntries != full.HasDirEntries {
+		return fmt.Errorf("lazy decode: %d dir_entries (set %v), want %d (%v)", n, lazy.HasDirEntries, len(full.DirEntries), full.HasDirEntries)
+	}
+	for i, want := range full.DirEntries {
+		if got := lazy.DirEntryAt(i); got != want {
+			return fmt.Errorf("lazy decode: dir_entries[%d] = %+v, want %+v", i, got, want)
+		}
+	}
+	if n := lazy.chunkTableLen(); n != len(full.ChunkTable) {
+		return fmt.Errorf("lazy decode: %d chunk_table entries, want %d", n, len(full.ChunkTable))
+	}
+	for i, want := range full.ChunkTable {
+		if got := lazy.chunkTableAt(i); got != want {
+			return fmt.Errorf("lazy decode: chunk_table[%d] = %d, want %d", i, got, want)
+		}
+	}
+	if !slices.Equal(th.Chunks, full.Chunks) || !slices.Equal(th.DirEntries, full.DirEntries) || !slices.Equal(th.ChunkTable, full.ChunkTable) {
+		return fmt.Errorf("Thawed: chunks, dir_entries or chunk_table differ from Decode's")
 	}
 	return nil
 }

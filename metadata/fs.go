@@ -84,7 +84,7 @@ type FS struct {
 	selfEnt  []uint32  // own entry index per directory
 	names    strTab
 	links    strTab
-	chunkTbl []uint32
+	chunkTbl u32Tab
 	shared   []uint32
 	unique   uint32   // U: regular files with their own chunk_table entry
 	nlinks   []uint32 // per regular file, counted from entries (nil if stored)
@@ -229,13 +229,33 @@ func (f *FS) initInodes() error {
 	if len(md.SymlinkTable) != int(f.rank[2]-f.rank[1]) {
 		return fmt.Errorf("metadata: symlink_table: %d entries for %d symlinks", len(md.SymlinkTable), f.rank[2]-f.rank[1])
 	}
-	if !md.HasSharedFilesTable && len(md.ChunkTable)-1 != int(f.rank[3]-f.rank[2]) {
-		return fmt.Errorf("metadata: chunk_table: %d entries for %d regular files (+1 sentinel)", len(md.ChunkTable), f.rank[3]-f.rank[2])
+	if !md.HasSharedFilesTable && md.chunkTableLen()-1 != int(f.rank[3]-f.rank[2]) {
+		return fmt.Errorf("metadata: chunk_table: %d entries for %d regular files (+1 sentinel)", md.chunkTableLen(), f.rank[3]-f.rank[2])
 	}
 	if md.HasDevices && len(md.Devices) != int(f.rank[4]-f.rank[3]) {
 		return fmt.Errorf("metadata: devices: %d entries for %d device inodes", len(md.Devices), f.rank[4]-f.rank[3])
 	}
 	return nil
+}
+
+// u32Tab is a list of uint32: a slice, or the packed list (DecodeLazy).
+type u32Tab struct {
+	list []uint32
+	view *inodeView
+}
+
+func (t *u32Tab) len() int {
+	if t.view != nil {
+		return t.view.n
+	}
+	return len(t.list)
+}
+
+func (t *u32Tab) at(i int) uint32 {
+	if t.view != nil {
+		return uint32(t.view.get(i, 0))
+	}
+	return t.list[i]
 }
 
 // entTab is the directory entries table: a slice, or the packed list
@@ -544,21 +564,23 @@ func (f *FS) initDirs() error {
 func (f *FS) initFiles() error {
 	md := f.md
 	o := f.opts()
-	ct := md.ChunkTable
 	if o.PackedChunkTable {
-		ct = make([]uint32, len(md.ChunkTable))
+		ct := make([]uint32, md.chunkTableLen())
 		var sum uint64
-		for i, d := range md.ChunkTable {
-			sum += uint64(d)
+		for i := range ct {
+			sum += uint64(md.chunkTableAt(i))
 			if sum > uint64(md.ChunkCount()) {
 				return fmt.Errorf("metadata: chunk_table: packed sum exceeds %d chunks", md.ChunkCount())
 			}
 			ct[i] = uint32(sum)
 		}
 		md.Options.PackedChunkTable = false
+		md.ChunkTable, md.chunkTbl = ct, nil
 	}
-	f.chunkTbl = ct
-	md.ChunkTable = ct
+	f.chunkTbl = u32Tab{list: md.ChunkTable}
+	if md.ChunkTable == nil {
+		f.chunkTbl.view = md.chunkTbl
+	}
 	regs := f.rank[3] - f.rank[2]
 	sh := md.SharedFilesTable
 	if md.HasSharedFilesTable && o.PackedSharedFilesTable {
@@ -772,10 +794,10 @@ func (f *FS) chunkRange(ino uint32) (uint32, uint32, uint32, error) {
 			return 0, 0, 0, fmt.Errorf("metadata: inode %d: shared file index overflows", ino)
 		}
 	}
-	if uint64(idx)+1 >= uint64(len(f.chunkTbl)) {
-		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk_table index %d out of range (%d entries)", ino, idx, len(f.chunkTbl))
+	if uint64(idx)+1 >= uint64(f.chunkTbl.len()) {
+		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk_table index %d out of range (%d entries)", ino, idx, f.chunkTbl.len())
 	}
-	b, e := f.chunkTbl[idx], f.chunkTbl[idx+1]
+	b, e := f.chunkTbl.at(int(idx)), f.chunkTbl.at(int(idx+1))
 	if b > e || int(e) > f.md.ChunkCount() {
 		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk range %d..%d invalid (%d chunks)", ino, b, e, f.md.ChunkCount())
 	}

@@ -205,15 +205,16 @@ func (md *Metadata) inodeField(i int, f int) uint32 {
 }
 
 // Lazy reports whether a table is still packed (DecodeLazy): the inodes
-// table, with Inodes nil, the chunks, with Chunks nil, or the dir_entries,
-// with DirEntries nil.
+// table, with Inodes nil, the chunks, with Chunks nil, the dir_entries,
+// with DirEntries nil, or the chunk_table, with ChunkTable nil.
 func (md *Metadata) Lazy() bool {
 	return md.Inodes == nil && md.inodes != nil || md.Chunks == nil && md.chunks != nil ||
-		md.DirEntries == nil && md.dirEnts != nil
+		md.DirEntries == nil && md.dirEnts != nil || md.ChunkTable == nil && md.chunkTbl != nil
 }
 
 // Thawed returns md with the inodes table thawed into Inodes, the chunks
-// into Chunks and the dir_entries into DirEntries: md itself when they already are, else a copy (md is not
+// into Chunks, the dir_entries into DirEntries and the chunk_table into
+// ChunkTable: md itself when they already are, else a copy (md is not
 // modified, so it stays safe for concurrent readers).
 func (md *Metadata) Thawed() *Metadata {
 	if !md.Lazy() {
@@ -241,6 +242,13 @@ func (md *Metadata) Thawed() *Metadata {
 		}
 	}
 	c.dirEnts = nil
+	if md.ChunkTable == nil && md.chunkTbl != nil {
+		c.ChunkTable = make([]uint32, md.chunkTbl.n)
+		for i := range c.ChunkTable {
+			c.ChunkTable[i] = md.chunkTableAt(i)
+		}
+	}
+	c.chunkTbl = nil
 	return &c
 }
 
@@ -259,6 +267,51 @@ func (md *Metadata) DirEntryAt(i int) DirEntry {
 		return md.dirEnts.dirEntry(i)
 	}
 	return md.DirEntries[i]
+}
+
+// scalarView validates the list of unsigned integers at p and returns a
+// view of it (nil for an empty list); get(i, 0) reads element i.
+func (t *thawer) scalarView(p pos, what string, maxBits int) (*inodeView, error) {
+	n, at, err := t.array(p, what)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	v := &inodeView{data: t.data, n: n}
+	abs := func(q pos) uint64 { return q.start*8 + q.bit }
+	first, last := at(0), at(n-1)
+	v.base = abs(first)
+	if n > 1 {
+		v.stride = (abs(last) - v.base) / uint64(n-1)
+	}
+	if first.l == nil || first.l.Bits == 0 {
+		return v, nil // every element reads as 0
+	}
+	w := int(first.l.Bits)
+	if w > maxBits {
+		return nil, fmt.Errorf("metadata: field %s: width %d bits exceeds %d-bit type", what, w, maxBits)
+	}
+	for _, q := range []pos{first, last} {
+		if _, err := t.absBit(q, uint(w), what, ""); err != nil {
+			return nil, err
+		}
+	}
+	v.width[0] = uint8(w)
+	return v, nil
+}
+
+// chunkTableLen and chunkTableAt read the chunk_table, thawed or packed.
+func (md *Metadata) chunkTableLen() int {
+	if md.ChunkTable == nil && md.chunkTbl != nil {
+		return md.chunkTbl.n
+	}
+	return len(md.ChunkTable)
+}
+
+func (md *Metadata) chunkTableAt(i int) uint32 {
+	if md.ChunkTable == nil && md.chunkTbl != nil {
+		return uint32(md.chunkTbl.get(i, 0))
+	}
+	return md.ChunkTable[i]
 }
 
 // dirEntry reads element i of a dir_entries view.

@@ -166,11 +166,13 @@ type Metadata struct {
 	// by Decode only, for the full check.
 	namesSpan, symlinksSpan plainSpan
 
-	// The inodes table, the chunks and the dir_entries left packed by
-	// DecodeLazy (Inodes, Chunks and DirEntries are nil then).
-	inodes  *inodeView
-	chunks  *inodeView
-	dirEnts *inodeView
+	// The inodes table, the chunks, the dir_entries and the chunk_table
+	// left packed by DecodeLazy (Inodes, Chunks, DirEntries and ChunkTable
+	// are nil then).
+	inodes   *inodeView
+	chunks   *inodeView
+	dirEnts  *inodeView
+	chunkTbl *inodeView
 }
 
 // plainSpan is the distance from a plain string list's first string data
