@@ -104,6 +104,7 @@ tree_listing "$SRC" >"$WORK/src.listing"
 
 pass=0
 fail=0
+skipped=0
 declare -a ROWS
 check() { # check NAME DESC CMD...: run, record result
 	local name=$1 desc=$2
@@ -127,6 +128,12 @@ same_tree() { # same_tree DIR: content and listing equal to the source
 while IFS='|' read -r name build rewrite; do
 	[[ -z $name ]] && continue
 	if [[ -n ${CASES:-} && " $CASES " != *" $name "* ]]; then continue; fi
+	# lzma's mode, mf, nice and depth need liblzma (a cgo build); the
+	# pure-Go encoder refuses them, as its --help says.
+	if [[ $build == *lzma*mode=* ]] && ! "$BIN/mkdwarfs" -H 2>&1 | grep -q "LZMA compression (liblzma"; then
+		log "$name: skipped: this build's lzma encoder is pure Go, which has no mode/mf/nice/depth"
+		ROWS+=("$name|skipped: pure-Go lzma encoder|||||||"); skipped=$((skipped + 1)); continue
+	fi
 	img=$WORK/$name.dwarfs
 	hist=(--no-history-timestamps)
 	[[ $name == history-full ]] && hist=()
@@ -269,5 +276,5 @@ echo "| case | dwarfsck | -d 3 | --json | --check-integrity | --list | dwarfsext
 echo "|---|---|---|---|---|---|---|---|---:|"
 for row in "${ROWS[@]}"; do echo "|${row//|/ | }|"; done
 echo
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [[ $fail == 0 ]]
