@@ -20,6 +20,8 @@
 #                reason when unset
 #   CORPUS       corpus to use (default files1m; QUICK=1: files100k)
 #   MKDWARFS_OPTS  options for building the image (default "-l 3")
+#   IMAGE        an existing image of CORPUS to use instead (e.g. one made by
+#                the reference mkdwarfs); the library walk then reads it too
 #   SKIP         subset of: lsR stat extract (the slow parts) to leave out
 # Needs root (drop_caches).
 set -euo pipefail
@@ -48,8 +50,10 @@ fi
 CORPORA=$CORPUS "$BENCH_SRC/corpus.sh" >/dev/null
 check_corpus "$CORPUS"
 src=$(corpus_dir "$CORPUS")
-img=$BENCH_DIR/images/$CORPUS/godwarfs.dwarfs
+img=${IMAGE:-$BENCH_DIR/images/$CORPUS/godwarfs.dwarfs}
+mkdir -p "$BENCH_DIR/images/$CORPUS"
 if [[ ! -s $img ]]; then
+	[[ -z ${IMAGE:-} ]] || die "IMAGE $IMAGE does not exist"
 	mkdir -p "$(dirname "$img")"
 	log "building $img with mkdwarfs $MKDWARFS_OPTS"
 	# shellcheck disable=SC2086
@@ -189,7 +193,7 @@ METRICS=("mount time s" "mount CPU s" "RSS after mount MiB" "HWM after mount MiB
 	echo
 	machine_note | grep -v '^- load average'
 	echo "- load average at start: $LOAD0"
-	echo "- corpus $CORPUS: $(find "$src" -type f | wc -l) files; image by godwarfs mkdwarfs $MKDWARFS_OPTS, $(mib "$(stat -L -c %s "$img")") MiB, uncompressed metadata $meta"
+	echo "- corpus $CORPUS: $(find "$src" -type f | wc -l) files; image ${IMAGE:-by godwarfs mkdwarfs $MKDWARFS_OPTS}, $(mib "$(stat -L -c %s "$img")") MiB, uncompressed metadata $meta"
 	echo "- drivers: \`dwarfs IMG MNT -f -o cachesize=512m\` each; cold = drop_caches + fresh mount; RSS/HWM = VmRSS/VmHWM of the driver"
 	echo "- ratio = godwarfs / reference (lower is better for every row)"
 	echo

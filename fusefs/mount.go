@@ -40,7 +40,9 @@ type Config struct {
 	// LimitMemory sets the process's soft memory limit (the Go runtime's
 	// GOMEMLIMIT, unless that is set) to what the mount needs: the heap
 	// in use when mounting, the block cache and the blocks being decoded,
-	// plus a small constant. For a process that serves one mount.
+	// plus a small constant; and, unless GOGC is set, lets garbage grow to
+	// a quarter of the live heap instead of all of it (mountGCPercent).
+	// For a process that serves one mount.
 	LimitMemory bool
 }
 
@@ -232,6 +234,9 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	}
 	if cfg.LimitMemory {
 		d.memLimit = limitMemory(src)
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(mountGCPercent)
+		}
 	}
 	if o.Tidy != TidyNone {
 		s.bg.Add(1)
@@ -249,6 +254,14 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 // cache and the blocks being decoded: FUSE request buffers, open file
 // layouts, stacks.
 const memSlack = 64 << 20
+
+// mountGCPercent is the driver's GOGC. Its live heap is the metadata and
+// the block cache, large pointer-free arrays that a collection marks in
+// little time, while the default of 100 lets the process grow to twice
+// their size between collections: on a 1M-file image (70 MiB of live
+// metadata) RSS after find was 148 MiB with 100 and 104 MiB with 25, for
+// the same CPU time within noise.
+const mountGCPercent = 25
 
 // limitMemory sets the runtime's soft memory limit for a mount of src and
 // returns it. Without a limit the collector lets garbage (replaced cache
