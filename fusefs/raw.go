@@ -452,7 +452,7 @@ type handle struct {
 	ino     uint32
 	f       File
 	mu      sync.Mutex
-	nextOff int64 // offset right after the previous read
+	nextOff int64 // end of the furthest read of the current run (-1: none)
 	seqRun  int   // consecutive reads that continued the previous one
 	pfEnd   int64 // prefetch issued up to here
 }
@@ -538,27 +538,34 @@ func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.
 	return fuse.ReadResultData(buf[:n]), fuse.OK
 }
 
+// seqWindow is how far a read may start from where the previous one
+// ended and still count as continuing it: the kernel sends a sequential
+// reader's readahead as several READs at once, and they reach the driver
+// in any order (up to its readahead window, MaxReadAhead).
+const seqWindow = 1 << 20
+
 // noteRead runs the sequential-access detector: after seq_detector reads
-// that each start where the previous one ended, prefetch ahead so the next
-// block is decompressed before the reader needs it.
+// that each continue the previous ones, prefetch ahead so the next block
+// is decompressed before the reader needs it.
 func (d *driver) noteRead(h *handle, off, n int64) {
 	if d.opts.SeqDetector <= 0 {
 		return
 	}
 	h.mu.Lock()
-	if off == h.nextOff {
+	end := off + n
+	if h.nextOff >= 0 && off >= h.nextOff-seqWindow && off <= h.nextOff+seqWindow {
 		h.seqRun++
+		h.nextOff = max(h.nextOff, end)
 	} else {
 		h.seqRun = 0
 		h.pfEnd = 0
+		h.nextOff = end
 	}
-	end := off + n
-	h.nextOff = end
 	var pfOff, pfLen int64
 	if h.seqRun >= d.opts.SeqDetector {
-		want := end + d.ahead
+		want := h.nextOff + d.ahead
 		if want > h.pfEnd {
-			pfOff = max(end, h.pfEnd)
+			pfOff = max(h.nextOff, h.pfEnd)
 			pfLen = want - pfOff
 			h.pfEnd = want
 		}
