@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,6 +49,11 @@ type Config struct {
 
 // driver is the per-mount state.
 type driver struct {
+	// ready is set once the mount is complete, go-fuse's own probe of
+	// it included; until then the pid xattr, which callers poll to learn
+	// that the driver is up, is not there. A driver killed while that
+	// probe's file is still open would wait on itself as it exits.
+	ready   atomic.Bool
 	src     Source
 	root    uint32       // the source's root inode
 	ninodes uint64       // inodes in the source; node ids above are invalid
@@ -213,7 +219,9 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	fsrv, err := fuse.NewServer(raw, mountAt, mo)
 	if err == nil {
 		go fsrv.Serve()
-		err = fsrv.WaitMount()
+		if err = fsrv.WaitMount(); err == nil {
+			d.ready.Store(true)
+		}
 	}
 	if err != nil {
 		if helper != nil {

@@ -646,6 +646,9 @@ func (d *driver) xattrValue(ino uint32, name string) ([]byte, fuse.Status) {
 	isRoot := ino == d.root
 	switch {
 	case name == XattrPid && isRoot:
+		if !d.ready.Load() {
+			return nil, fuse.ENODATA
+		}
 		return []byte(strconv.Itoa(d.pid)), fuse.OK
 	case name == XattrPerfmon && isRoot:
 		return []byte(d.perfReport()), fuse.OK
