@@ -256,18 +256,7 @@ func TestSimilarityOrder(t *testing.T) {
 	}
 	root := writeTree(t, files)
 	o := testOpts(root)
-	bd := &builder{opt: &o, sc: &scanner{opt: &o, root: root, links: map[devIno]*inode{}, warn: func(string, ...any) {}}}
-	bd.opt.OpenFile = os.Open
-	bd.sc.stats = &bd.stats
-	bd.bufs.New = func() any { b := make([]byte, 1<<20); return &b }
-	tree, err := bd.sc.walk(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fl, err := bd.scanFiles(context.Background(), bd.collect(tree))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fl := scanTree(t, &o, root)
 	o.Order = OrderNilsimsa
 	order := orderContents(groupContents(fl, true), &o, nil)
 	changes := 0
@@ -354,18 +343,7 @@ func TestDigestsOncePerContent(t *testing.T) {
 	o := testOpts(root)
 	o.Order = OrderNilsimsa
 	o.MaxSimilaritySize = 65536
-	bd := &builder{opt: &o, sc: &scanner{opt: &o, root: root, links: map[devIno]*inode{}, warn: func(string, ...any) {}}}
-	bd.opt.OpenFile = os.Open
-	bd.sc.stats = &bd.stats
-	bd.bufs.New = func() any { b := make([]byte, 1<<20); return &b }
-	tree, err := bd.sc.walk(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fl, err := bd.scanFiles(context.Background(), bd.collect(tree))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bd, fl := scanTree(t, &o, root)
 	if len(fl) != len(files) {
 		t.Fatalf("%d files scanned, want %d", len(fl), len(files))
 	}
@@ -395,4 +373,23 @@ func TestDigestsOncePerContent(t *testing.T) {
 	if want := total - 70000 + 2*30000; bd.stats.ScannedBytes != want {
 		t.Errorf("read %d bytes, want %d", bd.stats.ScannedBytes, want)
 	}
+}
+
+// scanTree walks root and scans its files as a build does, up to the
+// point where contents are grouped.
+func scanTree(t *testing.T, o *Options, root string) (*builder, []*inode) {
+	t.Helper()
+	bd := &builder{opt: o, sc: &scanner{opt: o, root: root, links: map[devIno]*inode{}, warn: func(string, ...any) {}}}
+	bd.opt.OpenFile = os.Open
+	bd.sc.stats = &bd.stats
+	bd.bufs.New = func() any { b := make([]byte, 1<<20); return &b }
+	tree, err := bd.sc.walk(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := bd.scanFiles(context.Background(), bd.collect(tree))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bd, fl
 }

@@ -150,8 +150,7 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, b.opt.ScannerWorkers))
-	var mu sync.Mutex
-	bad := map[*inode]bool{}
+	bad := &badFiles{sc: b.sc}
 	b.sc.mu.Lock()
 	b.stats.FilesToScan = len(files)
 	b.report()
@@ -187,16 +186,7 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			b.report()
 			b.sc.mu.Unlock()
 			if err != nil {
-				if gctx.Err() != nil {
-					return gctx.Err()
-				}
-				if err := b.sc.fail(err); err != nil {
-					return err
-				}
-				mu.Lock()
-				bad[f] = true
-				mu.Unlock()
-				return nil
+				return bad.mark(gctx, f, err)
 			}
 			if h != nil {
 				f.hash = h.Sum(nil)
@@ -211,15 +201,7 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if len(bad) > 0 {
-		out := files[:0]
-		for _, f := range files {
-			if !bad[f] {
-				out = append(out, f)
-			}
-		}
-		files = out
-	}
+	files = bad.drop(files)
 	if !needDigest {
 		return files, nil
 	}
@@ -251,8 +233,7 @@ func (b *builder) digestContents(ctx context.Context, files []*inode) ([]*inode,
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, b.opt.ScannerWorkers))
-	var mu sync.Mutex
-	bad := map[*inode]bool{}
+	bad := &badFiles{sc: b.sc}
 	for _, k := range keys {
 		members := groups[k]
 		g.Go(func() error {
@@ -266,15 +247,9 @@ func (b *builder) digestContents(ctx context.Context, files []*inode) ([]*inode,
 				b.stats.ScannedBytes += n
 				b.sc.mu.Unlock()
 				if err != nil {
-					if gctx.Err() != nil {
-						return gctx.Err()
-					}
-					if err := b.sc.fail(err); err != nil {
+					if err := bad.mark(gctx, f, err); err != nil {
 						return err
 					}
-					mu.Lock()
-					bad[f] = true
-					mu.Unlock()
 					continue
 				}
 				d, sim := sa.digest()
@@ -289,16 +264,48 @@ func (b *builder) digestContents(ctx context.Context, files []*inode) ([]*inode,
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if len(bad) == 0 {
-		return files, nil
+	return bad.drop(files), nil
+}
+
+// badFiles collects the files that could not be read while scanning and
+// are left out of the image (--continue-on-error).
+type badFiles struct {
+	sc  *scanner
+	mu  sync.Mutex
+	set map[*inode]bool
+}
+
+// mark records that reading f failed with err. It returns the error that
+// ends the scan: the context's, or err itself unless failures are only
+// reported; nil means the scan goes on without f.
+func (bf *badFiles) mark(ctx context.Context, f *inode, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := bf.sc.fail(err); err != nil {
+		return err
+	}
+	bf.mu.Lock()
+	defer bf.mu.Unlock()
+	if bf.set == nil {
+		bf.set = map[*inode]bool{}
+	}
+	bf.set[f] = true
+	return nil
+}
+
+// drop returns files without the marked ones, reusing its array.
+func (bf *badFiles) drop(files []*inode) []*inode {
+	if len(bf.set) == 0 {
+		return files
 	}
 	out := files[:0]
 	for _, f := range files {
-		if !bad[f] {
+		if !bf.set[f] {
 			out = append(out, f)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *simAcc, fc *fileCat) (int64, error) {
