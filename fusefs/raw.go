@@ -230,17 +230,26 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 	return fuse.OK
 }
 
+// stat resolves the request's node and reads its attributes.
+func (d *driver) stat(h *fuse.InHeader) (uint32, Attr, fuse.Status) {
+	ino, st := d.node(h)
+	if !st.Ok() {
+		return 0, Attr{}, st
+	}
+	a, err := d.src.Stat(ino)
+	if err != nil {
+		return 0, Attr{}, status(err)
+	}
+	return ino, a, fuse.OK
+}
+
 // Forget has nothing to do: no state is kept per node.
 func (r *rawFS) Forget(nodeid, nlookup uint64) {}
 
 func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	ino, st := r.d.node(&in.InHeader)
+	ino, a, st := r.d.stat(&in.InHeader)
 	if !st.Ok() {
 		return st
-	}
-	a, err := r.d.src.Stat(ino)
-	if err != nil {
-		return status(err)
 	}
 	r.d.fillAttr(ino, a, &out.Attr)
 	out.SetTimeout(kernelTimeout)
@@ -250,13 +259,9 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 // Statx is GetAttr plus the birth time, which images made with
 // --keep-all-times can carry and plain stat(2) cannot report.
 func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
-	ino, st := r.d.node(&in.InHeader)
+	ino, a, st := r.d.stat(&in.InHeader)
 	if !st.Ok() {
 		return st
-	}
-	a, err := r.d.src.Stat(ino)
-	if err != nil {
-		return status(err)
 	}
 	var at fuse.Attr
 	r.d.fillAttr(ino, a, &at)
@@ -285,13 +290,9 @@ func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 // leaves that to the driver); root may read and search anything, and
 // execute what anyone may execute.
 func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
-	ino, st := r.d.node(&in.InHeader)
+	ino, a, st := r.d.stat(&in.InHeader)
 	if !st.Ok() {
 		return st
-	}
-	a, err := r.d.src.Stat(ino)
-	if err != nil {
-		return status(err)
 	}
 	var at fuse.Attr
 	r.d.fillAttr(ino, a, &at)
@@ -347,13 +348,9 @@ type dirHandle struct {
 // cache and serves later readdirs of the directory without asking the
 // driver.
 func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	ino, st := r.d.node(&in.InHeader)
+	ino, a, st := r.d.stat(&in.InHeader)
 	if !st.Ok() {
 		return st
-	}
-	a, err := r.d.src.Stat(ino)
-	if err != nil {
-		return status(err)
 	}
 	if a.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return fuse.ENOTDIR
@@ -582,13 +579,9 @@ func (d *driver) noteRead(h *handle, off, n int64) {
 }
 
 func (r *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
-	ino, st := r.d.node(&in.InHeader)
+	_, a, st := r.d.stat(&in.InHeader)
 	if !st.Ok() {
 		return st
-	}
-	a, err := r.d.src.Stat(ino)
-	if err != nil {
-		return status(err)
 	}
 	o := int64(in.Offset)
 	if o < 0 || o >= a.Size {
@@ -599,6 +592,7 @@ func (r *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekO
 		return st
 	}
 	var res int64
+	var err error
 	switch in.Whence {
 	case unix.SEEK_DATA:
 		res, err = h.f.SeekData(o)
