@@ -167,10 +167,7 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj
 	// costs encoder memory (about ten times the dictionary) and makes every
 	// decoder allocate it too.
 	dict := max(min(l.dict, len(src)), 4096)
-	out, err := newScratch(max(room, 1))
-	if err != nil {
-		return nil, err
-	}
+	out := newScratch(max(room, 1))
 	defer out.release()
 	var in *C.uint8_t
 	if len(src) > 0 {

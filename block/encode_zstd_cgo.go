@@ -109,10 +109,7 @@ func (z *cZstdCompressor) compress(dst, src []byte, room int) ([]byte, error) {
 	if z.long {
 		wlog = min(max(bits.Len(uint(max(len(src), 1)-1)), 10), 31)
 	}
-	out, err := newScratch(max(room, 1))
-	if err != nil {
-		return nil, err
-	}
+	out := newScratch(max(room, 1))
 	defer out.release()
 	var in unsafe.Pointer
 	if len(src) > 0 {

@@ -6,6 +6,6 @@ package block
 // heap where there is no anonymous mmap).
 type scratch struct{ b []byte }
 
-func newScratch(n int) (scratch, error) { return scratch{b: make([]byte, n)}, nil }
+func newScratch(n int) scratch { return scratch{b: make([]byte, n)} }
 
 func (s scratch) release() {}

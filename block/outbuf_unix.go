@@ -20,15 +20,16 @@ type scratch struct {
 	mapped bool
 }
 
-func newScratch(n int) (scratch, error) {
+func newScratch(n int) scratch {
 	if n < scratchMin {
-		return scratch{b: make([]byte, n)}, nil
+		return scratch{b: make([]byte, n)}
 	}
 	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
-		return scratch{b: make([]byte, n)}, nil
+		// No mapping to be had: the Go heap still works.
+		return scratch{b: make([]byte, n)}
 	}
-	return scratch{b: b, mapped: true}, nil
+	return scratch{b: b, mapped: true}
 }
 
 // release gives the buffer back; b must not be used afterwards.
