@@ -79,3 +79,66 @@ func TestKernelCachesListings(t *testing.T) {
 		t.Errorf("3 lookups of a missing name sent %d LOOKUP requests, want 1", d)
 	}
 }
+
+// With no_xattr the first refusal (ENOSYS) makes the kernel stop asking:
+// a walk that asks for two attributes of every entry sends at most one
+// GETXATTR and one LISTXATTR in all, and every call fails with EOPNOTSUPP.
+func TestNoXattrStopsRequests(t *testing.T) {
+	m, paths := sampleSource()
+	srv := mountSrc(t, m, "no_xattr")
+	dir := srv.Dir()
+	before := fusefs.RequestCounts(srv)
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		n++
+		for _, name := range []string{"security.selinux", "system.posix_acl_access", fusefs.XattrInodeInfo} {
+			_, err := unix.Lgetxattr(p, name, make([]byte, 256))
+			// The kernel reports no ACL, and no user.* attributes on
+			// special files, without asking; the rest are refused.
+			want := unix.EOPNOTSUPP
+			symlink := d.Type()&fs.ModeSymlink != 0
+			if (name == "system.posix_acl_access" && !symlink) || (name == fusefs.XattrInodeInfo && !d.IsDir() && !d.Type().IsRegular()) {
+				want = unix.ENODATA
+			}
+			if !errors.Is(err, want) {
+				t.Errorf("lgetxattr %s %s: %v, want %v", p, name, err, want)
+			}
+		}
+		if _, err := unix.Llistxattr(p, make([]byte, 256)); !errors.Is(err, unix.EOPNOTSUPP) {
+			t.Errorf("llistxattr %s: %v, want EOPNOTSUPP", p, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(paths)+1 {
+		t.Fatalf("walk saw %d entries, want %d", n, len(paths)+1)
+	}
+	after := fusefs.RequestCounts(srv)
+	for _, op := range []string{"GETXATTR", "LISTXATTR"} {
+		if d := after[op] - before[op]; d > 1 {
+			t.Errorf("%d %s requests reached the driver for %d entries, want at most 1", d, op, n)
+		}
+	}
+}
+
+// Without no_xattr every lookup of an attribute reaches the driver,
+// which is what no_xattr saves.
+func TestXattrRequestsReachDriver(t *testing.T) {
+	m, _ := sampleSource()
+	srv := mountSrc(t, m, "")
+	p := filepath.Join(srv.Dir(), "a")
+	before := fusefs.RequestCounts(srv)["GETXATTR"]
+	for range 3 {
+		if _, err := unix.Lgetxattr(p, "security.selinux", make([]byte, 256)); !errors.Is(err, unix.ENODATA) {
+			t.Fatalf("lgetxattr %s: %v, want ENODATA", p, err)
+		}
+	}
+	if d := fusefs.RequestCounts(srv)["GETXATTR"] - before; d != 3 {
+		t.Errorf("3 getxattr calls sent %d GETXATTR requests, want 3", d)
+	}
+}

@@ -63,6 +63,13 @@ type MountOptions struct {
 	// other files; without it they are read with direct I/O, since
 	// caching mostly-zero files wastes memory.
 	CacheSparse bool
+	// NoXattr answers extended attribute requests with ENOSYS, after
+	// which the kernel stops sending them for the life of the mount and
+	// fails them itself (EOPNOTSUPP). ls -l asks for a security label
+	// and an ACL of every entry, which the kernel never caches for FUSE;
+	// without them a warm listing is served by the kernel alone. The
+	// user.dwarfs.* attributes are then unavailable.
+	NoXattr bool
 	// Analysis, if set, receives the path (relative to the root) of
 	// every regular file the first time it is opened, one per line: a
 	// list for mkdwarfs --hotness-list.

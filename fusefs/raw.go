@@ -673,6 +673,9 @@ func (d *driver) xattrValue(ino uint32, name string) ([]byte, fuse.Status) {
 // GetXAttr answers a size probe (empty dest) with the value's size and
 // a short buffer with ERANGE.
 func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	if r.d.opts.NoXattr {
+		return 0, fuse.ENOSYS
+	}
 	ino, st := r.d.node(h)
 	if !st.Ok() {
 		return 0, st
@@ -689,6 +692,9 @@ func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, 
 }
 
 func (r *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
+	if r.d.opts.NoXattr {
+		return 0, fuse.ENOSYS
+	}
 	ino, st := r.d.node(h)
 	if !st.Ok() {
 		return 0, st

@@ -14,7 +14,7 @@ func DriverOptions(o mountopts.Options) fusefs.MountOptions {
 		AllowOther: o.AllowOther, AllowRoot: o.AllowRoot, DefaultPermissions: o.DefaultPermissions,
 		FsName: o.FsName, Subtype: o.Subtype, KernelFlags: o.KernelFlags,
 		ReadOnly: o.ReadOnly, CaseInsensitive: o.CaseInsensitive, CacheSparse: o.CacheSparse,
-		MaxThreads: o.MaxThreads, AutoUnmount: o.AutoUnmount,
+		MaxThreads: o.MaxThreads, AutoUnmount: o.AutoUnmount, NoXattr: o.NoXattr,
 	}
 	if o.SeqDetector == 0 {
 		m.SeqDetector = -1 // seq_detector=0 turns prefetching off

@@ -47,6 +47,7 @@ type Options struct {
 	ReadOnly        bool // report no write permission bits
 	CaseInsensitive bool // case-insensitive lookups
 	CacheSparse     bool // keep sparse files in the kernel page cache too
+	NoXattr         bool // refuse extended attribute requests (ENOSYS)
 	AnalysisFile    string
 	BlockAllocator  string // malloc or mmap: accepted, see --help
 	CacheImage      bool
@@ -383,7 +384,7 @@ func (o *Options) parseOne(item string) error {
 		"cache_files", "no_cache_files", "preload_all", "allow_other",
 		"allow_root", "default_permissions", "nocheck", "s3_path_style",
 		"case_insensitive", "cache_sparse", "no_cache_sparse", "auto_unmount",
-		"clone_fd":
+		"clone_fd", "no_xattr":
 		if err = noVal(); err != nil {
 			return err
 		}
@@ -407,6 +408,8 @@ func (o *Options) setFlag(name string) {
 		o.EnableNlink = true
 	case "readonly":
 		o.ReadOnly = true
+	case "no_xattr":
+		o.NoXattr = true
 	case "cache_image":
 		o.CacheImage = true
 	case "no_cache_image":

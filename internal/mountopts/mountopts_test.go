@@ -72,6 +72,15 @@ func TestParseDropIn(t *testing.T) {
 	if !o.CaseInsensitive || !o.CacheSparse || o.AnalysisFile != "/tmp/x,y.prof" || o.BlockAllocator != "mmap" || o.MaxThreads != 3 || !o.AutoUnmount {
 		t.Errorf("got %+v", o)
 	}
+	if o.NoXattr {
+		t.Error("no_xattr set by default")
+	}
+	if err := o.ParseString("no_xattr"); err != nil || !o.NoXattr {
+		t.Errorf("no_xattr: %v, NoXattr %v", err, o.NoXattr)
+	}
+	if err := o.ParseString("no_xattr=1"); err == nil {
+		t.Error("no_xattr=1 accepted")
+	}
 	if err := o.ParseString("no_cache_sparse"); err != nil || o.CacheSparse {
 		t.Errorf("no_cache_sparse: %v %v", err, o.CacheSparse)
 	}
