@@ -1,8 +1,13 @@
 package metadata
 
 import (
+	"bytes"
 	"fmt"
 	"math/bits"
+	"runtime"
+	"sort"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Check performs the full consistency check of §3.16 (what upstream runs
@@ -15,13 +20,71 @@ func (f *FS) Check() error {
 }
 
 func (f *FS) check() error {
-	checks := []func() error{f.checkSizes, f.checkDirs, f.checkEntries, f.checkChunks, f.checkFiles, f.checkStrings, f.checkInodes}
-	for _, c := range checks {
-		if err := c(); err != nil {
+	// The checks only read the tables, so they run side by side; each
+	// records its first error in its own slot, and the first slot with
+	// an error wins: the result is the one a check in sequence reports.
+	// The name order check needs to know whether the names table itself
+	// is sorted, so it runs in a second round.
+	parts := 2 * runtime.GOMAXPROCS(0)
+	const nameSlot = 2
+	slots := []func() error{f.checkSizes, f.checkDirs, nil, f.checkTree, f.checkChunks, f.checkFiles, f.checkStrings, f.checkInodes}
+	errs := make([]error, len(slots))
+	scans := f.nameTableScans(parts)
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, sc := range scans {
+		g.Go(func() error {
+			sc.err = runCheck(sc.run)
+			return nil
+		})
+	}
+	for i, c := range slots {
+		if c != nil {
+			g.Go(func() error {
+				errs[i] = runCheck(c)
+				return nil
+			})
+		}
+	}
+	_ = g.Wait() // the tasks report through errs and scans
+	sorted, bad, err := mergeNameScans(scans)
+	if err != nil {
+		errs[nameSlot] = err
+	} else {
+		tasks := f.nameOrderTasks(parts, sorted, bad)
+		nameErrs := make([]error, len(tasks))
+		for i, t := range tasks {
+			g.Go(func() error {
+				nameErrs[i] = runCheck(t)
+				return nil
+			})
+		}
+		_ = g.Wait()
+		for _, err := range nameErrs {
+			if err != nil {
+				errs[nameSlot] = err
+				break
+			}
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runCheck runs one check, turning a panic (a rule an earlier check
+// enforces did not hold, or a bug) into an error: it happens on a
+// goroutine of its own, where nothing else would recover it.
+func runCheck(c func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("metadata: check: internal error (panic): %v", p)
+		}
+	}()
+	return c()
 }
 
 func (f *FS) checkSizes() error {
@@ -141,27 +204,163 @@ func (f *FS) checkDirs() error {
 	return nil
 }
 
-func (f *FS) checkEntries() error {
-	// Every inode must be reachable and every directory's names sorted and
-	// unique (lookups binary-search them).
+// nameScan is one part of the scan of the names table: whether names
+// lo..hi-1 are each greater than the one before, and which of them are
+// invalid as entry names.
+type nameScan struct {
+	run    func() error
+	sorted bool
+	bad    []uint32
+	err    error
+}
+
+// nameTableScans splits the scan of the names table into parts.
+func (f *FS) nameTableScans(parts int) []*nameScan {
+	n := uint32(f.names.len())
+	var scans []*nameScan
+	for k := range parts {
+		lo, hi := uint32(uint64(n)*uint64(k)/uint64(parts)), uint32(uint64(n)*uint64(k+1)/uint64(parts))
+		if lo == hi {
+			continue
+		}
+		sc := &nameScan{}
+		sc.run = func() error {
+			sc.sorted, sc.bad = f.scanNames(lo, hi)
+			return nil
+		}
+		scans = append(scans, sc)
+	}
+	return scans
+}
+
+// scanNames reports whether names lo..hi-1 are each strictly greater
+// than the one before (name lo is compared with name lo-1) and returns
+// the invalid ones ("", ".", ".."; a sorted table holds at most three).
+func (f *FS) scanNames(lo, hi uint32) (sorted bool, bad []uint32) {
+	prev, cur := make([]byte, 0, 2*maxNameLen), make([]byte, 0, 2*maxNameLen)
+	if lo > 0 {
+		prev = f.names.appendName(prev, lo-1)
+	}
+	sorted = true
+	for i := lo; i < hi; i++ {
+		cur = f.names.appendName(cur[:0], i)
+		if i > 0 && bytes.Compare(prev, cur) >= 0 {
+			return false, nil
+		}
+		if len(cur) <= 2 {
+			if n := string(cur); n == "" || n == "." || n == ".." {
+				bad = append(bad, i)
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return sorted, bad
+}
+
+// mergeNameScans combines the parts' results.
+func mergeNameScans(scans []*nameScan) (sorted bool, bad []uint32, err error) {
+	sorted = true
+	for _, sc := range scans {
+		if sc.err != nil {
+			return false, nil, sc.err
+		}
+		sorted = sorted && sc.sorted
+		bad = append(bad, sc.bad...)
+	}
+	if !sorted {
+		bad = nil
+	}
+	return sorted, bad, nil
+}
+
+// nameOrderTasks splits the name order check into about parts tasks of
+// whole directories with similar numbers of entries. sorted says the
+// names table is strictly sorted, bad lists its invalid names then.
+func (f *FS) nameOrderTasks(parts int, sorted bool, bad []uint32) []func() error {
+	nd := f.rank[1]
+	ne := uint64(f.dirFirst[nd])
+	var tasks []func() error
+	lo := uint32(0)
+	for k := 1; k <= parts && lo < nd; k++ {
+		hi := nd
+		if k < parts {
+			target := uint32(ne * uint64(k) / uint64(parts))
+			hi = uint32(sort.Search(int(nd), func(d int) bool { return f.dirFirst[d] >= target }))
+			hi = max(hi, lo+1)
+		}
+		d0, d1 := lo, hi
+		if sorted {
+			tasks = append(tasks, func() error { return f.checkNameIndexOrder(d0, d1, bad) })
+		} else {
+			tasks = append(tasks, func() error { return f.checkNameOrder(d0, d1) })
+		}
+		lo = hi
+	}
+	return tasks
+}
+
+// checkNameIndexOrder is checkNameOrder for a strictly sorted names
+// table, where names are in order exactly when their indexes are, and
+// bad holds the table's invalid names: no name needs decoding.
+func (f *FS) checkNameIndexOrder(d0, d1 uint32, bad []uint32) error {
+	for d := d0; d < d1; d++ {
+		b, e := f.dirFirst[d], f.dirFirst[d+1]
+		var prev uint32
+		for i := b; i < e; i++ {
+			ni := f.ents.nameIndex(i)
+			if i > b && ni <= prev {
+				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names.at(prev), f.names.at(ni))
+			}
+			for _, x := range bad {
+				if ni == x {
+					return fmt.Errorf("metadata: check: directory %d: invalid name %q", d, f.names.at(ni))
+				}
+			}
+			prev = ni
+		}
+	}
+	return nil
+}
+
+// checkNameOrder checks that the names of directories d0..d1-1 are valid,
+// sorted and unique (lookups binary-search them). Each name is decoded
+// once and compared with the one before it.
+func (f *FS) checkNameOrder(d0, d1 uint32) error {
+	prev, cur := make([]byte, 0, 2*maxNameLen), make([]byte, 0, 2*maxNameLen)
+	for d := d0; d < d1; d++ {
+		b, e := f.dirFirst[d], f.dirFirst[d+1]
+		for i := b; i < e; i++ {
+			cur = f.names.appendName(cur[:0], f.ents.nameIndex(i))
+			if i > b && bytes.Compare(prev, cur) >= 0 {
+				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, prev, cur)
+			}
+			if len(cur) <= 2 {
+				if n := string(cur); n == "" || n == "." || n == ".." {
+					return fmt.Errorf("metadata: check: directory %d: invalid name %q", d, n)
+				}
+			}
+			prev, cur = cur, prev
+		}
+	}
+	return nil
+}
+
+// appendName appends string i to b, whatever the kind of table.
+func (s *strTab) appendName(b []byte, i uint32) []byte {
+	if s.dec != nil {
+		return s.appendAt(b, i)
+	}
+	return append(b, s.at(i)...)
+}
+
+// checkTree checks that every inode is named by an entry, that the
+// directories form one tree and that no entry lies outside them.
+func (f *FS) checkTree() error {
 	seen := make([]bool, f.n)
 	seen[0] = true
 	for d := range f.rank[1] {
-		var prev DirEntry
-		for i, e := range f.ents.rng(f.dirFirst[d], f.dirFirst[d+1]) {
+		for _, e := range f.ents.rng(f.dirFirst[d], f.dirFirst[d+1]) {
 			seen[e.InodeNum] = true
-			if i > 0 && f.names.compare(prev.NameIndex, e.NameIndex) >= 0 {
-				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names.at(prev.NameIndex), f.names.at(e.NameIndex))
-			}
-			prev = e
-			// Only names of up to two bytes can be invalid; testing the
-			// length first spares decoding the others into strings.
-			if f.names.strLen(e.NameIndex) > 2 {
-				continue
-			}
-			if n := f.names.at(e.NameIndex); n == "" || n == "." || n == ".." {
-				return fmt.Errorf("metadata: check: directory %d: invalid name %q", d, n)
-			}
 		}
 	}
 	for ino, ok := range seen {
@@ -299,7 +498,7 @@ func (f *FS) checkFiles() error {
 		}
 		for r, c := range cnt {
 			ino := f.rank[2] + uint32(r)
-			if got := uint64(f.attr(ino).NlinkMinusOne) + 1; got != uint64(c) {
+			if got := uint64(f.md.inodeField(f.attrIndex(ino), fNlink)) + 1; got != uint64(c) {
 				return fmt.Errorf("metadata: check: inode %d: nlink %d but %d entries", ino, got, c)
 			}
 		}
@@ -339,14 +538,19 @@ func (f *FS) checkStrings() error {
 	if err := checkStringTable("symlinks", md.Symlinks, md.symlinksSpan, md.CompactSymlinks, wantLinks, maxSymlinkLen); err != nil {
 		return err
 	}
-	for i := range f.names.len() {
-		if n := f.names.strLen(uint32(i)); n > maxNameLen {
-			return fmt.Errorf("metadata: check: names[%d]: %d bytes exceeds %d", i, n, maxNameLen)
+	// FSST tables were held to these limits when NewFS validated them.
+	if f.names.dec == nil {
+		for i := range f.names.len() {
+			if n := f.names.strLen(uint32(i)); n > maxNameLen {
+				return fmt.Errorf("metadata: check: names[%d]: %d bytes exceeds %d", i, n, maxNameLen)
+			}
 		}
 	}
-	for i := range f.links.len() {
-		if s := f.links.at(uint32(i)); len(s) > maxSymlinkLen {
-			return fmt.Errorf("metadata: check: symlinks[%d]: %d bytes exceeds %d", i, len(s), maxSymlinkLen)
+	if f.links.dec == nil {
+		for i := range f.links.len() {
+			if s := f.links.at(uint32(i)); len(s) > maxSymlinkLen {
+				return fmt.Errorf("metadata: check: symlinks[%d]: %d bytes exceeds %d", i, len(s), maxSymlinkLen)
+			}
 		}
 	}
 	return nil

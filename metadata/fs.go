@@ -419,7 +419,6 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 	if dec == nil {
 		buf = make([]byte, 0, offs[n]-min(offs[0], offs[n]))
 	}
-	var scratch []byte
 	for i := range n {
 		a, b := offs[i], offs[i+1]
 		if a > b || b > uint64(len(st.Buffer)) {
@@ -427,8 +426,7 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 		}
 		s := st.Buffer[a:b]
 		if dec != nil {
-			var err error
-			if scratch, err = dec.decodeAppend(scratch[:0], s, maxLen); err != nil {
+			if err := dec.validate(s, maxLen); err != nil {
 				return strTab{}, fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
 			}
 			out.off[i+1] = uint32(b)

@@ -96,6 +96,32 @@ func (d *fsstDecoder) decodeAppend(out, in []byte, max int) ([]byte, error) {
 	return out, nil
 }
 
+// validate checks what decodeAppend checks, without decoding: every code
+// is used, no escape ends the string and it decodes to at most max bytes.
+func (d *fsstDecoder) validate(in []byte, max int) error {
+	n := 0
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c == 0xff {
+			i++
+			if i >= len(in) {
+				return errors.New("fsst: escape at end of string")
+			}
+			n++
+			continue
+		}
+		l := int(d.len[c])
+		if l == 0 {
+			return fmt.Errorf("fsst: unused code %d", c)
+		}
+		n += l
+	}
+	if n > max {
+		return fmt.Errorf("fsst: string longer than %d bytes", max)
+	}
+	return nil
+}
+
 // appendValid is decodeAppend for input that decodeAppend has accepted
 // before (a validated table): no checks, and each symbol is copied as one
 // 8-byte word.

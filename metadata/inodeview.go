@@ -133,7 +133,7 @@ func (v *inodeView) get(i int, f int) uint64 {
 	var x uint64
 	if j+16 <= uint64(len(v.data)) {
 		x = binary.LittleEndian.Uint64(v.data[j:]) >> sh
-		if sh > 0 {
+		if sh+uint64(w) > 64 { // the field reaches into the next word
 			x |= binary.LittleEndian.Uint64(v.data[j+8:]) << (64 - sh)
 		}
 	} else {
@@ -200,6 +200,8 @@ func (md *Metadata) inodeField(i int, f int) uint32 {
 		return in.OwnerIndex
 	case fGroup:
 		return in.GroupIndex
+	case fNlink:
+		return in.NlinkMinusOne
 	}
 	panic("metadata: inodeField: unsupported field")
 }

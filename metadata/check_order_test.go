@@ -1,0 +1,131 @@
+package metadata
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// flatTree builds a root with nd directories of nf empty files each, the
+// names table holding every name once. reversed stores that table in
+// descending order (entries still list their names in ascending order),
+// which the check must handle without assuming a sorted table.
+func flatTree(nd, nf int, reversed bool) *Metadata {
+	var names []string
+	for d := range nd {
+		names = append(names, fmt.Sprintf("d%04d", d))
+	}
+	for f := range nf {
+		names = append(names, fmt.Sprintf("f%03d", f))
+	}
+	idx := func(i int) uint32 { return uint32(i) }
+	if reversed {
+		slices.Reverse(names)
+		idx = func(i int) uint32 { return uint32(len(names) - 1 - i) }
+	}
+	md := &Metadata{
+		Modes:         []uint32{0o40755, 0o100644},
+		Names:         names,
+		HasDirEntries: true,
+		BlockSize:     1024,
+		Options:       &FsOptions{MtimeOnly: true},
+	}
+	for range 1 + nd {
+		md.Inodes = append(md.Inodes, InodeData{ModeIndex: 0})
+	}
+	for range nd * nf {
+		md.Inodes = append(md.Inodes, InodeData{ModeIndex: 1})
+	}
+	md.DirEntries = append(md.DirEntries, DirEntry{0, 0})
+	for d := range nd {
+		md.DirEntries = append(md.DirEntries, DirEntry{NameIndex: idx(d), InodeNum: uint32(1 + d)})
+	}
+	md.Directories = append(md.Directories, Directory{FirstEntry: 1})
+	for d := range nd {
+		md.Directories = append(md.Directories, Directory{FirstEntry: uint32(len(md.DirEntries)), SelfEntry: uint32(1 + d)})
+		for f := range nf {
+			md.DirEntries = append(md.DirEntries, DirEntry{NameIndex: idx(nd + f), InodeNum: uint32(1 + nd + d*nf + f)})
+		}
+	}
+	md.Directories = append(md.Directories, Directory{FirstEntry: uint32(len(md.DirEntries))})
+	md.ChunkTable = make([]uint32, nd*nf+1)
+	return md
+}
+
+// swapNames swaps the names of two entries of directory inode d.
+func swapNames(md *Metadata, d, a, b int) {
+	e := md.Directories[d].FirstEntry
+	x, y := &md.DirEntries[int(e)+a], &md.DirEntries[int(e)+b]
+	x.NameIndex, y.NameIndex = y.NameIndex, x.NameIndex
+}
+
+// TestCheckNameOrder runs the name checks on a tree large enough to be
+// split into parts, with the names table sorted (checked by name index)
+// and reversed (checked by comparing decoded names), packed as an image
+// carries it: with several faults, the one a check in sequence meets first
+// is reported.
+func TestCheckNameOrder(t *testing.T) {
+	const nd, nf = 64, 20
+	for _, reversed := range []bool{false, true} {
+		cases := []struct {
+			name string
+			mut  func(*Metadata)
+			want string
+		}{
+			{"good", func(*Metadata) {}, ""},
+			{"swapped in two dirs", func(md *Metadata) { swapNames(md, 6, 3, 4); swapNames(md, 61, 0, 1) }, `directory 6: entries "f004" and "f003" not strictly sorted`},
+			{"swapped in last dir", func(md *Metadata) { swapNames(md, nd, nf-2, nf-1) }, fmt.Sprintf(`directory %d: entries "f%03d" and "f%03d" not strictly sorted`, nd, nf-1, nf-2)},
+			{"duplicate", func(md *Metadata) {
+				e := md.Directories[40].FirstEntry
+				md.DirEntries[e+7].NameIndex = md.DirEntries[e+6].NameIndex
+			}, `directory 40: entries "f006" and "f006" not strictly sorted`},
+			{"earlier rule first", func(md *Metadata) { swapNames(md, 61, 0, 1); md.Directories[3].SelfEntry = 9 }, "directories[3].self_entry 9, entries say 3"},
+			{"later rule after", func(md *Metadata) { swapNames(md, 61, 0, 1); md.Chunks = []Chunk{{0, 0, 1}} }, `directory 61: entries "f001" and "f000" not strictly sorted`},
+		}
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("reversed=%v/%s", reversed, c.name), func(t *testing.T) {
+				md := flatTree(nd, nf, reversed)
+				c.mut(md)
+				schema, data, err := Encode(md)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lazy, err := DecodeLazy(schema, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = loadErr(lazy)
+				switch {
+				case c.want == "" && err != nil:
+					t.Fatalf("refused: %v", err)
+				case c.want != "" && err == nil:
+					t.Fatalf("accepted; want error containing %q", c.want)
+				case c.want != "" && !strings.Contains(err.Error(), c.want):
+					t.Fatalf("error %q\nwant it to contain %q", err, c.want)
+				}
+			})
+		}
+	}
+}
+
+// TestCheckInvalidNames: "", "." and ".." are refused as entry names
+// whether or not the names table is sorted.
+func TestCheckInvalidNames(t *testing.T) {
+	for _, bad := range []string{"", ".", ".."} {
+		for _, unsorted := range []bool{false, true} {
+			md := sampleMetadata()
+			// "a" is the first name and root's first entry; the bad name
+			// sorts before every other one, so the table stays sorted.
+			md.Names[0] = bad
+			if unsorted {
+				md.Names[3], md.Names[4] = md.Names[4], md.Names[3] // g, h: unused by root
+			}
+			err := loadErr(reencode(t, md))
+			want := fmt.Sprintf("directory 0: invalid name %q", bad)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("name %q unsorted=%v: error %v, want %q", bad, unsorted, err, want)
+			}
+		}
+	}
+}
