@@ -11,6 +11,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
+	"github.com/godwarfs/godwarfs/internal/mmap"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/godwarfs/godwarfs/source"
 )
@@ -50,6 +51,18 @@ type Options struct {
 	// (uncompressed) blocks, which are read without a per-read check.
 	LazyBlockCheck bool
 
+	// MapMetadata maps the metadata of a local image read-only from the
+	// file, when it is stored uncompressed, instead of copying it into
+	// memory: its pages are then the page cache's, shared with other
+	// readers of the file, and leave the process's resident set once
+	// opening has checked them. The mapping is kept until the process
+	// exits, also after Close, so it suits a process that serves one
+	// image, like the FUSE driver. As with the reference tools, which map
+	// the whole image, the file must not be changed or truncated while it
+	// is open. Remote images, compressed metadata and readers other than
+	// a file are read as usual.
+	MapMetadata bool
+
 	// Remote configures how Open fetches http://, https:// and s3://
 	// images (see package source).
 	Remote source.Options
@@ -78,6 +91,7 @@ type Image struct {
 	metaSection   block.Section
 	schemaSection block.Section
 	metaSize      int64
+	metaMapped    bool // the metadata is mapped from the file (MapMetadata)
 
 	// need[n] is how far into block n the chunks reach.
 	need []metadata.BlockNeed
@@ -201,11 +215,29 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	if err != nil {
 		return nil, named(name, err)
 	}
-	data, err := bi.ReadDecompressed(metas[0])
-	if err != nil {
-		return nil, named(name, err)
+	var data []byte
+	var region *mmap.Region // non-nil: data is mapped
+	if f := localFile(r); o.MapMetadata && f != nil {
+		region, err = bi.MapRaw(metas[0], f)
+		switch {
+		case err == nil:
+			data = region.Bytes()
+			defer func() {
+				if im == nil {
+					_ = region.Unmap() // nothing refers to it now
+				}
+			}()
+		case !errors.Is(err, mmap.ErrUnsupported):
+			return nil, named(name, err)
+		}
+	}
+	if region == nil {
+		if data, err = bi.ReadDecompressed(metas[0]); err != nil {
+			return nil, named(name, err)
+		}
 	}
 	im.metaSize = int64(len(data))
+	im.metaMapped = region != nil
 	md, err := metadata.DecodeLazy(schema, data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -264,7 +296,22 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		}
 	}
 	im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
+	if region != nil {
+		// The checks read every page; requests read few of them.
+		_ = region.DropResident() // only a measure of memory use
+	}
 	return im, nil
+}
+
+// localFile returns the file r reads at the same offsets, or nil.
+func localFile(r io.ReaderAt) *os.File {
+	switch f := r.(type) {
+	case *os.File:
+		return f
+	case *source.File:
+		return f.File()
+	}
+	return nil
 }
 
 // Close releases the block cache and, if Open opened it, the image file.
@@ -414,7 +461,7 @@ func init() {
 		im := v.(*Image)
 		return &imageaccess.Parts{
 			Blocks: im.blk, Cache: im.cache, Metadata: im.md, FS: im.fs,
-			MetadataSection: im.metaSection, MetadataSize: im.metaSize,
+			MetadataSection: im.metaSection, MetadataSize: im.metaSize, MetadataMapped: im.metaMapped,
 		}
 	})
 }

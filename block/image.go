@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
+	"github.com/godwarfs/godwarfs/internal/mmap"
 	"github.com/zeebo/xxh3"
 )
 
@@ -50,7 +52,8 @@ type Options struct {
 	MaxMetadataSize int64
 }
 
-// Image is a parsed section container. Reads use ReadAt (pread), never mmap.
+// Image is a parsed section container. Reads use ReadAt (pread); only
+// MapRaw maps.
 // An Image is immutable after OpenImage and safe for concurrent use.
 type Image struct {
 	r        io.ReaderAt
@@ -405,12 +408,51 @@ func (im *Image) ReadRawInto(s Section, buf []byte) ([]byte, error) {
 	if err := im.readAt(buf, s.DataOffset); err != nil {
 		return nil, im.sectionErr(s, err, "read payload")
 	}
-	if !im.v1 {
-		if got := sectionXXH3(s, buf); got != s.XXH3 {
-			return nil, im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
-		}
+	if err := im.checkPayload(s, buf); err != nil {
+		return nil, err
 	}
 	return buf, nil
+}
+
+// checkPayload verifies the XXH3-64 of payload s (v2 images).
+func (im *Image) checkPayload(s Section, payload []byte) error {
+	if !im.v1 {
+		if got := sectionXXH3(s, payload); got != s.XXH3 {
+			return im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
+		}
+	}
+	return nil
+}
+
+// MapRaw is ReadDecompressed for a stored (uncompressed) section of an
+// image kept in file f, which the image's reader reads at the same
+// offsets: the payload is mapped read-only instead of read into memory,
+// and checked the same way (bounds, size limit, checksum). It returns
+// mmap.ErrUnsupported where mapping does not apply (a compressed section,
+// a system without mmap); the caller reads the section then. See
+// mmap.Region for the mapping's lifetime.
+func (im *Image) MapRaw(s Section, f *os.File) (*mmap.Region, error) {
+	if s.Compression != CompNone {
+		return nil, mmap.ErrUnsupported
+	}
+	if err := im.checkBounds(s); err != nil {
+		return nil, err
+	}
+	if limit := im.Limit(s); s.Length > limit {
+		return nil, im.sectionErr(s, ErrTooLarge, "size %d exceeds limit %d", s.Length, limit)
+	}
+	r, err := mmap.Map(f, im.offset+s.DataOffset, s.Length)
+	if err != nil {
+		if errors.Is(err, mmap.ErrUnsupported) {
+			return nil, err
+		}
+		return nil, im.sectionErr(s, err, "map payload")
+	}
+	if err := im.checkPayload(s, r.Bytes()); err != nil {
+		_ = r.Unmap() // nothing has seen its bytes
+		return nil, err
+	}
+	return r, nil
 }
 
 // Limit returns the decompressed-size limit ReadDecompressed applies to s.

@@ -35,6 +35,8 @@ func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, erro
 		CacheSize: o.CacheSize, Workers: o.Workers, NoCheck: o.NoCheck,
 		// Mounting reads the metadata, not every block.
 		LazyBlockCheck: true,
+		// The process serves this one image until it exits.
+		MapMetadata: true,
 	}
 
 	var f source.Source

@@ -19,6 +19,7 @@ type Parts struct {
 	FS              *metadata.FS       // inode-level view of Metadata
 	MetadataSection block.Section      // the METADATA_V2 section
 	MetadataSize    int64              // its decompressed size
+	MetadataMapped  bool               // mapped from the file, not read (Options.MapMetadata)
 }
 
 // partsOf is installed by package godwarfs from its init function, which
