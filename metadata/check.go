@@ -358,33 +358,43 @@ func (s *strTab) appendName(b []byte, i uint32) []byte {
 func (f *FS) checkTree() error {
 	seen := make([]bool, f.n)
 	seen[0] = true
-	for d := range f.rank[1] {
-		for _, e := range f.ents.rng(f.dirFirst[d], f.dirFirst[d+1]) {
-			seen[e.InodeNum] = true
-		}
+	for i := f.dirFirst[0]; i < f.dirFirst[f.rank[1]]; i++ {
+		seen[f.ents.inodeNum(i)] = true
 	}
 	for ino, ok := range seen {
 		if !ok {
 			return fmt.Errorf("metadata: check: inode %d not referenced by any entry", ino)
 		}
 	}
-	// Directories must form a tree rooted at 0: every one reachable (each
-	// has exactly one parent entry, so unreachable ones would be cycles).
-	reached := make([]bool, f.rank[1])
-	reached[0] = true
-	queue := []uint32{0}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		for _, e := range f.ents.rng(f.dirFirst[d], f.dirFirst[d+1]) {
-			if e.InodeNum < f.rank[1] && !reached[e.InodeNum] {
-				reached[e.InodeNum] = true
-				queue = append(queue, e.InodeNum)
-			}
+	// Directories must form a tree rooted at 0: every one reachable. Each
+	// has exactly one parent entry (NewFS), so a directory is reachable
+	// when following parents leads to the root, and unreachable ones sit
+	// on or below a cycle.
+	const (
+		unknown = iota
+		onPath
+		reached
+		cut
+	)
+	state := make([]uint8, f.rank[1])
+	state[0] = reached
+	var path []uint32
+	for d := range f.rank[1] {
+		path = path[:0]
+		c := d
+		for state[c] == unknown {
+			state[c] = onPath
+			path = append(path, c)
+			c = f.parent[c]
 		}
-	}
-	for d, ok := range reached {
-		if !ok {
+		res := uint8(reached)
+		if state[c] != reached {
+			res = cut // a cycle, or a path into one
+		}
+		for _, p := range path {
+			state[p] = res
+		}
+		if state[d] != reached {
 			return fmt.Errorf("metadata: check: directory %d not reachable from root", d)
 		}
 	}
@@ -491,9 +501,9 @@ func (f *FS) checkFiles() error {
 	}
 	if f.opts().InodesHaveNlink {
 		cnt := make([]uint32, regs)
-		for _, e := range f.ents.all() {
-			if e.InodeNum >= f.rank[2] && e.InodeNum < f.rank[3] {
-				cnt[e.InodeNum-f.rank[2]]++
+		for i := range uint32(f.ents.len()) {
+			if ino := f.ents.inodeNum(i); ino >= f.rank[2] && ino < f.rank[3] {
+				cnt[ino-f.rank[2]]++
 			}
 		}
 		for r, c := range cnt {
@@ -519,9 +529,7 @@ func (f *FS) checkStrings() error {
 	wantNames := 0
 	if f.v23 {
 		if f.ents.len() > 1 {
-			for _, e := range f.ents.all() {
-				wantNames = max(wantNames, int(e.NameIndex)+1)
-			}
+			wantNames = f.namesUsed
 		}
 	} else if len(md.Inodes) > 1 {
 		for _, in := range md.Inodes {

@@ -129,3 +129,35 @@ func TestCheckInvalidNames(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTreeReachable: directories whose parents lead round a cycle
+// instead of to the root are found, the lowest one reported.
+func TestCheckTreeReachable(t *testing.T) {
+	cases := []struct {
+		name    string
+		parents map[uint32]uint32 // directory -> parent
+		want    string
+	}{
+		{"tree", nil, ""},
+		{"deep chain", map[uint32]uint32{2: 1, 3: 2, 4: 3, 9: 4}, ""},
+		{"self loop", map[uint32]uint32{7: 7}, "directory 7 not reachable from root"},
+		{"cycle", map[uint32]uint32{4: 6, 6: 4}, "directory 4 not reachable from root"},
+		{"below a cycle", map[uint32]uint32{2: 9, 9: 5, 5: 9}, "directory 2 not reachable from root"},
+		{"chain then cycle", map[uint32]uint32{3: 2, 2: 1, 8: 3, 10: 12, 12: 11, 11: 10}, "directory 10 not reachable from root"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := mustFS(t, reencode(t, flatTree(16, 2, false)))
+			for d, p := range c.parents {
+				f.parent[d] = p
+			}
+			err := f.checkTree()
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

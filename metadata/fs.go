@@ -73,28 +73,29 @@ type ChunkRef struct {
 // validated or normalised in NewFS so that accessors cannot index out of
 // range.
 type FS struct {
-	md       *Metadata
-	orig     *Metadata
-	v23      bool
-	n        uint32    // number of inodes
-	rank     [6]uint32 // first inode of ranks 0..4, then n
-	ents     entTab    // the 2.3+ model's dir_entries, or built from legacy inodes
-	dirFirst []uint32  // len numDirs+1
-	parent   []uint32  // parent inode per directory
-	selfEnt  []uint32  // own entry index per directory
-	names    strTab
-	links    strTab
-	chunkTbl u32Tab
-	shared   []uint32
-	unique   uint32   // U: regular files with their own chunk_table entry
-	nlinks   []uint32 // per regular file, counted from entries (nil if stored)
-	res      uint64
-	mult     uint64
-	sizes    map[uint32]uint64
-	allocs   map[uint32]uint64
-	holes    bool
-	holeBlk  uint32
-	winSep   bool
+	md        *Metadata
+	orig      *Metadata
+	v23       bool
+	n         uint32    // number of inodes
+	rank      [6]uint32 // first inode of ranks 0..4, then n
+	ents      entTab    // the 2.3+ model's dir_entries, or built from legacy inodes
+	dirFirst  []uint32  // len numDirs+1
+	parent    []uint32  // parent inode per directory
+	selfEnt   []uint32  // own entry index per directory
+	names     strTab
+	links     strTab
+	chunkTbl  u32Tab
+	shared    []uint32
+	unique    uint32   // U: regular files with their own chunk_table entry
+	namesUsed int      // one more than the highest name index of any entry
+	nlinks    []uint32 // per regular file, counted from entries (nil if stored)
+	res       uint64
+	mult      uint64
+	sizes     map[uint32]uint64
+	allocs    map[uint32]uint64
+	holes     bool
+	holeBlk   uint32
+	winSep    bool
 
 	checkOnce sync.Once
 	checkErr  error
@@ -287,6 +288,14 @@ func (t *entTab) nameIndex(i uint32) uint32 {
 	return t.list[i].NameIndex
 }
 
+// inodeNum returns entry i's inode number alone.
+func (t *entTab) inodeNum(i uint32) uint32 {
+	if t.view != nil {
+		return uint32(t.view.get(int(i), 1))
+	}
+	return t.list[i].InodeNum
+}
+
 // rng yields entries b..e-1, numbered from 0.
 func (t *entTab) rng(b, e uint32) iter.Seq2[int, DirEntry] {
 	return func(yield func(int, DirEntry) bool) {
@@ -384,20 +393,16 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 	if st == nil {
 		return strTab{list: plain}, nil
 	}
-	var offs []uint64
-	if st.PackedIndex {
-		offs = make([]uint64, len(st.Index)+1)
-		for i, l := range st.Index {
-			offs[i+1] = offs[i] + uint64(l)
-		}
-	} else {
-		if len(st.Index) == 0 {
+	// String i is Buffer[a:b]: a and b from the index, or running sums
+	// of the packed lengths (no table of offsets is built first).
+	n := len(st.Index)
+	var a uint64
+	if !st.PackedIndex {
+		if n == 0 {
 			return strTab{}, nil
 		}
-		offs = make([]uint64, len(st.Index))
-		for i, o := range st.Index {
-			offs[i] = uint64(o)
-		}
+		n--
+		a = uint64(st.Index[0])
 	}
 	var dec *fsstDecoder
 	if st.Symtab != nil {
@@ -406,25 +411,30 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 			return strTab{}, fmt.Errorf("metadata: %s: %w", what, err)
 		}
 	}
-	n := len(offs) - 1
 	out := strTab{off: make([]uint32, n+1)}
 	if dec != nil {
 		if uint64(len(st.Buffer)) > math.MaxUint32 {
 			return strTab{}, fmt.Errorf("metadata: %s: buffer larger than 4 GiB", what)
 		}
 		out.buf, out.dec, out.max = st.Buffer, dec, maxLen
-		out.off[0] = uint32(offs[0])
+		out.off[0] = uint32(min(a, uint64(len(st.Buffer))))
 	}
 	var buf []byte
 	if dec == nil {
-		buf = make([]byte, 0, offs[n]-min(offs[0], offs[n]))
+		buf = make([]byte, 0, uint64(len(st.Buffer))-min(a, uint64(len(st.Buffer))))
 	}
 	for i := range n {
-		a, b := offs[i], offs[i+1]
+		var b uint64
+		if st.PackedIndex {
+			b = a + uint64(st.Index[i])
+		} else {
+			b = uint64(st.Index[i+1])
+		}
 		if a > b || b > uint64(len(st.Buffer)) {
 			return strTab{}, fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
 		}
 		s := st.Buffer[a:b]
+		a = b
 		if dec != nil {
 			if err := dec.validate(s, maxLen); err != nil {
 				return strTab{}, fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
@@ -481,6 +491,7 @@ func (f *FS) initEntries() error {
 	if f.ents.at(0).InodeNum != 0 {
 		return fmt.Errorf("metadata: root entry refers to inode %d", f.ents.at(0).InodeNum)
 	}
+	var top uint32 // highest name index
 	for i, e := range f.ents.all() {
 		if e.InodeNum >= f.n {
 			return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, e.InodeNum, f.n)
@@ -488,7 +499,9 @@ func (f *FS) initEntries() error {
 		if i > 0 && int(e.NameIndex) >= f.names.len() {
 			return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.NameIndex, f.names.len())
 		}
+		top = max(top, e.NameIndex)
 	}
+	f.namesUsed = int(top) + 1
 	return nil
 }
 
@@ -524,7 +537,7 @@ func (f *FS) initDirs() error {
 	found[0] = true
 	for d := range nd {
 		for e := first[d]; e < first[d+1]; e++ {
-			c := f.ents.at(e).InodeNum
+			c := f.ents.inodeNum(e)
 			if c >= nd {
 				continue
 			}
