@@ -222,9 +222,25 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		switch {
 		case err == nil:
 			data = region.Bytes()
+			// Reading the file (cold, on a mount) and decoding overlap:
+			// the kernel reads ahead while the checksum runs beside the
+			// decoding and the checks, which expect hostile data anyway.
+			region.WillNeed()
+			sum := make(chan error, 1)
+			go func() { sum <- bi.CheckPayload(metas[0], data) }()
 			defer func() {
+				if serr := <-sum; serr != nil {
+					// Damage explains whatever else failed.
+					if im != nil && im.cache != nil {
+						im.cache.Close()
+					}
+					im, err = nil, named(name, serr)
+				}
 				if im == nil {
 					_ = region.Unmap() // nothing refers to it now
+				} else {
+					// The checks read every page; requests read few.
+					_ = region.DropResident() // only a measure of memory use
 				}
 			}()
 		case !errors.Is(err, mmap.ErrUnsupported):
@@ -296,10 +312,6 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		}
 	}
 	im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
-	if region != nil {
-		// The checks read every page; requests read few of them.
-		_ = region.DropResident() // only a measure of memory use
-	}
 	return im, nil
 }
 

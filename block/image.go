@@ -408,14 +408,15 @@ func (im *Image) ReadRawInto(s Section, buf []byte) ([]byte, error) {
 	if err := im.readAt(buf, s.DataOffset); err != nil {
 		return nil, im.sectionErr(s, err, "read payload")
 	}
-	if err := im.checkPayload(s, buf); err != nil {
+	if err := im.CheckPayload(s, buf); err != nil {
 		return nil, err
 	}
 	return buf, nil
 }
 
-// checkPayload verifies the XXH3-64 of payload s (v2 images).
-func (im *Image) checkPayload(s Section, payload []byte) error {
+// CheckPayload verifies the XXH3-64 of payload s (v2 images), as ReadRaw
+// does; for payloads MapRaw mapped.
+func (im *Image) CheckPayload(s Section, payload []byte) error {
 	if !im.v1 {
 		if got := sectionXXH3(s, payload); got != s.XXH3 {
 			return im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
@@ -427,7 +428,9 @@ func (im *Image) checkPayload(s Section, payload []byte) error {
 // MapRaw is ReadDecompressed for a stored (uncompressed) section of an
 // image kept in file f, which the image's reader reads at the same
 // offsets: the payload is mapped read-only instead of read into memory,
-// and checked the same way (bounds, size limit, checksum). It returns
+// and checked the same way (bounds, size limit) except for the checksum,
+// which the caller verifies with CheckPayload before it trusts the
+// payload, at a time that suits it (mapping reads nothing yet). It returns
 // mmap.ErrUnsupported where mapping does not apply (a compressed section,
 // a system without mmap); the caller reads the section then. See
 // mmap.Region for the mapping's lifetime.
@@ -447,10 +450,6 @@ func (im *Image) MapRaw(s Section, f *os.File) (*mmap.Region, error) {
 			return nil, err
 		}
 		return nil, im.sectionErr(s, err, "map payload")
-	}
-	if err := im.checkPayload(s, r.Bytes()); err != nil {
-		_ = r.Unmap() // nothing has seen its bytes
-		return nil, err
 	}
 	return r, nil
 }

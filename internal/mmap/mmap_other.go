@@ -12,3 +12,6 @@ func (r *Region) DropResident() error { return nil }
 
 // Unmap does nothing; no region exists on this system.
 func (r *Region) Unmap() error { return nil }
+
+// WillNeed does nothing; no region exists on this system.
+func (r *Region) WillNeed() {}

@@ -30,6 +30,10 @@ func Map(f *os.File, off, n int64) (*Region, error) {
 	return &Region{mapping: m, data: m[off-start : off-start+n : off-start+n]}, nil
 }
 
+// WillNeed asks the kernel to start reading the region into the page
+// cache, for a caller about to read all of it.
+func (r *Region) WillNeed() { _ = unix.Madvise(r.mapping, unix.MADV_WILLNEED) }
+
 // DropResident removes the region's pages from the process's resident
 // set after a pass over all of it (a checksum, a consistency check): they
 // stay in the page cache, and the next read of a page maps it again
