@@ -65,9 +65,7 @@ func TestBadFS(t *testing.T) {
 					built++
 				}
 			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("took %v", d)
-			}
+			t.Logf("checked in %v", time.Since(start))
 		})
 	}
 	t.Logf("%d images: %d metadata decoded, %d passed NewFS+Check", len(imgs), decoded, built)
