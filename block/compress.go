@@ -24,6 +24,33 @@ type Compressor interface {
 	Compress(src []byte) ([]byte, error)
 }
 
+// threaded is implemented by compressors that can spread one input over
+// several threads, with output that does not depend on how many.
+type threaded interface {
+	maxThreads(n int) int
+	withThreads(t int) Compressor
+}
+
+// MaxThreads returns how many threads c can keep busy compressing n bytes
+// at once: 1 for most, more for an encoder that splits large inputs (the
+// cgo zstd at levels 20 to 22).
+func MaxThreads(c Compressor, n int) int {
+	if t, ok := c.(threaded); ok {
+		return t.maxThreads(n)
+	}
+	return 1
+}
+
+// WithThreads returns c set to compress each input on up to t threads;
+// the output is the same for every t, only the time differs. Compressors
+// that cannot use more than one thread are returned as they are.
+func WithThreads(c Compressor, t int) Compressor {
+	if tc, ok := c.(threaded); ok {
+		return tc.withThreads(t)
+	}
+	return c
+}
+
 // CompressSection compresses src and falls back to NONE when the result is
 // not smaller than the input (the mkdwarfs rule), returning the compression
 // actually used and the payload to store.

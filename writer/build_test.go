@@ -1,13 +1,16 @@
 package writer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
 )
 
@@ -64,5 +67,57 @@ func TestBuildTarget(t *testing.T) {
 	}
 	if _, err := build(one, 2, true, nil); err != nil {
 		t.Errorf("Overwrite: %v", err)
+	}
+}
+
+// TestBuildSplitBlockSameForAnyWorkers: a block that the encoder splits
+// across idle threads (zstd at an ultra level) comes out the same whatever
+// the number of workers, so on as many threads.
+func TestBuildSplitBlockSameForAnyWorkers(t *testing.T) {
+	t.Parallel()
+	const spec, size = "zstd:level=20", 9 << 19 // 4.5 MiB in one block
+	comp, err := block.NewCompressor(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := block.MaxThreads(comp, size); n < 2 {
+		t.Skipf("skipped: %s does not split a block of %d bytes in this build (%s)", spec, size, comp.Compression())
+	}
+	src := t.TempDir()
+	// Text-like data: words drawn from a small vocabulary.
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while seven wizards box and jam on quartz vexing daft zebras")
+	var buf bytes.Buffer
+	for x := uint32(1); buf.Len() < size; {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		buf.WriteString(words[x%uint32(len(words))])
+		buf.WriteByte(" \n"[x>>31])
+	}
+	if err := os.WriteFile(filepath.Join(src, "text"), buf.Bytes()[:size], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var images []string
+	for _, workers := range []int{1, 2} {
+		out := filepath.Join(t.TempDir(), "img.dwarfs")
+		scan := dedup.DefaultOptions()
+		scan.Input, scan.BlockSizeBits, scan.NoCreateTime = src, 23, true
+		res, err := Build(context.Background(), BuildOptions{Scan: scan, Target: Target{
+			Output: out, Workers: workers, BlockCompression: spec, History: History{NoTimestamp: true},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.Blocks != 1 {
+			t.Fatalf("%d blocks, want 1", res.Stats.Blocks)
+		}
+		img, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		images = append(images, string(img))
+	}
+	if images[0] != images[1] {
+		t.Errorf("the image depends on the number of workers: %d bytes with 1, %d with 2", len(images[0]), len(images[1]))
 	}
 }

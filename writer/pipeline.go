@@ -14,19 +14,32 @@ import (
 // submission order, so that the image does not depend on the number of
 // workers. A semaphore bounds the bytes of the blocks submitted but not yet
 // written.
+//
+// The workers share as many threads as there are workers: each block is
+// encoded on one, and on more of those left idle when its encoder can
+// split it (e.g. the last blocks, which would otherwise leave all but one
+// core idle at the end). An encoder never runs on more threads than
+// there are workers, so memory stays bounded by that many encoders' state.
 type pipeline struct {
-	bw     *block.Writer
-	g      *errgroup.Group
-	ctx    context.Context
-	jobs   chan *job
-	order  chan *job
-	sem    *semaphore.Weighted
-	limit  int64
-	closed bool
+	bw      *block.Writer
+	g       *errgroup.Group
+	ctx     context.Context
+	jobs    chan *job
+	order   chan *job
+	sem     *semaphore.Weighted
+	threads *semaphore.Weighted
+	limit   int64
+	closed  bool
 }
 
+// Threads is how an encode function learns how many threads it may use:
+// it passes how many it could keep busy and gets at least 1 and at most
+// that many, taking idle ones without waiting for them. Later calls can
+// only add threads; all are returned when encode returns.
+type Threads func(want int) int
+
 type job struct {
-	encode  func() (block.Compression, []byte, error)
+	encode  func(Threads) (block.Compression, []byte, error)
 	written func(block.Compression, []byte)
 	weight  int64
 	done    chan struct{}
@@ -48,6 +61,7 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 	p := &pipeline{bw: bw, g: g, ctx: gctx, limit: limit,
 		jobs: make(chan *job), order: make(chan *job, 4*workers+16)}
 	p.sem = semaphore.NewWeighted(limit)
+	p.threads = semaphore.NewWeighted(int64(workers))
 	for range workers {
 		g.Go(func() error {
 			if niceness > 0 {
@@ -59,7 +73,17 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 				_ = niceThread(niceness)
 			}
 			for j := range p.jobs {
-				j.ct, j.out, j.err = j.encode()
+				if err := p.threads.Acquire(gctx, 1); err != nil {
+					return err
+				}
+				held := 1
+				j.ct, j.out, j.err = j.encode(func(want int) int {
+					for held < want && p.threads.TryAcquire(1) {
+						held++
+					}
+					return held
+				})
+				p.threads.Release(int64(held))
 				close(j.done)
 			}
 			return nil
@@ -92,7 +116,7 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 // it). encode runs on a worker and returns the section's compression and
 // payload; written, if not nil, runs once the section is written, in
 // submission order (to recycle buffers or report progress).
-func (p *pipeline) Submit(weight int64, encode func() (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
+func (p *pipeline) Submit(weight int64, encode func(Threads) (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
 	j := &job{encode: encode, written: written, weight: min(weight, p.limit), done: make(chan struct{})}
 	if err := p.sem.Acquire(p.ctx, j.weight); err != nil {
 		return p.failure(err)

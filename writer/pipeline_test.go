@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/godwarfs/godwarfs/block"
 )
@@ -29,7 +30,7 @@ func pipelineImage(t *testing.T, workers int, limit int64, blocks [][]byte) ([]b
 		if limit > 0 {
 			w = min(w, limit) // a block larger than the bound goes alone
 		}
-		err := p.Submit(w, func() (block.Compression, []byte, error) {
+		err := p.Submit(w, func(Threads) (block.Compression, []byte, error) {
 			if n := inFlight.Add(w); n > peak.Load() {
 				peak.Store(n) // racy max is fine: only ever too low by a step
 			}
@@ -76,7 +77,7 @@ func TestPipelineError(t *testing.T) {
 	bad := errors.New("bad block")
 	var err error
 	for i := 0; i < 100 && err == nil; i++ {
-		err = p.Submit(1, func() (block.Compression, []byte, error) {
+		err = p.Submit(1, func(Threads) (block.Compression, []byte, error) {
 			if i == 3 {
 				return 0, nil, bad
 			}
@@ -85,5 +86,57 @@ func TestPipelineError(t *testing.T) {
 	}
 	if werr := p.Wait(); !errors.Is(werr, bad) || (err != nil && !errors.Is(err, bad)) {
 		t.Fatalf("submit %v, wait %v; want %v", err, werr, bad)
+	}
+}
+
+// TestPipelineThreads: an encoder that can use several threads gets the
+// idle ones, but the pipeline never hands out more threads at once than
+// it has workers (each thread may hold an encoder's state), and one that
+// asks for one thread gets one.
+func TestPipelineThreads(t *testing.T) {
+	for _, workers := range []int{1, 2, 3} {
+		bw := block.NewWriter(&bytes.Buffer{}, block.WriterOptions{})
+		p := newPipeline(context.Background(), bw, workers, 0, 0)
+		var held, peak atomic.Int64
+		alone := make(chan int)
+		// First a job alone in the pipeline: it gets every thread.
+		err := p.Submit(1, func(threads Threads) (block.Compression, []byte, error) {
+			n := threads(8)
+			if again := threads(1); again != n {
+				return 0, nil, fmt.Errorf("a second call gave %d threads after %d", again, n)
+			}
+			alone <- n
+			return block.CompNone, []byte{1}, nil
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := <-alone; n != workers {
+			t.Errorf("%d workers: a job alone got %d threads, want %d", workers, n, workers)
+		}
+		for i := range 30 {
+			err := p.Submit(1, func(threads Threads) (block.Compression, []byte, error) {
+				want := 1 + i%4
+				n := threads(want)
+				if n < 1 || n > want {
+					return 0, nil, fmt.Errorf("asked for %d threads, got %d", want, n)
+				}
+				if h := held.Add(int64(n)); h > peak.Load() {
+					peak.Store(h) // racy max: at worst too low by a step
+				}
+				time.Sleep(time.Millisecond)
+				held.Add(-int64(n))
+				return block.CompNone, []byte{byte(i)}, nil
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if peak.Load() > int64(workers) {
+			t.Errorf("%d workers: %d threads handed out at once", workers, peak.Load())
+		}
 	}
 }

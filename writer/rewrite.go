@@ -401,8 +401,8 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 		case <-pipe.Done():
 			return pipe.Stop()
 		}
-		return pipe.Submit(r.blockLimit, func() (block.Compression, []byte, error) {
-			res := r.recodeBlock(j)
+		return pipe.Submit(r.blockLimit, func(threads Threads) (block.Compression, []byte, error) {
+			res := r.recodeBlock(j, threads)
 			return res.comp, res.payload, res.err
 		}, func(c block.Compression, p []byte) {
 			free <- j.buf
@@ -443,7 +443,7 @@ func (r *rewriter) compFor(cat uint32) block.Compressor {
 	return r.blockComp
 }
 
-func (r *rewriter) recodeBlock(j blockJob) blockResult {
+func (r *rewriter) recodeBlock(j blockJob, threads Threads) blockResult {
 	if err := r.ctx.Err(); err != nil {
 		return blockResult{err: err}
 	}
@@ -453,7 +453,8 @@ func (r *rewriter) recodeBlock(j blockJob) blockResult {
 	}
 	if j.data != nil {
 		b.sizeOut(len(j.data))
-		c, p, err := block.CompressSectionInto(j.comp, b.out, j.data)
+		comp := block.WithThreads(j.comp, threads(block.MaxThreads(j.comp, len(j.data))))
+		c, p, err := block.CompressSectionInto(comp, b.out, j.data)
 		if err != nil {
 			return blockResult{err: fmt.Errorf("new block %d: %w", i, err)}
 		}
@@ -492,7 +493,8 @@ func (r *rewriter) recodeBlock(j blockJob) blockResult {
 	}
 	b.data = keep(b.data, data)
 	b.sizeOut(len(data))
-	c, p, err := block.CompressSectionInto(j.comp, b.out, data)
+	comp := block.WithThreads(j.comp, threads(block.MaxThreads(j.comp, len(data))))
+	c, p, err := block.CompressSectionInto(comp, b.out, data)
 	if err != nil {
 		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
 	}

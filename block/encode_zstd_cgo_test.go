@@ -1,0 +1,162 @@
+//go:build cgo && !purego
+
+package block
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// goSourceTree is at least n bytes of real text: Go sources under GOROOT.
+func goSourceTree(t *testing.T, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	root := filepath.Join(runtime.GOROOT(), "src")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || buf.Len() >= n {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			if b, err := os.ReadFile(p); err == nil {
+				buf.Write(b)
+			}
+		}
+		return nil
+	})
+	if buf.Len() < n {
+		t.Skipf("skipped: only %d bytes of Go source under %s, need %d", buf.Len(), root, n)
+	}
+	return buf.Bytes()[:n]
+}
+
+// oneZstdFrame parses a payload as exactly one zstd frame and returns the
+// content size from its header and whether it has a checksum.
+func oneZstdFrame(p []byte) (size uint64, checksum bool, err error) {
+	if len(p) < 6 || binary.LittleEndian.Uint32(p) != 0xFD2FB528 {
+		return 0, false, errors.New("no zstd frame magic")
+	}
+	fhd := p[4]
+	fcsFlag, single, dictFlag := fhd>>6, fhd&0x20 != 0, fhd&3
+	checksum = fhd&4 != 0
+	pos := 5
+	if !single {
+		pos++ // window descriptor
+	}
+	pos += []int{0, 1, 2, 4}[dictFlag]
+	fcsLen := []int{0, 2, 4, 8}[fcsFlag]
+	if fcsFlag == 0 && single {
+		fcsLen = 1
+	}
+	if fcsLen == 0 {
+		return 0, false, errors.New("frame header has no content size")
+	}
+	if len(p) < pos+fcsLen {
+		return 0, false, errors.New("frame header truncated")
+	}
+	var b [8]byte
+	copy(b[:], p[pos:pos+fcsLen])
+	size = binary.LittleEndian.Uint64(b[:])
+	if fcsLen == 2 {
+		size += 256
+	}
+	pos += fcsLen
+	for last := false; !last; {
+		if len(p) < pos+3 {
+			return 0, false, fmt.Errorf("block header truncated at %d", pos)
+		}
+		h := uint32(p[pos]) | uint32(p[pos+1])<<8 | uint32(p[pos+2])<<16
+		pos += 3
+		last = h&1 != 0
+		n := int(h >> 3)
+		if (h>>1)&3 == 1 { // RLE: one byte
+			n = 1
+		}
+		pos += n
+	}
+	if checksum {
+		pos += 4
+	}
+	if pos != len(p) {
+		return 0, false, fmt.Errorf("frame ends at %d of %d bytes", pos, len(p))
+	}
+	return size, checksum, nil
+}
+
+// TestZstdSplitOutputIndependentOfThreads: a large input at an ultra level
+// is cut into jobs that libzstd compresses on several threads. The frame
+// must be the same for every thread count (an image must not depend on
+// -N), through both the Compress and the append path; one frame with the
+// content size and no checksum; read back by the pure-Go decoder; and
+// cost little against one job.
+func TestZstdSplitOutputIndependentOfThreads(t *testing.T) {
+	t.Parallel()
+	src := goSourceTree(t, zstdSplitMin)
+	c, err := NewCompressor("zstd:level=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := MaxThreads(c, len(src)); n != zstdJobs {
+		t.Fatalf("MaxThreads(%d bytes) = %d, want %d", len(src), n, zstdJobs)
+	}
+	if n := MaxThreads(c, zstdSplitMin-1); n != 1 {
+		t.Errorf("MaxThreads(%d bytes) = %d, want 1", zstdSplitMin-1, n)
+	}
+	one, err := c.Compress(src) // one thread
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, two, err := CompressSectionInto(WithThreads(c, 2), make([]byte, 0, 16), src)
+	if err != nil || ct != CompZSTD {
+		t.Fatalf("2 threads: %s, err %v", ct, err)
+	}
+	if !bytes.Equal(one, two) {
+		t.Fatalf("2 threads: %d bytes, differs from 1 thread's %d", len(two), len(one))
+	}
+	size, sum, err := oneZstdFrame(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size != uint64(len(src)) || sum {
+		t.Errorf("frame header: content size %d (want %d), checksum %v (want none)", size, len(src), sum)
+	}
+	back, err := Decompress(CompZSTD, two, int64(len(src)))
+	if err != nil || !bytes.Equal(back, src) {
+		t.Fatalf("read back %d bytes, err %v; want the %d input bytes", len(back), err, len(src))
+	}
+	whole, err := (&cZstdCompressor{level: 20, oneJob: true}).Compress(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if float64(len(two)) > 1.005*float64(len(whole)) {
+		t.Errorf("%d jobs: %d bytes, one job: %d; the cut costs more than 0.5%%", zstdJobs, len(two), len(whole))
+	}
+	t.Logf("%d bytes: %d in %d jobs, %d in one", len(src), len(two), zstdJobs, len(whole))
+}
+
+// TestZstdSplitNoGain: incompressible input that would be split falls
+// back to NONE on the append path, whose room is less than the input.
+func TestZstdSplitNoGain(t *testing.T) {
+	t.Parallel()
+	noise := make([]byte, zstdSplitMin)
+	for i, x := 0, uint64(1); i < len(noise); i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		noise[i] = byte(x)
+	}
+	c, err := NewCompressor("zstd:level=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct, p, err := CompressSectionInto(WithThreads(c, 2), nil, noise); err != nil || ct != CompNone || !bytes.Equal(p, noise) {
+		t.Fatalf("%s, %d bytes, err %v; want NONE, the input", ct, len(p), err)
+	}
+}
