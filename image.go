@@ -50,6 +50,15 @@ type Options struct {
 	// does. Warnings then report only the other sections and the stored
 	// (uncompressed) blocks, which are read without a per-read check.
 	LazyBlockCheck bool
+	// EagerHeaders reads and checks every section header at open, as
+	// dwarfsck does. Otherwise, when NoCheck or LazyBlockCheck is set and
+	// the image has a section index, a block's header is read when the
+	// block is first used (as the reference does), so that opening a
+	// large image reads the index and the metadata only; a bad block
+	// header then fails the reads of that block, with an error naming
+	// the image and the section, and stored blocks are checked then too
+	// instead of being reported by Warnings.
+	EagerHeaders bool
 
 	// MapMetadata maps the metadata of a local image read-only from the
 	// file, when it is stored uncompressed, instead of copying it into
@@ -143,6 +152,8 @@ func openRemote(url string, opts *Options) (*Image, error) {
 	if opts != nil {
 		o = *opts
 	}
+	// Opened with NoCheck below, so block headers are read on first use.
+	o.Remote.LazyBlockHeaders = !o.EagerHeaders
 	src, err := source.Open(context.Background(), url, o.Remote)
 	if err != nil {
 		return nil, err
@@ -199,7 +210,8 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 			err = fmt.Errorf("%s: internal error (panic) while opening: %v", name, p)
 		}
 	}()
-	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name})
+	lazy := (o.NoCheck || o.LazyBlockCheck) && !o.EagerHeaders
+	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: lazy && !o.NoCheck})
 	if err != nil {
 		return nil, named(name, err)
 	}
@@ -273,7 +285,7 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	}
 	for n, s := range im.blocks {
 		// Stored blocks' sizes are known now; the others' when first loaded.
-		if s.Compression == block.CompNone {
+		if !s.Pending() && s.Compression == block.CompNone {
 			if err := im.checkNeed(n, uint64(s.Length)); err != nil {
 				return nil, err
 			}
@@ -298,8 +310,8 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 			if s.Type == block.SectionMetadata || s.Type == block.SectionMetadataSchema {
 				continue // already verified when read
 			}
-			if o.LazyBlockCheck && s.Type == block.SectionBlock && s.Compression != block.CompNone {
-				continue // verified on every load
+			if o.LazyBlockCheck && s.Type == block.SectionBlock && (s.Pending() || s.Compression != block.CompNone) {
+				continue // verified on every load, or (stored) on the first
 			}
 			if err := bi.VerifyFast(s); err != nil {
 				im.warnings = append(im.warnings, err)
@@ -367,9 +379,11 @@ func (im *Image) loadBlock(ctx context.Context, n int) ([]byte, error) {
 	if err := im.badBlocks[n]; err != nil {
 		return nil, named(im.name, err)
 	}
-	s := im.blocks[n]
+	s, err := im.block(int(n))
+	if err != nil {
+		return nil, err
+	}
 	var out []byte
-	var err error
 	if s.Compression == block.CompNone {
 		out, err = im.blk.ReadDecompressedLimit(s, int64(im.blockSize))
 	} else {
@@ -389,6 +403,20 @@ func (im *Image) loadBlock(ctx context.Context, n int) ([]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// block returns block n (in range) with its header read: blocks of an
+// image opened with lazy headers are pending until first used.
+func (im *Image) block(n int) (block.Section, error) {
+	s := im.blocks[n]
+	if !s.Pending() {
+		return s, nil
+	}
+	s, err := im.blk.Header(s)
+	if err != nil {
+		return s, named(im.name, err)
+	}
+	return s, nil
 }
 
 // checkNeed checks the chunks of block n against its uncompressed size.
@@ -411,7 +439,10 @@ func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, 
 	if int64(n) >= int64(len(im.blocks)) {
 		return fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
 	}
-	s := im.blocks[n]
+	s, err := im.block(int(n))
+	if err != nil {
+		return err
+	}
 	if s.Compression == block.CompNone {
 		if err := im.badBlocks[int(n)]; err != nil {
 			return named(im.name, err)
@@ -421,7 +452,7 @@ func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, 
 		}
 		// Uncompressed blocks bypass the cache: one pread is cheaper.
 		// Section offsets are relative to the image start (after any prefix).
-		_, err := im.r.ReadAt(p, im.blk.Offset()+s.DataOffset+int64(off))
+		_, err = im.r.ReadAt(p, im.blk.Offset()+s.DataOffset+int64(off))
 		if err != nil {
 			return fmt.Errorf("%s: block %d: %w", im.name, n, err)
 		}
@@ -450,7 +481,8 @@ type blockRef struct {
 // prefetchBlock starts decompressing block n in the background unless it
 // is stored uncompressed (those are read directly, never cached).
 func (im *Image) prefetchBlock(n uint32) {
-	if int64(n) >= int64(len(im.blocks)) || im.blocks[n].Compression == block.CompNone {
+	// A pending block may be stored; the cache loads those correctly too.
+	if int64(n) >= int64(len(im.blocks)) || (!im.blocks[n].Pending() && im.blocks[n].Compression == block.CompNone) {
 		return
 	}
 	im.cache.Prefetch(int(n))

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/godwarfs/godwarfs/internal/mmap"
 	"github.com/zeebo/xxh3"
@@ -50,6 +51,30 @@ type Options struct {
 	// (0 = DefaultMaxMetadataSize); additionally such a section may not
 	// expand more than 4096x its stored size (but 16 MiB is always allowed).
 	MaxMetadataSize int64
+
+	// LazyHeaders defers reading the headers of BLOCK sections, when the
+	// image has a valid section index, until each block is first used
+	// (as the reference tools do): opening then reads the index and the
+	// other sections' headers only, instead of one header per block. A
+	// bad block header, or one that disagrees with the index, is reported
+	// by the first read of that block. Images without an index are
+	// scanned header by header as before.
+	LazyHeaders bool
+	// CheckStored, with LazyHeaders, verifies the XXH3 checksum of a
+	// stored (uncompressed) block when its header is first read: readers
+	// that read such blocks piecewise at their offsets never go through
+	// ReadRaw's check.
+	CheckStored bool
+}
+
+// lazyHeader is the state of a pending section's header: read once, by
+// the first user, under mu. Failed reads are not remembered, so a storage
+// fault is retried; damage found in the header is.
+type lazyHeader struct {
+	mu   sync.Mutex
+	done atomic.Bool
+	s    Section
+	err  error
 }
 
 // Image is a parsed section container. Reads use ReadAt (pread); only
@@ -69,16 +94,21 @@ type Image struct {
 	blocks   []Section
 	maxBlock int64
 	maxMeta  int64
+	// lazy holds, per section index, the header state of pending
+	// sections (nil when every header was read at open).
+	lazy        []lazyHeader
+	lazyHeaders bool
+	checkStored bool
 	// Read buffers of verify: checking every section of an image at open
 	// would otherwise leave one garbage buffer per section.
 	verifyBufs sync.Pool
 }
 
 // OpenImage parses the section structure of the image in r (size bytes
-// long). It reads only headers and the section index; payloads are read on
-// demand.
+// long). It reads only headers and the section index (with LazyHeaders,
+// not even the block headers); payloads are read on demand.
 func OpenImage(r io.ReaderAt, size int64, opts Options) (*Image, error) {
-	im := &Image{r: r, name: opts.Name, maxBlock: opts.MaxBlockSize, maxMeta: opts.MaxMetadataSize}
+	im := &Image{r: r, name: opts.Name, maxBlock: opts.MaxBlockSize, maxMeta: opts.MaxMetadataSize, lazyHeaders: opts.LazyHeaders, checkStored: opts.CheckStored}
 	if im.name == "" {
 		im.name = "image"
 	}
@@ -303,6 +333,11 @@ func (im *Image) readIndex() (bool, error) {
 		if next <= off || next-off < v2HeaderSize {
 			return false, fmt.Errorf("section index entries %d/%d not sorted or overlapping: %w", i, i+1, ErrCorrupt)
 		}
+		if typ := SectionType(entries[i] >> 48); im.lazyHeaders && typ == SectionBlock {
+			// Read when the block is first used (header).
+			secs = append(secs, Section{Index: i, Type: typ, HeaderOffset: off, DataOffset: off + v2HeaderSize, Length: next - off - v2HeaderSize, pending: true})
+			continue
+		}
 		if err := im.readAt(h[:], off); err != nil {
 			return false, err
 		}
@@ -317,7 +352,74 @@ func (im *Image) readIndex() (bool, error) {
 	}
 	is.Index = n - 1
 	im.sections = append(secs, is)
+	if im.lazyHeaders {
+		im.lazy = make([]lazyHeader, len(im.sections))
+	}
 	return true, nil
+}
+
+// Header returns s with its header read and checked: s itself unless it
+// is pending. The first call for a pending section reads the header,
+// checks that it agrees with the section index (and, with
+// Options.CheckStored, verifies a stored block's payload); later calls
+// return the result at once. Safe for concurrent use.
+func (im *Image) Header(s Section) (Section, error) {
+	if !s.pending {
+		return s, nil
+	}
+	if s.Index < 0 || s.Index >= len(im.lazy) || !im.sections[s.Index].pending {
+		return Section{}, im.sectionErr(s, ErrCorrupt, "no pending section with this index")
+	}
+	lh := &im.lazy[s.Index]
+	if lh.done.Load() {
+		return lh.s, lh.err
+	}
+	lh.mu.Lock()
+	defer lh.mu.Unlock()
+	if lh.done.Load() {
+		return lh.s, lh.err
+	}
+	want := im.sections[s.Index]
+	var h [v2HeaderSize]byte
+	if err := im.readAt(h[:], want.HeaderOffset); err != nil {
+		return Section{}, im.sectionErr(want, err, "read header") // retried next time
+	}
+	got, err := im.parseV2Header(h[:], want.Index, want.HeaderOffset)
+	if err == nil && (got.Type != want.Type || got.End() != want.End()) {
+		err = im.sectionErr(got, ErrCorrupt, "header at offset %d (%s, %d bytes) disagrees with the section index (%s, %d bytes)",
+			want.HeaderOffset, got.Type, got.Length, want.Type, want.Length)
+	}
+	if err == nil && im.checkStored && got.Compression == CompNone {
+		if err = im.verify(got, false); err != nil && !errors.Is(err, ErrChecksum) && !errors.Is(err, ErrCorrupt) {
+			return Section{}, err // a read failure: retried next time
+		}
+	}
+	if err != nil {
+		got = Section{}
+	}
+	lh.s, lh.err = got, err
+	lh.done.Store(true)
+	return got, err
+}
+
+// BlockHeader is Header(Block(n)).
+func (im *Image) BlockHeader(n int) (Section, error) {
+	s, ok := im.Block(n)
+	if !ok {
+		return Section{}, fmt.Errorf("%s: block %d out of range (%d blocks): %w", im.name, n, len(im.blocks), ErrCorrupt)
+	}
+	return im.Header(s)
+}
+
+// LoadHeaders reads every pending header (see Header) and returns the
+// first error.
+func (im *Image) LoadHeaders() error {
+	for _, s := range im.sections {
+		if _, err := im.Header(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Major returns the format major version (always 2).
@@ -401,6 +503,10 @@ func (im *Image) ReadRaw(s Section) ([]byte, error) {
 // ReadRawInto is ReadRaw reading into buf's storage when it is large
 // enough, for callers that stream many sections through one buffer.
 func (im *Image) ReadRawInto(s Section, buf []byte) ([]byte, error) {
+	s, err := im.Header(s)
+	if err != nil {
+		return nil, err
+	}
 	if err := im.checkBounds(s); err != nil {
 		return nil, err
 	}
@@ -417,6 +523,10 @@ func (im *Image) ReadRawInto(s Section, buf []byte) ([]byte, error) {
 // CheckPayload verifies the XXH3-64 of payload s (v2 images), as ReadRaw
 // does; for payloads MapRaw mapped.
 func (im *Image) CheckPayload(s Section, payload []byte) error {
+	s, err := im.Header(s)
+	if err != nil {
+		return err
+	}
 	if !im.v1 {
 		if got := sectionXXH3(s, payload); got != s.XXH3 {
 			return im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
@@ -435,6 +545,10 @@ func (im *Image) CheckPayload(s Section, payload []byte) error {
 // a system without mmap); the caller reads the section then. See
 // mmap.Region for the mapping's lifetime.
 func (im *Image) MapRaw(s Section, f *os.File) (*mmap.Region, error) {
+	s, err := im.Header(s)
+	if err != nil {
+		return nil, err
+	}
 	if s.Compression != CompNone {
 		return nil, mmap.ErrUnsupported
 	}
@@ -485,6 +599,9 @@ func (im *Image) ReadDecompressedLimit(s Section, limit int64) ([]byte, error) {
 // buffer for CompNone sections) and the raw buffer, to be passed back in
 // next time.
 func (im *Image) ReadDecompressedInto(s Section, limit int64, raw, dst []byte) (data, rawBuf []byte, err error) {
+	if s, err = im.Header(s); err != nil {
+		return nil, raw, err
+	}
 	raw, err = im.ReadRawInto(s, raw)
 	if err != nil {
 		return nil, raw, err
@@ -516,6 +633,10 @@ func (im *Image) VerifyFull(s Section) error {
 func (im *Image) verify(s Section, full bool) error {
 	if im.v1 {
 		return nil
+	}
+	s, err := im.Header(s)
+	if err != nil {
+		return err
 	}
 	if err := im.checkBounds(s); err != nil {
 		return err

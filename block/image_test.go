@@ -440,6 +440,15 @@ func toString(v any) string {
 // exerciseImage opens data and reads every section; it returns the first
 // error (or nil when the image is fully readable).
 func exerciseImage(data []byte, limit int64) error {
+	// With block headers read on first use, damage surfaces later but
+	// must be just as harmless.
+	if im, err := OpenImage(bytes.NewReader(data), int64(len(data)), Options{ImageOffset: -1, Name: "fuzz", MaxBlockSize: limit, MaxMetadataSize: limit, LazyHeaders: true, CheckStored: true}); err == nil {
+		for _, s := range im.Sections() {
+			_, _ = im.Header(s)
+			_ = im.VerifyFast(s)
+			_, _ = im.ReadDecompressed(s)
+		}
+	}
 	im, err := OpenImage(bytes.NewReader(data), int64(len(data)), Options{ImageOffset: -1, Name: "fuzz", MaxBlockSize: limit, MaxMetadataSize: limit})
 	if err != nil {
 		return err

@@ -111,6 +111,12 @@ func ParseCompression(name string) (Compression, error) {
 
 // Section describes one section of an image. Offsets are relative to the
 // image start, i.e. after any prefix.
+//
+// A section of an image opened with Options.LazyHeaders may be pending:
+// its header has not been read yet, and only Index, Type, HeaderOffset,
+// DataOffset and Length (all from the section index) are known. The
+// Image's read and verify methods read the header first; Image.Header
+// returns the complete Section.
 type Section struct {
 	Index        int    // position among all sections in file order
 	Number       uint32 // header section number (v2); = Index for v1
@@ -121,7 +127,13 @@ type Section struct {
 	Length       int64 // stored payload length
 	XXH3         uint64
 	SHA512_256   [32]byte
+
+	pending bool
 }
+
+// Pending reports whether the header of s has not been read yet (see
+// Section); Number, Compression and the checksums are then unknown.
+func (s Section) Pending() bool { return s.pending }
 
 // End returns the offset just past the section payload (relative to the
 // image start).

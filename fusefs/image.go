@@ -16,13 +16,13 @@ import (
 
 // ImageSource adapts a *godwarfs.Image to Source.
 type ImageSource struct {
-	im         *godwarfs.Image
-	fsys       *metadata.FS
-	cache      *block.Cache  // for preloading, trimming and statistics
-	compressed []bool        // per block: goes through the cache
-	remote     source.Source // the object for images opened from a URL
-	cancel     context.CancelFunc
-	ctx        context.Context
+	im     *godwarfs.Image
+	fsys   *metadata.FS
+	cache  *block.Cache // for preloading, trimming and statistics
+	blocks *block.Image
+	remote source.Source // the object for images opened from a URL
+	cancel context.CancelFunc
+	ctx    context.Context
 }
 
 var _ Source = (*ImageSource)(nil)
@@ -31,10 +31,7 @@ var _ Source = (*ImageSource)(nil)
 // but does not close the image.
 func NewImageSource(im *godwarfs.Image) *ImageSource {
 	parts := imageaccess.Of(im)
-	s := &ImageSource{im: im, fsys: parts.FS, cache: parts.Cache}
-	for _, b := range parts.Blocks.Blocks() {
-		s.compressed = append(s.compressed, b.Compression != block.CompNone)
-	}
+	s := &ImageSource{im: im, fsys: parts.FS, cache: parts.Cache, blocks: parts.Blocks}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -219,8 +216,11 @@ func (s *ImageSource) Preload(all bool, categories []string) error {
 		}
 	}
 	var sel []int
-	for i, comp := range s.compressed {
-		if !comp {
+	for i := range s.blocks.NumBlocks() {
+		// Stored blocks are read directly, not through the cache. A block
+		// whose header is not read yet may be one: the cache loads those
+		// correctly too, and finding out here would cost a read per block.
+		if b, _ := s.blocks.Block(i); !b.Pending() && b.Compression == block.CompNone {
 			continue
 		}
 		if all {

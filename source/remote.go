@@ -150,7 +150,7 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 	// The last 8 bytes are the index's own entry: type<<48 | offset,
 	// relative to the image start (after any prefix).
 	last := binary.LittleEndian.Uint64(tail[len(tail)-8:])
-	const typeIndex, headerSize, offMask = 9, 64, 1<<48 - 1
+	const typeBlock, typeIndex, headerSize, offMask = 0, 9, 64, 1<<48 - 1
 	if last>>48 != typeIndex {
 		return nil // no index: the reader scans headers one by one
 	}
@@ -173,9 +173,13 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 	ents := r.tail[hdrPos-r.tailOff+headerSize:]
 	nEnt := int64(len(ents) / 8)
 	heads := make([]int64, 0, nEnt)
+	var want []int64 // the headers to fetch now
 	for i := int64(0); i < nEnt-1; i++ {
 		e := binary.LittleEndian.Uint64(ents[i*8:])
 		heads = append(heads, prefix+int64(e&offMask))
+		if e>>48 != typeBlock || !r.o.LazyBlockHeaders {
+			want = append(want, heads[i])
+		}
 	}
 	heads = append(heads, hdrPos)
 	for i := 0; i+1 < len(heads); i++ {
@@ -185,7 +189,7 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 		}
 		r.spans = append(r.spans, span{heads[i] + headerSize, heads[i+1]})
 	}
-	return r.fetchHeaders(ctx, heads[:len(heads)-1])
+	return r.fetchHeaders(ctx, want)
 }
 
 // findIndex returns the file offset of the section index header whose

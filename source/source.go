@@ -67,6 +67,12 @@ type Options struct {
 	// TailSize is how much of the object's end is fetched at open to find
 	// the section index and metadata in one request (default 256 KiB).
 	TailSize int64
+	// LazyBlockHeaders leaves the headers of data blocks out of the
+	// requests made at open, for readers that read a block's header when
+	// they first use the block (godwarfs does unless told to check every
+	// header); the other sections' headers are still fetched. Without it
+	// every header the section index names is fetched at open.
+	LazyBlockHeaders bool
 	// MemCache bounds the memory kept for recently fetched ranges
 	// (default 32 MiB; negative disables).
 	MemCache int64

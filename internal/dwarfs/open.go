@@ -103,6 +103,8 @@ func RemoteOptions(o mountopts.Options) source.Options {
 		DiskCache: o.DiskCache, DiskCacheSize: o.DiskCacheSize,
 		S3:   source.S3Options{Endpoint: o.S3Endpoint, Region: o.S3Region, PathStyle: o.S3PathStyle},
 		Logf: func(format string, args ...any) { log.Printf("dwarfs: "+format, args...) },
+		// The image is opened with lazy block headers (LazyBlockCheck).
+		LazyBlockHeaders: true,
 	}
 	if so.Workers <= 0 {
 		so.Workers = 4

@@ -120,6 +120,8 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	}
 	// The library only warns about bad blocks; dwarfsck checks them itself.
 	opts.NoCheck = true
+	// Every section header is checked, not only those of blocks read.
+	opts.EagerHeaders = true
 	im, err := godwarfs.Open(img, &opts)
 	if err != nil {
 		return err
