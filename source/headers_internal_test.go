@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -158,5 +159,53 @@ func TestFullReadFetchesEachByteOnce(t *testing.T) {
 	}
 	if st := src.Stats(); st.BytesFetched > int64(len(img)) {
 		t.Errorf("fetched %d bytes of a %d-byte image (%d twice)", st.BytesFetched, len(img), st.BytesFetched-int64(len(img)))
+	}
+}
+
+// TestLazyBlockHeadersAtOpen opens the same image with and without
+// LazyBlockHeaders: the lazy open leaves the block headers out of its
+// requests, and an image reader reading them on first use still reads
+// every block right.
+func TestLazyBlockHeadersAtOpen(t *testing.T) {
+	const nBlocks = 64
+	img, _ := storedImage(t, nBlocks, 32<<10)
+	open := func(lazy bool) (*remote, int64) {
+		f := &gatedFetcher{data: img, want: 1, release: make(chan struct{})}
+		src, err := openRemote(context.Background(), f, Options{Workers: 2, TailSize: 4 << 10, LazyBlockHeaders: lazy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close() })
+		return src.(*remote), src.Stats().Requests
+	}
+	_, eager := open(false)
+	r, lazy := open(true)
+	t.Logf("requests at open: %d with every header, %d with lazy block headers", eager, lazy)
+	if lazy >= eager || eager-lazy < nBlocks/2 {
+		t.Errorf("lazy open made %d requests, eager %d: want at least %d fewer", lazy, eager, nBlocks/2)
+	}
+	want, err := block.OpenImage(bytes.NewReader(img), int64(len(img)), block.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi, err := block.OpenImage(r, r.Size(), block.Options{LazyHeaders: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Stats().Requests; n != lazy {
+		t.Errorf("opening the image made %d requests beyond the source's open", n-lazy)
+	}
+	for i, s := range bi.Blocks() {
+		got, err := bi.ReadRaw(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := want.ReadRaw(want.Blocks()[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, w) {
+			t.Fatalf("block %d differs", i)
+		}
 	}
 }

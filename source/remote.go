@@ -177,7 +177,8 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 	for i := int64(0); i < nEnt-1; i++ {
 		e := binary.LittleEndian.Uint64(ents[i*8:])
 		heads = append(heads, prefix+int64(e&offMask))
-		if e>>48 != typeBlock || !r.o.LazyBlockHeaders {
+		// The first header holds the format version every reader reads.
+		if e>>48 != typeBlock || !r.o.LazyBlockHeaders || i == 0 {
 			want = append(want, heads[i])
 		}
 	}
