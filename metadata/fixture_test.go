@@ -257,6 +257,15 @@ func TestFixtures(t *testing.T) {
 				t.Errorf("Check (lazy): %v", err)
 			}
 			checkAgainstManifest(t, lf, rows)
+			// Inode reads only some fields of a packed inode: every
+			// attribute must still match the thawed table's.
+			for ino := range uint32(f.InodeCount()) {
+				want, werr := f.Inode(ino)
+				got, gerr := lf.Inode(ino)
+				if got != want || (werr == nil) != (gerr == nil) {
+					t.Fatalf("Inode(%d) lazy = %+v, %v; want %+v, %v", ino, got, gerr, want, werr)
+				}
+			}
 			if got := lf.Metadata().Inodes; len(got) != len(md.Inodes) {
 				t.Errorf("Metadata() of lazy FS has %d inodes, want %d", len(got), len(md.Inodes))
 			}

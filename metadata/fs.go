@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"iter"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -356,6 +355,12 @@ func (s *strTab) cmp(i uint32, name string) int {
 		return strings.Compare(s.at(i), name)
 	}
 	return s.dec.compareValid(s.buf[s.off[i]:s.off[i+1]], name)
+}
+
+// cmpKey compares string i of a compressed table with key[:n], which
+// keyPad zero bytes follow (see fsstDecoder.compareKey).
+func (s *strTab) cmpKey(i uint32, key []byte, n int) int {
+	return s.dec.compareKey(s.buf[s.off[i]:s.off[i+1]], key, n)
 }
 
 // compare compares strings i and j without allocating.
@@ -728,9 +733,9 @@ func (f *FS) Inode(ino uint32) (Inode, error) {
 	if err := f.checkIno(ino); err != nil {
 		return Inode{}, err
 	}
-	a := f.attr(ino)
 	md := f.md
 	o := f.opts()
+	a := md.inodeAttrs(f.attrIndex(ino), !o.MtimeOnly, o.HasBtime)
 	in := Inode{Num: ino, Mode: md.Modes[a.ModeIndex], Uid: a.OwnerIndex, Gid: a.GroupIndex, Nlink: 1}
 	if len(md.Uids) > 0 {
 		in.Uid = md.Uids[a.OwnerIndex]
@@ -773,7 +778,7 @@ func (f *FS) nlink(ino uint32) uint32 {
 	if f.nlinks != nil {
 		return f.nlinks[ino-f.rank[2]]
 	}
-	return f.attr(ino).NlinkMinusOne + 1
+	return f.md.inodeField(f.attrIndex(ino), fNlink) + 1
 }
 
 // EntryCount returns how many directory entries refer to ino, which is
@@ -945,10 +950,37 @@ func (f *FS) Lookup(dir uint32, name string) (uint32, bool) {
 	if err != nil {
 		return 0, false
 	}
-	i := b + uint32(sort.Search(int(e-b), func(i int) bool { return f.names.cmp(f.ents.nameIndex(b+uint32(i)), name) >= 0 }))
-	if i < e {
-		if en := f.ents.at(i); f.names.cmp(en.NameIndex, name) == 0 {
-			return en.InodeNum, true
+	if f.names.dec == nil {
+		for b < e {
+			m := b + (e-b)/2
+			switch c := f.names.cmp(f.ents.nameIndex(m), name); {
+			case c == 0:
+				return f.ents.inodeNum(m), true
+			case c < 0:
+				b = m + 1
+			default:
+				e = m
+			}
+		}
+		return 0, false
+	}
+	// Compressed names: the name, zero-padded once, is compared with
+	// each stored name a symbol at a time (fsstDecoder.compareKey).
+	if len(name) > maxNameLen {
+		return 0, false // longer than any name the table can hold
+	}
+	var buf [maxNameLen + keyPad]byte
+	key := buf[:len(name)+keyPad]
+	copy(key, name)
+	for b < e {
+		m := b + (e-b)/2
+		switch c := f.names.cmpKey(f.ents.nameIndex(m), key, len(name)); {
+		case c == 0:
+			return f.ents.inodeNum(m), true
+		case c < 0:
+			b = m + 1
+		default:
+			e = m
 		}
 	}
 	return 0, false

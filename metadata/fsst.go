@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -14,6 +15,11 @@ const fsstImportVersion = 20190218
 type fsstDecoder struct {
 	sym [255][8]byte
 	len [255]uint8 // 0 = unused code
+	// For compareKey: symbol c as a little-endian word and the mask of
+	// its len[c] low bytes (256 entries, so a byte indexes them without
+	// a bounds check; the escape code 255 is never looked up).
+	word [256]uint64
+	mask [256]uint64
 }
 
 // newFSSTDecoder parses an exported FSST symbol table. The table must be
@@ -61,6 +67,12 @@ func newFSSTDecoder(tab []byte) (*fsstDecoder, error) {
 	}
 	if p != len(tab) {
 		return nil, fmt.Errorf("fsst: symbol table size mismatch (%d of %d bytes used)", p, len(tab))
+	}
+	for c := range d.sym {
+		d.word[c] = binary.LittleEndian.Uint64(d.sym[c][:])
+		if l := d.len[c]; l > 0 {
+			d.mask[c] = ^uint64(0) >> (64 - 8*uint(l))
+		}
 	}
 	return d, nil
 }
@@ -167,6 +179,51 @@ func (d *fsstDecoder) compareValid(in []byte, name string) int {
 		}
 	}
 	if j < len(name) {
+		return -1
+	}
+	return 0
+}
+
+// keyPad is how many zero bytes follow a key for compareKey.
+const keyPad = 8
+
+// compareKey is compareValid for a name given as key[:n] followed by at
+// least keyPad zero bytes: each symbol is compared as one word against
+// the next 8 bytes of the key, so a comparison costs a few operations
+// per symbol rather than per byte. Lookups compare the same name with
+// several stored names, so padding it once pays.
+func (d *fsstDecoder) compareKey(in, key []byte, n int) int {
+	key = key[:n+keyPad]
+	j := 0
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		var w, m uint64
+		var l int
+		if c == 0xff {
+			i++
+			w, m, l = uint64(in[i]), 0xff, 1
+		} else {
+			w, m, l = d.word[c], d.mask[c], int(d.len[c])
+		}
+		// j <= n here, so the 8 bytes from j lie inside key.
+		if x := (binary.LittleEndian.Uint64(key[j:]) ^ w) & m; x != 0 {
+			k := bits.TrailingZeros64(x) >> 3
+			if j+k >= n {
+				return 1 // the name ended first
+			}
+			if byte(w>>(8*k)) < key[j+k] {
+				return -1
+			}
+			return 1
+		}
+		j += l
+		if j > n {
+			// The symbol matched the padding: the stored string
+			// goes on (with zero bytes) past the end of the name.
+			return 1
+		}
+	}
+	if j < n {
 		return -1
 	}
 	return 0

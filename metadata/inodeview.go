@@ -187,6 +187,32 @@ func (md *Metadata) InodeAt(i int) InodeData {
 	return md.Inodes[i]
 }
 
+// inodeAttrs returns what FS.Inode reads of element i: the mode, owner
+// and group indexes and the mtime, plus the atime and ctime with acTimes
+// and the btime with bTime. Of a packed table only those fields are read;
+// the legacy name/inode numbers and nlink are left zero.
+func (md *Metadata) inodeAttrs(i int, acTimes, bTime bool) InodeData {
+	v := md.inodes
+	if md.Inodes != nil || v == nil {
+		return md.Inodes[i]
+	}
+	a := InodeData{
+		ModeIndex:   uint32(v.get(i, fMode)),
+		OwnerIndex:  uint32(v.get(i, fOwner)),
+		GroupIndex:  uint32(v.get(i, fGroup)),
+		MtimeOffset: v.get(i, fMtime),
+		MtimeSubsec: v.get(i, fMtimeSub),
+	}
+	if acTimes {
+		a.AtimeOffset, a.AtimeSubsec = v.get(i, fAtime), v.get(i, fAtimeSub)
+		a.CtimeOffset, a.CtimeSubsec = v.get(i, fCtime), v.get(i, fCtimeSub)
+	}
+	if bTime {
+		a.BtimeOffset, a.BtimeSubsec = v.get(i, fBtime), v.get(i, fBtimeSub)
+	}
+	return a
+}
+
 // inodeField returns one field of element i without thawing the others.
 func (md *Metadata) inodeField(i int, f int) uint32 {
 	if md.Inodes == nil && md.inodes != nil {
