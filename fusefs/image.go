@@ -66,6 +66,15 @@ func (s *ImageSource) Stat(ino uint32) (Attr, error) {
 	}, nil
 }
 
+// Mode returns the mode of ino without the rest of Stat (modeSource).
+func (s *ImageSource) Mode(ino uint32) (uint32, error) {
+	m, err := s.fsys.Mode(ino)
+	if err != nil {
+		return 0, fmt.Errorf("inode %d: %w", ino, err)
+	}
+	return m, nil
+}
+
 // ReadDir implements Source.
 func (s *ImageSource) ReadDir(dir uint32) ([]DirEntry, error) {
 	ents, err := s.fsys.ReadDir(dir)

@@ -191,6 +191,21 @@ func (d *driver) fillEntry(ino uint32, a Attr, out *fuse.EntryOut) {
 	out.SetAttrTimeout(kernelTimeout)
 }
 
+// modeSource is a Source that reads an inode's mode alone, without the
+// rest of Stat (a regular file's size sums its chunks).
+type modeSource interface {
+	Mode(ino uint32) (uint32, error)
+}
+
+// mode returns the mode of ino.
+func (d *driver) mode(ino uint32) (uint32, error) {
+	if ms, ok := d.src.(modeSource); ok {
+		return ms.Mode(ino)
+	}
+	a, err := d.src.Stat(ino)
+	return a.Mode, err
+}
+
 // lookup finds name in dir, ignoring case with case_insensitive; it
 // also returns the entry's own name.
 func (d *driver) lookup(dir uint32, name string) (uint32, string, bool) {
@@ -415,7 +430,14 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 	}
 	for i := int(off - dotEntries); i < len(dh.ents); i++ {
 		e := dh.ents[i]
-		a, err := d.src.Stat(e.Ino)
+		var a Attr
+		var err error
+		if plus {
+			a, err = d.src.Stat(e.Ino)
+		} else {
+			// A plain entry carries only the file type.
+			a.Mode, err = d.mode(e.Ino)
+		}
 		if err != nil {
 			if i == int(in.Offset)-dotEntries {
 				return status(err)
