@@ -48,9 +48,9 @@ func lookupNames() []string {
 	return slices.Compact(names)
 }
 
-// TestLookupCompressedNames looks up every name, and names that are not
-// there, in a directory whose names are FSST-compressed, packed-index
-// compact or plain, and compares with a search of the sorted names.
+// TestLookupCompressedNames lists a directory whose names are
+// FSST-compressed, packed-index compact or plain, looks up every name and
+// names that are not there, and compares with the sorted names.
 func TestLookupCompressedNames(t *testing.T) {
 	names := lookupNames()
 	missing := []string{
@@ -81,6 +81,15 @@ func TestLookupCompressedNames(t *testing.T) {
 			f := mustFS(t, md)
 			if got := f.names.dec != nil; got != tc.fsst {
 				t.Fatalf("names compressed: %v, want %v", got, tc.fsst)
+			}
+			ents, err := f.ReadDir(0)
+			if err != nil || len(ents) != len(names) {
+				t.Fatalf("ReadDir: %d entries, %v; want %d", len(ents), err, len(names))
+			}
+			for i, e := range ents {
+				if e.Name != names[i] || e.Ino != uint32(i+1) {
+					t.Fatalf("ReadDir entry %d = %q (inode %d), want %q (%d)", i, e.Name, e.Ino, names[i], i+1)
+				}
 			}
 			for i, n := range names {
 				ino, ok := f.Lookup(0, n)
