@@ -19,3 +19,10 @@ func OpenHandles(s *Server) (files, dirs int) {
 	r := s.raw
 	return r.files.len(), r.dirs.len()
 }
+
+// How many leading entries of a listing carry attributes, and how often
+// a listing probes whether attributes are still wanted (plusPolicy).
+const (
+	PlusHead  = plusHead
+	PlusProbe = plusProbe
+)

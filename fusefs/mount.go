@@ -62,6 +62,7 @@ type driver struct {
 	ahead   int64 // bytes to prefetch once a sequential reader is detected
 	pid     int
 	perf    perfCounters
+	plus    plusPolicy // which READDIRPLUS entries carry attributes
 	// memLimit is the soft memory limit LimitMemory set (0: none).
 	memLimit int64
 
@@ -186,8 +187,8 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		// when default_permissions asked for that anyway.
 		EnableAcl: o.DefaultPermissions,
 		// READDIRPLUS only where it pays: for the first part of a
-		// listing and after a lookup in the directory (ls -l), not
-		// for every entry a find walks past.
+		// listing and after a lookup in the directory (ls -l); which
+		// of its entries carry attributes is up to plusPolicy.
 		ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
 	}
 	if !cfg.Debug {

@@ -241,6 +241,7 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 	if d.analysis != nil {
 		d.analysis.lookedUp(dir, real, ino, a.Mode)
 	}
+	d.plus.lookedUp(h.NodeId, a.Mode)
 	d.fillEntry(ino, a, out)
 	return fuse.OK
 }
@@ -428,11 +429,15 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 			return fuse.OK
 		}
 	}
+	all := plus && d.plus.attrs(in.NodeId, in.Offset == 0)
 	for i := int(off - dotEntries); i < len(dh.ents); i++ {
 		e := dh.ents[i]
+		// READDIRPLUS entries without attributes (plusPolicy) go with
+		// node id 0, which the kernel takes as "names and types only".
+		attrs := all || plus && i < plusHead
 		var a Attr
 		var err error
-		if plus {
+		if attrs {
 			a, err = d.src.Stat(e.Ino)
 		} else {
 			// A plain entry carries only the file type.
@@ -455,6 +460,9 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 		eo := out.AddDirLookupEntry(de)
 		if eo == nil {
 			break
+		}
+		if !attrs {
+			continue
 		}
 		if d.analysis != nil {
 			d.analysis.lookedUp(ino, e.Name, e.Ino, a.Mode)
