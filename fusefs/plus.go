@@ -14,7 +14,8 @@ import (
 //
 // plusPolicy decides per listing. By default an entry gets attributes
 // only among the first plusHead of a listing (small directories need no
-// lookups at all); the rest carry names and types only. A LOOKUP of a
+// lookups at all) or when it is a directory; the rest carry names and
+// types only. A LOOKUP of a
 // non-directory in the directory last listed that way shows that the
 // caller stats what it lists, and from then on listings carry every
 // entry's attributes. Every plusProbe-th listing after that is a probe

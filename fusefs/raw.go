@@ -434,14 +434,17 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 		e := dh.ents[i]
 		// READDIRPLUS entries without attributes (plusPolicy) go with
 		// node id 0, which the kernel takes as "names and types only".
+		// Directories always get them: whoever walks the tree looks
+		// them up anyway to descend.
 		attrs := all || plus && i < plusHead
 		var a Attr
 		var err error
+		if !attrs {
+			a.Mode, err = d.mode(e.Ino)
+			attrs = plus && err == nil && a.Mode&syscall.S_IFMT == syscall.S_IFDIR
+		}
 		if attrs {
 			a, err = d.src.Stat(e.Ino)
-		} else {
-			// A plain entry carries only the file type.
-			a.Mode, err = d.mode(e.Ino)
 		}
 		if err != nil {
 			if i == int(in.Offset)-dotEntries {
