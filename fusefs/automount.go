@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -165,4 +166,27 @@ func unmountDir(dir string) error {
 		}
 	}
 	return fusermount("-u", dir)
+}
+
+// pollProbeName is the name go-fuse answers for itself (outside the file
+// system) so that a poll on it can be refused.
+const pollProbeName = ".go-fuse-epoll-hack"
+
+// probePoll makes the kernel learn that the mount does not support poll,
+// as go-fuse's WaitMount does for mounts it made itself. Until the kernel
+// learns it, the Go runtime's registration of any file opened on the mount
+// with its poller sends a POLL request; made from the serving process,
+// that request waits for a reply while the registering thread counts as
+// running, so a garbage collection that stops the world waits for it and
+// the request is never served.
+func probePoll(dir string) error {
+	fd, err := unix.Open(filepath.Join(dir, pollProbeName), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("poll probe: %w", err)
+	}
+	defer unix.Close(fd)
+	// Only the request matters: go-fuse refuses it with ENOSYS and the
+	// kernel stops asking.
+	_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+	return nil
 }

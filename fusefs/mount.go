@@ -220,7 +220,11 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	fsrv, err := fuse.NewServer(raw, mountAt, mo)
 	if err == nil {
 		go fsrv.Serve()
-		if err = fsrv.WaitMount(); err == nil {
+		if err = fsrv.WaitMount(); err == nil && helper != nil {
+			// go-fuse cannot run its poll probe on a /dev/fd/N mount.
+			err = probePoll(dir)
+		}
+		if err == nil {
 			d.ready.Store(true)
 		}
 	}
