@@ -2,9 +2,12 @@ package fusefs_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -26,10 +29,11 @@ func lsLR(t *testing.T, dir string) int {
 			return err
 		}
 		for _, name := range []string{"security.selinux", "system.posix_acl_access"} {
-			// The kernel itself refuses ACLs on symlinks.
+			// Only user.* attributes are supported (the kernel itself
+			// refuses ACLs on symlinks the same way).
 			_, err := unix.Lgetxattr(p, name, make([]byte, 256))
-			if !errors.Is(err, unix.ENODATA) && !(errors.Is(err, unix.EOPNOTSUPP) && d.Type()&fs.ModeSymlink != 0) {
-				t.Errorf("lgetxattr %s %s: %v, want ENODATA", p, name, err)
+			if !errors.Is(err, unix.EOPNOTSUPP) {
+				t.Errorf("lgetxattr %s %s: %v, want EOPNOTSUPP", p, name, err)
 			}
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
@@ -127,18 +131,82 @@ func TestNoXattrStopsRequests(t *testing.T) {
 }
 
 // Without no_xattr every lookup of an attribute reaches the driver,
-// which is what no_xattr saves.
+// which is what no_xattr saves. Names outside user.* are refused as
+// unsupported, the others answered or reported missing.
 func TestXattrRequestsReachDriver(t *testing.T) {
 	m, _ := sampleSource()
 	srv := mountSrc(t, m, "")
 	p := filepath.Join(srv.Dir(), "a")
-	before := fusefs.RequestCounts(srv)["GETXATTR"]
-	for range 3 {
-		if _, err := unix.Lgetxattr(p, "security.selinux", make([]byte, 256)); !errors.Is(err, unix.ENODATA) {
-			t.Fatalf("lgetxattr %s: %v, want ENODATA", p, err)
+	tests := []struct {
+		name string
+		want error
+	}{
+		{"security.selinux", unix.EOPNOTSUPP},
+		{"security.capability", unix.EOPNOTSUPP},
+		{"system.posix_acl_access", unix.EOPNOTSUPP},
+		{"system.posix_acl_default", unix.EOPNOTSUPP},
+		{"trusted.overlay.opaque", unix.EOPNOTSUPP},
+		{"user.no-such-attribute", unix.ENODATA},
+		{fusefs.XattrInodeInfo, nil},
+	}
+	for _, tc := range tests {
+		before := fusefs.RequestCounts(srv)["GETXATTR"]
+		for range 3 {
+			n, err := unix.Lgetxattr(p, tc.name, make([]byte, 4096))
+			if tc.want == nil {
+				if err != nil || n == 0 {
+					t.Fatalf("lgetxattr %s %s: %d bytes, %v; want a value", p, tc.name, n, err)
+				}
+			} else if !errors.Is(err, tc.want) {
+				t.Fatalf("lgetxattr %s %s: %v, want %v", p, tc.name, err, tc.want)
+			}
+		}
+		// The kernel itself may ask twice (security.capability).
+		if d := fusefs.RequestCounts(srv)["GETXATTR"] - before; d < 3 {
+			t.Errorf("3 getxattr calls of %s sent %d GETXATTR requests, want at least 3", tc.name, d)
 		}
 	}
-	if d := fusefs.RequestCounts(srv)["GETXATTR"] - before; d != 3 {
-		t.Errorf("3 getxattr calls sent %d GETXATTR requests, want 3", d)
+}
+
+// ls -l asks for the security label and the ACL of every entry unless
+// the device has refused one as unsupported; then it stops asking. So a
+// listing of the whole tree sends a handful of GETXATTR requests, not
+// two per entry, and a warm listing is served by the kernel.
+func TestLsStopsAskingForLabels(t *testing.T) {
+	ls, err := exec.LookPath("ls")
+	if err != nil {
+		t.Skipf("skipped: no ls to run: %v", err)
+	}
+	m, _ := sampleSource()
+	for d := range 3 {
+		dir := m.mkdir(0, fmt.Sprintf("dir%d", d))
+		for f := range 20 {
+			m.file(dir, fmt.Sprintf("f%02d", f), []byte("x"))
+		}
+	}
+	paths := m.paths()
+	srv := mountSrc(t, m, "")
+	before := fusefs.RequestCounts(srv)
+	for range 2 {
+		out, err := exec.Command(ls, "-lR", srv.Dir()).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ls -lR: %v\n%s", err, out)
+		}
+		// No entry may be shown with an ACL (+) or a label (.).
+		for _, line := range strings.Split(string(out), "\n") {
+			if len(line) > 10 && strings.ContainsRune("-dlcbps", rune(line[0])) && line[10] != ' ' {
+				t.Errorf("ls shows an ACL or label: %q", line)
+			}
+		}
+	}
+	after := fusefs.RequestCounts(srv)
+	entries := len(paths) + 1
+	if entries < 20 {
+		t.Fatalf("sample has %d entries, too few to tell", entries)
+	}
+	for _, op := range []string{"GETXATTR", "LISTXATTR"} {
+		if d := after[op] - before[op]; d > 8 {
+			t.Errorf("two ls -lR of %d entries sent %d %s requests, want at most 8", entries, d, op)
+		}
 	}
 }

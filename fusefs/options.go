@@ -65,9 +65,9 @@ type MountOptions struct {
 	CacheSparse bool
 	// NoXattr answers extended attribute requests with ENOSYS, after
 	// which the kernel stops sending them for the life of the mount and
-	// fails them itself (EOPNOTSUPP). ls -l asks for a security label
-	// and an ACL of every entry, which the kernel never caches for FUSE;
-	// without them a warm listing is served by the kernel alone. The
+	// fails them itself (EOPNOTSUPP). The kernel never caches attributes
+	// for FUSE, so this helps tools that ask for one of every file and,
+	// unlike ls, do not stop at the first "unsupported". The
 	// user.dwarfs.* attributes are then unavailable.
 	NoXattr bool
 	// Analysis, if set, receives the path (relative to the root) of

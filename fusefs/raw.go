@@ -713,9 +713,14 @@ func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, 
 	if !st.Ok() {
 		return 0, st
 	}
-	if strings.HasPrefix(attr, "security.") || strings.HasPrefix(attr, "system.") {
-		// Images carry no security labels or ACLs.
-		return 0, fuse.ENODATA
+	if !strings.HasPrefix(attr, "user.") {
+		// Images carry no security labels, ACLs or trusted attributes,
+		// so only the user namespace is supported. Saying so, rather
+		// than "no such attribute", lets ls -l stop asking for the
+		// label and the ACL of every entry once it has seen one
+		// refusal on the device (the kernel caches neither answer for
+		// FUSE, so each would be a round trip).
+		return 0, fuse.Status(syscall.EOPNOTSUPP)
 	}
 	v, st := r.d.xattrValue(ino, attr)
 	if !st.Ok() {

@@ -36,7 +36,7 @@ var mountOptions = []cli.Item{
 	{Term: "cache_image, no_cache_image", Text: "read the whole image into memory (no)"},
 	{Term: "cache_files, no_cache_files", Text: "keep file data in the page cache (yes)"},
 	{Term: "cache_sparse, no_cache_sparse", Text: "keep sparse files in the page cache too (no: they are read with direct I/O)"},
-	{Term: "no_xattr", Text: "refuse extended attributes (the kernel then stops asking), so a warm ls -l never reaches the driver; the user.dwarfs.* attributes are unavailable"},
+	{Term: "no_xattr", Text: "refuse all extended attributes (the kernel then stops asking); the user.dwarfs.* attributes are unavailable"},
 	{Term: "tidy_strategy=none|time|swap, tidy_interval=TIME, tidy_max_age=TIME", Text: "drop cached blocks by age or when swapped out (5m, 10m)"},
 	{Term: "seq_detector=N", Text: "sequential reads before prefetching (4)"},
 	{Term: "uid=N, gid=N", Text: "override owner and group"},
@@ -58,7 +58,7 @@ var mountOptions = []cli.Item{
 // differences lists where the driver deliberately differs from the
 // reference dwarfs(1).
 var differences = []cli.Item{
-	{Term: "no_xattr", Text: "not in the reference: ls -l asks for a security label and an ACL of every entry, which the kernel never caches for FUSE, so a warm listing costs two requests per entry; with no_xattr the kernel stops sending them after the first refusal"},
+	{Term: "no_xattr", Text: "not in the reference: the kernel never caches extended attributes for FUSE, so a tool that asks for one of every file costs a request per file each time; with no_xattr the kernel stops sending them after the first refusal. Without it, names outside user.* are refused as unsupported (EOPNOTSUPP), which is enough for ls -l to stop asking for labels and ACLs"},
 	{Term: "preload_category=NAME", Text: "a category the image does not have fails the mount with an error listing the categories it has (the reference silently preloads nothing); the option may be given more than once"},
 	{Term: "block_allocator=malloc|mmap", Text: "accepted and checked, but blocks are always Go heap memory; the Go runtime returns freed memory to the system by itself, which is what mmap is for in the reference"},
 	{Term: "max_threads=N", Text: "requests run on goroutines, not a libfuse thread pool, so there is no limit unless one is given (libfuse's default is 10 threads); with N, at most N requests are handled at once"},
