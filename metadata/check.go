@@ -303,20 +303,24 @@ func (f *FS) nameOrderTasks(parts int, sorted bool, bad []uint32) []func() error
 // table, where names are in order exactly when their indexes are, and
 // bad holds the table's invalid names: no name needs decoding.
 func (f *FS) checkNameIndexOrder(d0, d1 uint32, bad []uint32) error {
+	var nb [batchLen]uint32
 	for d := d0; d < d1; d++ {
 		b, e := f.dirFirst[d], f.dirFirst[d+1]
 		var prev uint32
-		for i := b; i < e; i++ {
-			ni := f.ents.nameIndex(i)
-			if i > b && ni <= prev {
-				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names.at(prev), f.names.at(ni))
-			}
-			for _, x := range bad {
-				if ni == x {
-					return fmt.Errorf("metadata: check: directory %d: invalid name %q", d, f.names.at(ni))
+		for lo := b; lo < e; lo += batchLen {
+			n := min(batchLen, e-lo)
+			f.ents.fillNameIndexes(lo, nb[:n])
+			for k, ni := range nb[:n] {
+				if lo+uint32(k) > b && ni <= prev {
+					return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, f.names.at(prev), f.names.at(ni))
 				}
+				for _, x := range bad {
+					if ni == x {
+						return fmt.Errorf("metadata: check: directory %d: invalid name %q", d, f.names.at(ni))
+					}
+				}
+				prev = ni
 			}
-			prev = ni
 		}
 	}
 	return nil
@@ -358,8 +362,13 @@ func (s *strTab) appendName(b []byte, i uint32) []byte {
 func (f *FS) checkTree() error {
 	seen := make([]bool, f.n)
 	seen[0] = true
-	for i := f.dirFirst[0]; i < f.dirFirst[f.rank[1]]; i++ {
-		seen[f.ents.inodeNum(i)] = true
+	var ib [batchLen]uint32
+	for lo, hi := f.dirFirst[0], f.dirFirst[f.rank[1]]; lo < hi; lo += batchLen {
+		c := min(batchLen, hi-lo)
+		f.ents.fillInodeNums(lo, ib[:c])
+		for _, ino := range ib[:c] {
+			seen[ino] = true
+		}
 	}
 	for ino, ok := range seen {
 		if !ok {
@@ -421,32 +430,47 @@ func (f *FS) checkChunks() error {
 	if sparse != (md.HoleBlockIndex != nil) {
 		return fmt.Errorf("metadata: check: feature sparsefiles (%v) without matching hole_block_index (%v)", sparse, md.HoleBlockIndex != nil)
 	}
-	for i := range md.ChunkCount() {
-		c := md.ChunkAt(i)
-		if f.holes && c.Block == f.holeBlk {
-			if c.Offset == LargeHoleOffset {
-				if int(c.Size) >= len(md.LargeHoleSize) {
-					return fmt.Errorf("metadata: check: chunks[%d]: large hole index %d out of range", i, c.Size)
+	var bb, ob, sb [batchLen]uint32
+	nc := md.ChunkCount()
+	for lo := 0; lo < nc; lo += batchLen {
+		n := min(batchLen, nc-lo)
+		md.chunkColumn(0, lo, bb[:n])
+		md.chunkColumn(1, lo, ob[:n])
+		md.chunkColumn(2, lo, sb[:n])
+		for k := range n {
+			i, c := lo+k, Chunk{Block: bb[k], Offset: ob[k], Size: sb[k]}
+			if f.holes && c.Block == f.holeBlk {
+				if c.Offset == LargeHoleOffset {
+					if int(c.Size) >= len(md.LargeHoleSize) {
+						return fmt.Errorf("metadata: check: chunks[%d]: large hole index %d out of range", i, c.Size)
+					}
+				} else if c.Offset >= bs {
+					return fmt.Errorf("metadata: check: chunks[%d]: hole offset %d >= block size", i, c.Offset)
 				}
-			} else if c.Offset >= bs {
-				return fmt.Errorf("metadata: check: chunks[%d]: hole offset %d >= block size", i, c.Offset)
+				continue
 			}
-			continue
-		}
-		if f.holes && c.Block > f.holeBlk {
-			return fmt.Errorf("metadata: check: chunks[%d]: block %d beyond hole block %d", i, c.Block, f.holeBlk)
-		}
-		if c.Offset >= bs {
-			return fmt.Errorf("metadata: check: chunks[%d]: offset %d out of range (block size %d)", i, c.Offset, bs)
-		}
-		if uint64(c.Offset)+uint64(c.Size) > uint64(bs) {
-			return fmt.Errorf("metadata: check: chunks[%d]: %d+%d exceeds block size %d", i, c.Offset, c.Size, bs)
+			if f.holes && c.Block > f.holeBlk {
+				return fmt.Errorf("metadata: check: chunks[%d]: block %d beyond hole block %d", i, c.Block, f.holeBlk)
+			}
+			if c.Offset >= bs {
+				return fmt.Errorf("metadata: check: chunks[%d]: offset %d out of range (block size %d)", i, c.Offset, bs)
+			}
+			if uint64(c.Offset)+uint64(c.Size) > uint64(bs) {
+				return fmt.Errorf("metadata: check: chunks[%d]: %d+%d exceeds block size %d", i, c.Offset, c.Size, bs)
+			}
 		}
 	}
 	ct := &f.chunkTbl
-	for i := 1; i < ct.len(); i++ {
-		if ct.at(i) < ct.at(i-1) {
-			return fmt.Errorf("metadata: check: chunk_table not sorted at %d", i)
+	var tb [batchLen]uint32
+	prev := uint32(0)
+	for lo := 0; lo < ct.len(); lo += batchLen {
+		n := min(batchLen, ct.len()-lo)
+		ct.fill(lo, tb[:n])
+		for k, x := range tb[:n] {
+			if lo+k > 0 && x < prev {
+				return fmt.Errorf("metadata: check: chunk_table not sorted at %d", lo+k)
+			}
+			prev = x
 		}
 	}
 	if last := ct.at(ct.len() - 1); last != uint32(md.ChunkCount()) {
@@ -501,14 +525,29 @@ func (f *FS) checkFiles() error {
 	}
 	if f.opts().InodesHaveNlink {
 		cnt := make([]uint32, regs)
-		for i := range uint32(f.ents.len()) {
-			if ino := f.ents.inodeNum(i); ino >= f.rank[2] && ino < f.rank[3] {
-				cnt[ino-f.rank[2]]++
+		var ib [batchLen]uint32
+		for lo, ne := uint32(0), uint32(f.ents.len()); lo < ne; lo += batchLen {
+			n := min(batchLen, ne-lo)
+			f.ents.fillInodeNums(lo, ib[:n])
+			for _, ino := range ib[:n] {
+				if ino >= f.rank[2] && ino < f.rank[3] {
+					cnt[ino-f.rank[2]]++
+				}
 			}
 		}
 		for r, c := range cnt {
 			ino := f.rank[2] + uint32(r)
-			if got := uint64(f.md.inodeField(f.attrIndex(ino), fNlink)) + 1; got != uint64(c) {
+			if r%batchLen == 0 && f.v23 {
+				// 2.3+: inode ino's attributes are element ino.
+				f.md.inodeColumn(fNlink, int(ino), ib[:min(batchLen, len(cnt)-r)])
+			}
+			var nl uint32
+			if f.v23 {
+				nl = ib[r%batchLen]
+			} else {
+				nl = f.md.inodeField(f.attrIndex(ino), fNlink)
+			}
+			if got := uint64(nl) + 1; got != uint64(c) {
 				return fmt.Errorf("metadata: check: inode %d: nlink %d but %d entries", ino, got, c)
 			}
 		}
@@ -646,7 +685,29 @@ func (f *FS) checkInodes() error {
 			}
 		}
 	}
-	for ino := f.rank[2]; ino < f.rank[3]; ino++ {
+	// Files with their own content (the first f.unique regular files)
+	// use consecutive chunk_table entries: those are read a batch at a
+	// time; shared ones go through chunkRange.
+	var tb [batchLen + 1]uint32
+	ctl, nc := uint64(f.chunkTbl.len()), uint64(f.md.ChunkCount())
+	for lo := uint32(0); lo < f.unique; lo += batchLen {
+		n := min(batchLen, f.unique-lo)
+		if uint64(lo)+uint64(n) >= ctl {
+			for ino := f.rank[2] + lo; ino < f.rank[2]+lo+n; ino++ {
+				if _, _, _, err := f.chunkRange(ino); err != nil {
+					return fmt.Errorf("metadata: check: %w", err)
+				}
+			}
+			continue
+		}
+		f.chunkTbl.fill(int(lo), tb[:n+1])
+		for k := range n {
+			if b, e := tb[k], tb[k+1]; b > e || uint64(e) > nc {
+				return fmt.Errorf("metadata: check: metadata: inode %d: chunk range %d..%d invalid (%d chunks)", f.rank[2]+lo+k, b, e, nc)
+			}
+		}
+	}
+	for ino := f.rank[2] + f.unique; ino < f.rank[3]; ino++ {
 		if _, _, _, err := f.chunkRange(ino); err != nil {
 			return fmt.Errorf("metadata: check: %w", err)
 		}
@@ -670,16 +731,24 @@ func (f *FS) BlockNeeds(nblocks int) ([]BlockNeed, error) {
 	for i := range need {
 		need[i].Chunk = -1
 	}
-	for i := range f.md.ChunkCount() {
-		c := f.md.ChunkAt(i)
-		if f.holes && c.Block == f.holeBlk {
-			continue
-		}
-		if int64(c.Block) >= int64(nblocks) {
-			return nil, fmt.Errorf("metadata: check: chunks[%d]: block %d out of range (%d blocks)", i, c.Block, nblocks)
-		}
-		if end := uint64(c.Offset) + uint64(c.Size); need[c.Block].Chunk < 0 || end > need[c.Block].End {
-			need[c.Block] = BlockNeed{End: end, Chunk: i}
+	var bb, ob, sb [batchLen]uint32
+	nc := f.md.ChunkCount()
+	for lo := 0; lo < nc; lo += batchLen {
+		n := min(batchLen, nc-lo)
+		f.md.chunkColumn(0, lo, bb[:n])
+		f.md.chunkColumn(1, lo, ob[:n])
+		f.md.chunkColumn(2, lo, sb[:n])
+		for k := range n {
+			blk := bb[k]
+			if f.holes && blk == f.holeBlk {
+				continue
+			}
+			if int64(blk) >= int64(nblocks) {
+				return nil, fmt.Errorf("metadata: check: chunks[%d]: block %d out of range (%d blocks)", lo+k, blk, nblocks)
+			}
+			if end := uint64(ob[k]) + uint64(sb[k]); need[blk].Chunk < 0 || end > need[blk].End {
+				need[blk] = BlockNeed{End: end, Chunk: lo + k}
+			}
 		}
 	}
 	return need, nil

@@ -276,7 +276,15 @@ func thawList[T any](t *thawer, p pos, what string, fn func(q pos) (T, error)) (
 }
 
 func (t *thawer) u32List(p pos, what string) ([]uint32, error) {
-	return thawList(t, p, what, func(q pos) (uint32, error) { return t.u32(q, what) })
+	// The elements share one layout: checking the first and the last
+	// bounds them all, and the column is then read in one loop.
+	v, err := t.scalarView(p, what, 32)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	out := make([]uint32, v.n)
+	v.fill(0, 0, out)
+	return out, nil
 }
 
 func (t *thawer) u64List(p pos, what string) ([]uint64, error) {

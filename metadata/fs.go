@@ -192,29 +192,58 @@ func (f *FS) initInodes() error {
 		return fmt.Errorf("metadata: too many inodes (%d)", n)
 	}
 	f.n = uint32(n)
-	for i := range md.InodeCount() {
-		if m := md.inodeField(i, fMode); int(m) >= len(md.Modes) {
-			return fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", i, m, len(md.Modes))
-		}
-		if o := md.inodeField(i, fOwner); len(md.Uids) > 0 && int(o) >= len(md.Uids) {
-			return fmt.Errorf("metadata: inodes[%d].owner_index %d out of range (%d uids)", i, o, len(md.Uids))
-		}
-		if g := md.inodeField(i, fGroup); len(md.Gids) > 0 && int(g) >= len(md.Gids) {
-			return fmt.Errorf("metadata: inodes[%d].group_index %d out of range (%d gids)", i, g, len(md.Gids))
-		}
-	}
+	// In 2.3+ images inode i's attributes are element i, so the ranks
+	// are found in the same pass as the index checks; an index error
+	// still wins over a rank error found earlier.
+	var rankErr error
 	cur := 0
-	for ino := range f.n {
-		r := rankOf(f.mode(ino))
-		if r < 0 {
-			return fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, f.mode(ino)&ModeType)
-		}
-		if r < cur {
-			return fmt.Errorf("metadata: inode %d (rank %d) out of rank order", ino, r)
+	rank := func(ino uint32, m uint32) {
+		r := rankOf(m)
+		switch {
+		case r < 0:
+			rankErr = fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, m&ModeType)
+		case r < cur:
+			rankErr = fmt.Errorf("metadata: inode %d (rank %d) out of rank order", ino, r)
 		}
 		for ; cur < r; cur++ {
 			f.rank[cur+1] = ino
 		}
+	}
+	var mb, ob, gb [batchLen]uint32
+	mb0, r0 := uint32(0), -1 // the type and rank of the last inode ranked
+	cnt := md.InodeCount()
+	for lo := 0; lo < cnt; lo += batchLen {
+		nb := min(batchLen, cnt-lo)
+		md.inodeColumn(fMode, lo, mb[:nb])
+		md.inodeColumn(fOwner, lo, ob[:nb])
+		md.inodeColumn(fGroup, lo, gb[:nb])
+		for k := range nb {
+			i := lo + k
+			if m := mb[k]; int(m) >= len(md.Modes) {
+				return fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", i, m, len(md.Modes))
+			}
+			if o := ob[k]; len(md.Uids) > 0 && int(o) >= len(md.Uids) {
+				return fmt.Errorf("metadata: inodes[%d].owner_index %d out of range (%d uids)", i, o, len(md.Uids))
+			}
+			if g := gb[k]; len(md.Gids) > 0 && int(g) >= len(md.Gids) {
+				return fmt.Errorf("metadata: inodes[%d].group_index %d out of range (%d gids)", i, g, len(md.Gids))
+			}
+			// Most inodes are of the type of the one before.
+			if m := md.Modes[mb[k]]; f.v23 && rankErr == nil && (m&ModeType != mb0 || r0 < 0) {
+				rank(uint32(i), m)
+				mb0, r0 = m&ModeType, rankOf(m)
+			}
+		}
+	}
+	if !f.v23 {
+		for ino := range f.n {
+			if rankErr == nil {
+				rank(ino, f.mode(ino))
+			}
+		}
+	}
+	if rankErr != nil {
+		return rankErr
 	}
 	for ; cur < 5; cur++ {
 		f.rank[cur+1] = f.n
@@ -258,6 +287,15 @@ func (t *u32Tab) at(i int) uint32 {
 	return t.list[i]
 }
 
+// fill stores elements lo, lo+1, ... in dst.
+func (t *u32Tab) fill(lo int, dst []uint32) {
+	if t.view != nil {
+		t.view.fill(0, lo, dst)
+		return
+	}
+	copy(dst, t.list[lo:])
+}
+
 // entTab is the directory entries table: a slice, or the packed list
 // (DecodeLazy), which is 8 bytes an entry less.
 type entTab struct {
@@ -293,6 +331,28 @@ func (t *entTab) inodeNum(i uint32) uint32 {
 		return uint32(t.view.get(int(i), 1))
 	}
 	return t.list[i].InodeNum
+}
+
+// fillNameIndexes stores the name indexes of entries lo, lo+1, ... in
+// dst; fillInodeNums their inode numbers.
+func (t *entTab) fillNameIndexes(lo uint32, dst []uint32) {
+	if t.view != nil {
+		t.view.fill(0, int(lo), dst)
+		return
+	}
+	for k := range dst {
+		dst[k] = t.list[int(lo)+k].NameIndex
+	}
+}
+
+func (t *entTab) fillInodeNums(lo uint32, dst []uint32) {
+	if t.view != nil {
+		t.view.fill(1, int(lo), dst)
+		return
+	}
+	for k := range dst {
+		dst[k] = t.list[int(lo)+k].InodeNum
+	}
 }
 
 // rng yields entries b..e-1, numbered from 0.
@@ -497,14 +557,22 @@ func (f *FS) initEntries() error {
 		return fmt.Errorf("metadata: root entry refers to inode %d", f.ents.at(0).InodeNum)
 	}
 	var top uint32 // highest name index
-	for i, e := range f.ents.all() {
-		if e.InodeNum >= f.n {
-			return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, e.InodeNum, f.n)
+	var nb, ib [batchLen]uint32
+	ne, nn := uint32(f.ents.len()), f.names.len()
+	for lo := uint32(0); lo < ne; lo += batchLen {
+		c := min(batchLen, ne-lo)
+		f.ents.fillNameIndexes(lo, nb[:c])
+		f.ents.fillInodeNums(lo, ib[:c])
+		for k := range c {
+			i, ni := lo+k, nb[k]
+			if ib[k] >= f.n {
+				return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, ib[k], f.n)
+			}
+			if i > 0 && int(ni) >= nn {
+				return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, ni, nn)
+			}
+			top = max(top, ni)
 		}
-		if i > 0 && int(e.NameIndex) >= f.names.len() {
-			return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.NameIndex, f.names.len())
-		}
-		top = max(top, e.NameIndex)
 	}
 	f.namesUsed = int(top) + 1
 	return nil
@@ -540,18 +608,23 @@ func (f *FS) initDirs() error {
 	f.selfEnt = make([]uint32, nd)
 	found := make([]bool, nd)
 	found[0] = true
+	var ib [batchLen]uint32
 	for d := range nd {
-		for e := first[d]; e < first[d+1]; e++ {
-			c := f.ents.inodeNum(e)
-			if c >= nd {
-				continue
+		for lo := first[d]; lo < first[d+1]; lo += batchLen {
+			bn := min(batchLen, first[d+1]-lo)
+			f.ents.fillInodeNums(lo, ib[:bn])
+			for k, c := range ib[:bn] {
+				if c >= nd {
+					continue
+				}
+				e := lo + uint32(k)
+				if found[c] {
+					return fmt.Errorf("metadata: directory inode %d referenced by more than one entry", c)
+				}
+				found[c] = true
+				f.parent[c] = d
+				f.selfEnt[c] = e
 			}
-			if found[c] {
-				return fmt.Errorf("metadata: directory inode %d referenced by more than one entry", c)
-			}
-			found[c] = true
-			f.parent[c] = d
-			f.selfEnt[c] = e
 		}
 	}
 	for d, ok := range found {
