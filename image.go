@@ -277,11 +277,28 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	// Every structural rule is checked once here, before anything is
 	// served (the reference does this only for v1 images, which carry no
 	// checksums, and in dwarfsck).
-	if err := fsys.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	// BlockNeeds reads the chunks beside the checks; their error wins.
+	type needs struct {
+		need []metadata.BlockNeed
+		err  error
 	}
-	if im.need, err = fsys.BlockNeeds(len(im.blocks)); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	nc := make(chan needs, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				nc <- needs{err: fmt.Errorf("internal error (panic) while opening: %v", p)}
+			}
+		}()
+		n, err := fsys.BlockNeeds(len(im.blocks))
+		nc <- needs{n, err}
+	}()
+	cerr := fsys.Check()
+	nd := <-nc
+	if cerr != nil {
+		return nil, fmt.Errorf("%s: %w", name, cerr)
+	}
+	if im.need = nd.need; nd.err != nil {
+		return nil, fmt.Errorf("%s: %w", name, nd.err)
 	}
 	for n, s := range im.blocks {
 		// Stored blocks' sizes are known now; the others' when first loaded.

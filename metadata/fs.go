@@ -126,7 +126,19 @@ func NewFS(md *Metadata) (*FS, error) {
 		o := *md.Options
 		nm.Options = &o
 	}
-	steps := []func() error{f.initInodes, f.initStrings, f.initEntries, f.initDirs, f.initFiles, f.initMisc}
+	// The inodes and the string tables are independent and, in a large
+	// image, each a pass over a few MiB: they are read side by side. An
+	// error of the inodes wins, as it would in sequence.
+	strs := make(chan error, 1)
+	go func() { strs <- runCheck(f.initStrings) }()
+	err := f.initInodes()
+	if serr := <-strs; err == nil {
+		err = serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	steps := []func() error{f.initEntries, f.initDirs, f.initFiles, f.initMisc}
 	for _, s := range steps {
 		if err := s(); err != nil {
 			return nil, err
