@@ -143,6 +143,9 @@ func (im *Image) resolve(op, name string, follow bool) (uint32, error) {
 		if dmode&metadata.ModeType != metadata.ModeDir {
 			return 0, &fs.PathError{Op: op, Path: name, Err: syscall.ENOTDIR}
 		}
+		if err := im.fs.CheckDir(dir); err != nil {
+			return 0, &fs.PathError{Op: op, Path: name, Err: named(im.name, err)}
+		}
 		ino, ok := im.fs.Lookup(dir, p)
 		if !ok {
 			return 0, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
@@ -238,7 +241,7 @@ func (im *Image) readDirIno(ino uint32) ([]fs.DirEntry, error) {
 	}
 	raw, err := im.fs.ReadDir(ino)
 	if err != nil {
-		return nil, err
+		return nil, named(im.name, err)
 	}
 	// The entries' attributes are read when Info asks for them: a walk
 	// that stats what it visits would otherwise build every FileInfo

@@ -57,7 +57,12 @@ type Options struct {
 	// large image reads the index and the metadata only; a bad block
 	// header then fails the reads of that block, with an error naming
 	// the image and the section, and stored blocks are checked then too
-	// instead of being reported by Warnings.
+	// instead of being reported by Warnings. Likewise, the order and
+	// validity of each directory's names (which takes decoding every
+	// name of the image) is then checked when the directory is first
+	// listed or searched, which fails with an error naming the image and
+	// the fault if they are wrong; every other check of the metadata is
+	// still made at open.
 	EagerHeaders bool
 
 	// MapMetadata maps the metadata of a local image read-only from the
@@ -276,7 +281,9 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	}
 	// Every structural rule is checked once here, before anything is
 	// served (the reference does this only for v1 images, which carry no
-	// checksums, and in dwarfsck).
+	// checksums, and in dwarfsck). Opened for serving (lazy), only the
+	// order and validity of each directory's names wait until the
+	// directory is first used: checking them here decodes every name.
 	// BlockNeeds reads the chunks beside the checks; their error wins.
 	type needs struct {
 		need []metadata.BlockNeed
@@ -292,7 +299,11 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		n, err := fsys.BlockNeeds(len(im.blocks))
 		nc <- needs{n, err}
 	}()
-	cerr := fsys.Check()
+	check := fsys.Check
+	if lazy {
+		check = fsys.CheckLazy
+	}
+	cerr := check()
 	nd := <-nc
 	if cerr != nil {
 		return nil, fmt.Errorf("%s: %w", name, cerr)

@@ -197,3 +197,34 @@ func TestMapMetadataCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestServingChecksNamesOnFirstUse: opened for serving (LazyBlockCheck,
+// as the driver does), an image whose directory names are out of order
+// opens, and the directory fails its first use with an error naming the
+// file and the fault; opened by default, it is refused at once.
+func TestServingChecksNamesOnFirstUse(t *testing.T) {
+	unsorted := func(md *metadata.Metadata) { md.Names[7], md.Names[8] = md.Names[8], md.Names[7] }
+	const want = `entries "file000008" and "file000007" not strictly sorted`
+	path, _ := mapImage(t, 2000, 0, unsorted)
+	if im, err := godwarfs.Open(path, nil); err == nil {
+		im.Close()
+		t.Fatal("opened by default: accepted")
+	} else if !strings.Contains(err.Error(), want) {
+		t.Fatalf("opened by default: error %q, want %q", err, want)
+	}
+	for _, o := range []godwarfs.Options{{LazyBlockCheck: true, MapMetadata: true}, {NoCheck: true}} {
+		im, err := godwarfs.Open(path, &o)
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		_, rerr := im.ReadDir(".")
+		_, serr := im.Stat("file000100")
+		_, ferr := im.ReadFile("file000007")
+		for what, err := range map[string]error{"ReadDir": rerr, "Stat": serr, "ReadFile": ferr} {
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%+v: %s: error %v, want the file name and %q", o, what, err, want)
+			}
+		}
+		im.Close()
+	}
+}

@@ -79,13 +79,21 @@ func (s *ImageSource) Mode(ino uint32) (uint32, error) {
 func (s *ImageSource) ReadDir(dir uint32) ([]DirEntry, error) {
 	ents, err := s.fsys.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("readdir inode %d: %w", dir, err)
+		return nil, fmt.Errorf("%s: readdir inode %d: %w", s.im.Name(), dir, err)
 	}
 	out := make([]DirEntry, len(ents))
 	for i, e := range ents {
 		out[i] = DirEntry{Name: e.Name, Ino: e.Ino}
 	}
 	return out, nil
+}
+
+// CheckDir checks directory dir before its first lookup (dirChecker).
+func (s *ImageSource) CheckDir(dir uint32) error {
+	if err := s.fsys.CheckDir(dir); err != nil {
+		return fmt.Errorf("%s: lookup in inode %d: %w", s.im.Name(), dir, err)
+	}
+	return nil
 }
 
 // Lookup implements Source.

@@ -206,6 +206,14 @@ func (d *driver) mode(ino uint32) (uint32, error) {
 	return a.Mode, err
 }
 
+// dirChecker is a Source whose directories are checked when first used
+// (an image opened for serving checks the order of each directory's
+// names then): CheckDir reports a directory that fails, which Lookup's
+// answer cannot.
+type dirChecker interface {
+	CheckDir(dir uint32) error
+}
+
 // lookup finds name in dir, ignoring case with case_insensitive; it
 // also returns the entry's own name.
 func (d *driver) lookup(dir uint32, name string) (uint32, string, bool) {
@@ -226,6 +234,11 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 		return st
 	}
 	d.perf.lookups.Add(1)
+	if dc, ok := d.src.(dirChecker); ok {
+		if err := dc.CheckDir(dir); err != nil {
+			return status(err)
+		}
+	}
 	ino, real, ok := d.lookup(dir, name)
 	if !ok {
 		// A negative entry: node id 0 with a timeout tells the kernel

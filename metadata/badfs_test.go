@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -39,6 +40,32 @@ func exercise(md *Metadata, maxVisits int) error {
 	return nil
 }
 
+// lazyAgrees checks md with CheckLazy and then every directory on its
+// own: together they must refuse what Check refuses, and when only the
+// directories fail, with Check's error.
+func lazyAgrees(md *Metadata) error {
+	full, err := NewFS(md)
+	if err != nil {
+		return nil
+	}
+	want := full.Check()
+	f, _ := NewFS(md)
+	got := f.CheckLazy()
+	if got != nil {
+		if want == nil {
+			return fmt.Errorf("CheckLazy refused what Check accepts: %v", got)
+		}
+		return nil
+	}
+	for d := uint32(0); got == nil && d < f.rank[1]; d++ {
+		got = f.CheckDir(d)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		return fmt.Errorf("CheckLazy and CheckDir found %v, Check found %v", got, want)
+	}
+	return nil
+}
+
 type stopWalk struct{}
 
 func (stopWalk) Error() string { return "stop" }
@@ -60,6 +87,9 @@ func TestBadFS(t *testing.T) {
 			}
 			md, err := Decode(secs.schema, secs.data)
 			if err == nil {
+				if err := lazyAgrees(md); err != nil {
+					t.Error(err)
+				}
 				decoded++
 				if exercise(md, 100000) == nil {
 					built++

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"runtime"
 	"sort"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -15,11 +16,47 @@ import (
 // The error names the first violated rule, with the table, the index and
 // the bad value. The check runs once; later calls return its result.
 func (f *FS) Check() error {
-	f.checkOnce.Do(func() { f.checkErr = f.check() })
+	f.checkOnce.Do(func() { f.checkErr = f.check(true) })
 	return f.checkErr
 }
 
-func (f *FS) check() error {
+// CheckLazy is Check for serving an image: it leaves out the rules on
+// the names of each directory (sorted, unique, none "", "." or ".."),
+// which need every name of the image decoded. Those are checked when a
+// directory is first used instead: ReadDir, LookupPath, Walk and
+// CheckDir then fail with the error Check reports for it, and Lookup
+// finds nothing. It must be called before the FS is used.
+func (f *FS) CheckLazy() error {
+	if err := f.check(false); err != nil {
+		return err
+	}
+	if f.dirOK == nil {
+		f.dirOK = make([]atomic.Uint32, (f.rank[1]+31)/32)
+	}
+	return nil
+}
+
+// CheckDir checks the names of directory dir if CheckLazy left them
+// unchecked, once; it returns nil for other inodes. Lookup calls it too
+// but cannot report its error: callers that need it call CheckDir first.
+func (f *FS) CheckDir(dir uint32) error {
+	if f.dirOK == nil || dir >= f.rank[1] {
+		return nil
+	}
+	w, bit := &f.dirOK[dir/32], uint32(1)<<(dir%32)
+	if w.Load()&bit != 0 {
+		return nil
+	}
+	if err := runCheck(func() error { return f.checkNameOrder(dir, dir+1) }); err != nil {
+		return err
+	}
+	w.Or(bit)
+	return nil
+}
+
+// check runs the rules of Check, those on directories' names only with
+// names.
+func (f *FS) check(names bool) error {
 	// The checks only read the tables, so they run side by side; each
 	// records its first error in its own slot, and the first slot with
 	// an error wins: the result is the one a check in sequence reports.
@@ -29,7 +66,10 @@ func (f *FS) check() error {
 	const nameSlot = 2
 	slots := []func() error{f.checkSizes, f.checkDirs, nil, f.checkTree, f.checkChunks, f.checkFiles, f.checkStrings, f.checkInodes}
 	errs := make([]error, len(slots))
-	scans := f.nameTableScans(parts)
+	var scans []*nameScan
+	if names {
+		scans = f.nameTableScans(parts)
+	}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, sc := range scans {
@@ -47,27 +87,35 @@ func (f *FS) check() error {
 		}
 	}
 	_ = g.Wait() // the tasks report through errs and scans
-	sorted, bad, err := mergeNameScans(scans)
-	if err != nil {
-		errs[nameSlot] = err
-	} else {
-		tasks := f.nameOrderTasks(parts, sorted, bad)
-		nameErrs := make([]error, len(tasks))
-		for i, t := range tasks {
-			g.Go(func() error {
-				nameErrs[i] = runCheck(t)
-				return nil
-			})
-		}
-		_ = g.Wait()
-		for _, err := range nameErrs {
-			if err != nil {
-				errs[nameSlot] = err
-				break
-			}
-		}
+	// Without names, directories are checked on first use (CheckLazy).
+	if names {
+		errs[nameSlot] = f.checkNames(&g, parts, scans)
 	}
 	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkNames finishes the name order check once the names table scans
+// are done: the order of each directory's names, in about parts tasks.
+func (f *FS) checkNames(g *errgroup.Group, parts int, scans []*nameScan) error {
+	sorted, bad, err := mergeNameScans(scans)
+	if err != nil {
+		return err
+	}
+	tasks := f.nameOrderTasks(parts, sorted, bad)
+	nameErrs := make([]error, len(tasks))
+	for i, t := range tasks {
+		g.Go(func() error {
+			nameErrs[i] = runCheck(t)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range nameErrs {
 		if err != nil {
 			return err
 		}

@@ -161,3 +161,81 @@ func TestCheckTreeReachable(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckLazy: CheckLazy leaves the names of each directory to its
+// first use, where a bad directory fails with the error Check reports
+// for it and the others are served as usual.
+func TestCheckLazy(t *testing.T) {
+	const nd, nf = 8, 20
+	cases := []struct {
+		name string
+		dir  uint32 // the damaged directory
+		mut  func(*Metadata)
+		want string
+	}{
+		{"swapped", 6, func(md *Metadata) { swapNames(md, 6, 3, 4) }, `directory 6: entries "f004" and "f003" not strictly sorted`},
+		{"duplicate", 2, func(md *Metadata) {
+			e := md.Directories[2].FirstEntry
+			md.DirEntries[e+7].NameIndex = md.DirEntries[e+6].NameIndex
+		}, `directory 2: entries "f006" and "f006" not strictly sorted`},
+		{"dot", 3, func(md *Metadata) {
+			md.Names = append(md.Names, ".")
+			md.DirEntries[md.Directories[3].FirstEntry].NameIndex = uint32(len(md.Names) - 1)
+		}, `directory 3: invalid name "."`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			md := flatTree(nd, nf, false)
+			c.mut(md)
+			schema, data, err := Encode(md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lazy, err := DecodeLazy(schema, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := NewFS(lazy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.CheckLazy(); err != nil {
+				t.Fatalf("CheckLazy: %v", err)
+			}
+			bad := func(what string, err error) {
+				t.Helper()
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("%s: error %v, want %q", what, err, c.want)
+				}
+			}
+			bad("CheckDir", f.CheckDir(c.dir))
+			_, err = f.ReadDir(c.dir)
+			bad("ReadDir", err)
+			if ino, ok := f.Lookup(c.dir, "f000"); ok {
+				t.Errorf("Lookup in the damaged directory found inode %d", ino)
+			}
+			_, err = f.LookupPath(fmt.Sprintf("d%04d/f000", c.dir-1))
+			bad("LookupPath", err)
+			bad("Walk", f.Walk(func(string, uint32, Inode) error { return nil }))
+			// Asked again, it fails again.
+			bad("CheckDir again", f.CheckDir(c.dir))
+			// The other directories are served.
+			for d := uint32(1); d <= nd; d++ {
+				if d == c.dir {
+					continue
+				}
+				if ents, err := f.ReadDir(d); err != nil || len(ents) != nf {
+					t.Errorf("ReadDir(%d): %d entries, %v", d, len(ents), err)
+				}
+				if _, ok := f.Lookup(d, "f005"); !ok {
+					t.Errorf("Lookup(%d, f005) failed", d)
+				}
+			}
+			if _, err := f.ReadDir(0); err != nil {
+				t.Errorf("ReadDir(root): %v", err)
+			}
+			// The full check still finds it.
+			bad("Check", f.Check())
+		})
+	}
+}

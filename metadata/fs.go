@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // File type bits of st_mode, as DwarFS stores them (the Linux values);
@@ -98,6 +99,9 @@ type FS struct {
 
 	checkOnce sync.Once
 	checkErr  error
+	// dirOK has bit d set once directory d's names are checked; nil
+	// unless CheckLazy left them to be checked on first use.
+	dirOK []atomic.Uint32
 
 	thawOnce sync.Once
 	thawed   *Metadata // Metadata's result
@@ -1006,6 +1010,9 @@ func (f *FS) ReadDir(dir uint32) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.CheckDir(dir); err != nil {
+		return nil, err
+	}
 	out := make([]Entry, 0, e-b)
 	if f.names.dec == nil {
 		for _, en := range f.ents.rng(b, e) {
@@ -1042,7 +1049,7 @@ func (f *FS) ReadDir(dir uint32) ([]Entry, error) {
 // Lookup finds name in directory dir by binary search.
 func (f *FS) Lookup(dir uint32, name string) (uint32, bool) {
 	b, e, err := f.dirRange(dir)
-	if err != nil {
+	if err != nil || f.CheckDir(dir) != nil {
 		return 0, false
 	}
 	if f.names.dec == nil {
@@ -1096,6 +1103,9 @@ func (f *FS) LookupPath(p string) (uint32, error) {
 		if !f.IsDir(ino) {
 			return 0, fmt.Errorf("metadata: %q: not a directory: %w", p, fs.ErrNotExist)
 		}
+		if err := f.CheckDir(ino); err != nil {
+			return 0, err
+		}
 		next, ok := f.Lookup(ino, c)
 		if !ok {
 			return 0, fmt.Errorf("metadata: %q: %w", p, fs.ErrNotExist)
@@ -1135,6 +1145,9 @@ func (f *FS) walk(path string, ino uint32, fn func(string, uint32, Inode) error)
 	}
 	if ino >= f.rank[1] {
 		return nil
+	}
+	if err := f.CheckDir(ino); err != nil {
+		return err
 	}
 	for _, en := range f.ents.rng(f.dirFirst[ino], f.dirFirst[ino+1]) {
 		p := f.names.at(en.NameIndex)

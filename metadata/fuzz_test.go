@@ -92,5 +92,13 @@ func FuzzNewFS(f *testing.F) {
 			return
 		}
 		_ = exercise(md, 2000)
+		if err := lazyAgrees(md); err != nil {
+			t.Error(err)
+		}
+		if lz, err := DecodeLazy(schema, data); err == nil {
+			if err := lazyAgrees(lz); err != nil {
+				t.Errorf("packed tables: %v", err)
+			}
+		}
 	})
 }

@@ -121,6 +121,9 @@ func TestNewFSMutations(t *testing.T) {
 			if exercise(md, 2000) == nil {
 				built++
 			}
+			if err := lazyAgrees(md); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	t.Logf("built %d", built)
