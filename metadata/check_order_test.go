@@ -239,3 +239,96 @@ func TestCheckLazy(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveFSSTParts: a large compressed table is validated in parts
+// side by side; with faults in several parts, or a string outside the
+// buffer after a fault, the first string at fault is reported.
+func TestResolveFSSTParts(t *testing.T) {
+	var names []string
+	for i := range 300000 {
+		names = append(names, fmt.Sprintf("name%07d", i))
+	}
+	for _, packed := range []bool{false, true} {
+		base := BuildStringTable(names, true, packed)
+		if base.Symtab == nil {
+			t.Fatal("no FSST table built")
+		}
+		start := func(st *StringTable, i int) int {
+			if !packed {
+				return int(st.Index[i])
+			}
+			s := 0
+			for _, l := range st.Index[:i] {
+				s += int(l)
+			}
+			return s
+		}
+		clone := func() *StringTable {
+			c := *base
+			c.Buffer = append([]byte(nil), base.Buffer...)
+			c.Index = append([]uint32(nil), base.Index...)
+			return &c
+		}
+		dec, err := newFSSTDecoder(base.Symtab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := -1 // a used code other than the escape
+		for c := range 255 {
+			if dec.len[c] > 0 {
+				code = c
+				break
+			}
+		}
+		// breakAt makes string i end in an escape: all escapes, odd in
+		// number, after one ordinary code if needed.
+		breakAt := func(st *StringTable, i int) {
+			a, b := start(st, i), start(st, i+1)
+			for k := a; k < b; k++ {
+				st.Buffer[k] = 0xff
+			}
+			if (b-a)%2 == 0 {
+				st.Buffer[a] = byte(code)
+			}
+		}
+		cases := []struct {
+			name string
+			mut  func(st *StringTable)
+			want string
+		}{
+			{"good", func(*StringTable) {}, ""},
+			{"two parts", func(st *StringTable) {
+				breakAt(st, 250000)
+				breakAt(st, 70000)
+			}, "string 70000: fsst: escape at end of string"},
+			{"fault before range", func(st *StringTable) {
+				breakAt(st, 1000)
+				if packed {
+					st.Index[200000] = 1 << 30
+				} else {
+					st.Index[200001] = 1 << 30
+				}
+			}, "string 1000: fsst: escape at end of string"},
+			{"range", func(st *StringTable) {
+				if packed {
+					st.Index[200000] = 1 << 30
+				} else {
+					st.Index[200001] = 1 << 30
+				}
+			}, "string 200000 range"},
+		}
+		for _, c := range cases {
+			st := clone()
+			c.mut(st)
+			tab, err := resolveStrings(nil, st, "compact_names", maxNameLen)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("packed=%v %s: %v", packed, c.name, err)
+			case c.want == "" && (tab.len() != len(names) || tab.at(123456) != names[123456]):
+				t.Errorf("packed=%v %s: %d names, name 123456 %q", packed, c.name, tab.len(), tab.at(123456))
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("packed=%v %s: error %v, want %q", packed, c.name, err, c.want)
+			}
+		}
+	}
+}

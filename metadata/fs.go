@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"iter"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -499,11 +500,12 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 		}
 		out.buf, out.dec, out.max = st.Buffer, dec, maxLen
 		out.off[0] = uint32(min(a, uint64(len(st.Buffer))))
+		if err := resolveFSST(&out, st, a, n, what, maxLen); err != nil {
+			return strTab{}, err
+		}
+		return out, nil
 	}
-	var buf []byte
-	if dec == nil {
-		buf = make([]byte, 0, uint64(len(st.Buffer))-min(a, uint64(len(st.Buffer))))
-	}
+	buf := make([]byte, 0, uint64(len(st.Buffer))-min(a, uint64(len(st.Buffer))))
 	for i := range n {
 		var b uint64
 		if st.PackedIndex {
@@ -516,23 +518,62 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 		}
 		s := st.Buffer[a:b]
 		a = b
-		if dec != nil {
-			if err := dec.validate(s, maxLen); err != nil {
-				return strTab{}, fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
-			}
-			out.off[i+1] = uint32(b)
-			continue
-		}
 		buf = append(buf, s...)
 		if uint64(len(buf)) > math.MaxUint32 {
 			return strTab{}, fmt.Errorf("metadata: %s: strings longer than 4 GiB in total", what)
 		}
 		out.off[i+1] = uint32(len(buf))
 	}
-	if dec == nil {
-		out.all = string(buf)
-	}
+	out.all = string(buf)
 	return out, nil
+}
+
+// resolveFSST fills the offsets of the n strings of an FSST-compressed
+// table starting at a and validates every string, in parts side by side
+// (the names of a large image are several MiB): the error is the one a
+// scan in order meets first.
+func resolveFSST(out *strTab, st *StringTable, a uint64, n int, what string, maxLen int) error {
+	// The offsets first, up to the first one outside the buffer.
+	bad, rangeErr := n, error(nil)
+	for i := range n {
+		var b uint64
+		if st.PackedIndex {
+			b = a + uint64(st.Index[i])
+		} else {
+			b = uint64(st.Index[i+1])
+		}
+		if a > b || b > uint64(len(st.Buffer)) {
+			bad = i
+			rangeErr = fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
+			break
+		}
+		out.off[i+1] = uint32(b)
+		a = b
+	}
+	// Then the strings before that one.
+	parts := min(runtime.GOMAXPROCS(0), max(bad/(64<<10), 1))
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := bad*k/parts, bad*(k+1)/parts
+		wg.Go(func() {
+			errs[k] = runCheck(func() error {
+				for i := lo; i < hi; i++ {
+					if err := out.dec.validate(st.Buffer[out.off[i]:out.off[i+1]], maxLen); err != nil {
+						return fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
+					}
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return rangeErr
 }
 
 func (f *FS) initStrings() error {

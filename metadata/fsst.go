@@ -20,7 +20,13 @@ type fsstDecoder struct {
 	// a bounds check; the escape code 255 is never looked up).
 	word [256]uint64
 	mask [256]uint64
+	// vlen[c] is len[c] of a used code and badLen of an unused one, so
+	// that validate's common case sums lengths without a test per code.
+	vlen [256]uint32
 }
+
+// badLen is vlen of an unused code: more than any string may decode to.
+const badLen = 1 << 20
 
 // newFSSTDecoder parses an exported FSST symbol table. The table must be
 // consumed exactly.
@@ -68,10 +74,14 @@ func newFSSTDecoder(tab []byte) (*fsstDecoder, error) {
 	if p != len(tab) {
 		return nil, fmt.Errorf("fsst: symbol table size mismatch (%d of %d bytes used)", p, len(tab))
 	}
+	for c := range d.vlen {
+		d.vlen[c] = badLen
+	}
 	for c := range d.sym {
 		d.word[c] = binary.LittleEndian.Uint64(d.sym[c][:])
 		if l := d.len[c]; l > 0 {
 			d.mask[c] = ^uint64(0) >> (64 - 8*uint(l))
+			d.vlen[c] = uint32(l)
 		}
 	}
 	return d, nil
@@ -111,6 +121,28 @@ func (d *fsstDecoder) decodeAppend(out, in []byte, max int) ([]byte, error) {
 // validate checks what decodeAppend checks, without decoding: every code
 // is used, no escape ends the string and it decodes to at most max bytes.
 func (d *fsstDecoder) validate(in []byte, max int) error {
+	// A valid string (nearly all) is seen through in one cheap pass; a
+	// fault of any kind is then looked for code by code, so that the
+	// first one is reported.
+	n, i := 0, 0
+	for i < len(in) {
+		c := in[i]
+		if c == 0xff {
+			i += 2 // past i: the escape ends the string
+			n++
+			continue
+		}
+		n += int(d.vlen[c])
+		i++
+	}
+	if n > max || i > len(in) {
+		return d.validateSlow(in, max)
+	}
+	return nil
+}
+
+// validateSlow is validate code by code.
+func (d *fsstDecoder) validateSlow(in []byte, max int) error {
 	n := 0
 	for i := 0; i < len(in); i++ {
 		c := in[i]

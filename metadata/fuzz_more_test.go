@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -51,6 +52,15 @@ func FuzzFSST(f *testing.F) {
 		out, err := d.decode(in, 4096)
 		if err == nil && len(out) > 4096 {
 			t.Fatalf("decoded %d bytes past the 4096 limit", len(out))
+		}
+		// validate accepts what decode accepts, and reports what the
+		// code-by-code scan reports.
+		verr := d.validate(in, 4096)
+		if (verr == nil) != (err == nil) {
+			t.Fatalf("validate: %v, decode: %v", verr, err)
+		}
+		if serr := d.validateSlow(in, 4096); fmt.Sprint(serr) != fmt.Sprint(verr) {
+			t.Fatalf("validate: %v, code by code: %v", verr, serr)
 		}
 		enc := trainFSST([]string{string(in)})
 		dec, err := newFSSTDecoder(enc.export())
