@@ -399,8 +399,9 @@ func (im *Image) InodeInfo(ino uint32) (metadata.Inode, error) {
 	return in, nil
 }
 
-// loadBlock is the cache's loader for compressed blocks.
-func (im *Image) loadBlock(ctx context.Context, n int) ([]byte, error) {
+// loadBlock is the cache's loader: it decodes block n into a buffer from
+// alloc, which the cache makes room for before decoding starts.
+func (im *Image) loadBlock(ctx context.Context, n int, alloc block.AllocFunc) ([]byte, error) {
 	if n < 0 || n >= len(im.blocks) {
 		return nil, fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
 	}
@@ -411,19 +412,15 @@ func (im *Image) loadBlock(ctx context.Context, n int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []byte
-	if s.Compression == block.CompNone {
-		out, err = im.blk.ReadDecompressedLimit(s, int64(im.blockSize))
-	} else {
-		// The compressed payload is garbage once decoded; reusing it
-		// keeps a stream of block loads from growing the heap.
-		raw, _ := im.rawBufs.Get().(*[]byte)
-		if raw == nil {
-			raw = new([]byte)
-		}
-		out, *raw, err = im.blk.ReadDecompressedInto(s, int64(im.blockSize), *raw, nil)
-		im.rawBufs.Put(raw)
+	// The compressed payload is garbage once decoded; reusing it keeps a
+	// stream of block loads from growing the heap.
+	raw, _ := im.rawBufs.Get().(*[]byte)
+	if raw == nil {
+		raw = new([]byte)
 	}
+	var out []byte
+	out, *raw, err = im.blk.ReadDecompressedAlloc(s, int64(im.blockSize), *raw, alloc)
+	im.rawBufs.Put(raw)
 	if err != nil {
 		return nil, named(im.name, err)
 	}
@@ -459,10 +456,11 @@ func (im *Image) checkNeed(n int, size uint64) error {
 var errBounds = errors.New("chunk outside block")
 
 // readChunk copies bytes [off, off+len(p)) of block n into p. cached is
-// the data of a block an earlier call of the same read used (nil at
-// first); readChunk returns the block's data for the next call, so a read
-// spanning many chunks of one block asks the cache once. A wait for the
-// block's decompression ends with ctx.
+// the block an earlier call of the same read pinned (none at first);
+// readChunk leaves the block it used pinned there for the next call, so a
+// read spanning many chunks of one block asks the cache once. The caller
+// releases it when the read is done. A wait for the block's decompression
+// ends with ctx.
 func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, cached *blockRef) error {
 	if int64(n) >= int64(len(im.blocks)) {
 		return fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
@@ -486,24 +484,28 @@ func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, 
 		}
 		return nil
 	}
-	if cached.data == nil || cached.n != n {
-		data, err := im.cache.Get(ctx, int(n))
-		if err != nil {
+	if !cached.Held() || cached.Block() != int(n) {
+		cached.release()
+		if err := im.cache.Get(ctx, int(n), &cached.Pin); err != nil {
 			return err
 		}
-		cached.n, cached.data = n, data
 	}
-	if off+uint64(len(p)) > uint64(len(cached.data)) {
+	data := cached.Bytes()
+	if off+uint64(len(p)) > uint64(len(data)) {
 		return fmt.Errorf("%s: block %d: %w", im.name, n, errBounds)
 	}
-	copy(p, cached.data[off:])
+	copy(p, data[off:])
 	return nil
 }
 
-// blockRef is the decompressed data of block n.
-type blockRef struct {
-	n    uint32
-	data []byte
+// blockRef is a block pinned in the cache while one read copies from it.
+type blockRef struct{ block.Pin }
+
+// release unpins the block, if any; the read must not touch it afterwards.
+func (r *blockRef) release() {
+	if r.Held() {
+		r.Release()
+	}
 }
 
 // prefetchBlock starts decompressing block n in the background unless it

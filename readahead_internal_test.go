@@ -43,7 +43,7 @@ func newGatedImage(t *testing.T, nblocks, bs, workers int) *gatedImage {
 	}
 	g := &gatedImage{im: im, content: content, gate: make(chan struct{})}
 	im.cache.Close()
-	im.cache = block.NewCache(func(ctx context.Context, n int) ([]byte, error) {
+	im.cache = block.NewCache(func(ctx context.Context, n int, alloc block.AllocFunc) ([]byte, error) {
 		c := g.cur.Add(1)
 		defer g.cur.Add(-1)
 		for p := g.peak.Load(); c > p && !g.peak.CompareAndSwap(p, c); p = g.peak.Load() {
@@ -53,7 +53,7 @@ func newGatedImage(t *testing.T, nblocks, bs, workers int) *gatedImage {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return im.loadBlock(ctx, n)
+		return im.loadBlock(ctx, n, alloc)
 	}, block.CacheOptions{Capacity: int64(nblocks * bs), Workers: workers})
 	t.Cleanup(func() { im.Close() })
 	return g

@@ -206,6 +206,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	}
 	n := 0
 	var cached blockRef
+	defer cached.release()
 	for i := f.find(off); i < len(f.chunks) && n < len(p); i++ {
 		c := f.chunks[i]
 		within := off + int64(n) - f.start(i)

@@ -3,13 +3,23 @@ package block
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 )
 
-// LoadFunc produces the decompressed contents of a block.
-type LoadFunc func(ctx context.Context, block int) ([]byte, error)
+// LoadFunc produces the decompressed contents of a block. It must put them
+// into memory it gets from alloc (called at most once, once the block's
+// size is known and before decoding, so the cache can make room for it
+// first) and return that buffer, or a prefix of it. Only an empty block
+// may skip alloc.
+type LoadFunc func(ctx context.Context, block int, alloc AllocFunc) ([]byte, error)
+
+// AllocFunc returns a zeroed buffer of n bytes for the block being loaded,
+// counted against the cache's capacity from then on.
+type AllocFunc func(n int) ([]byte, error)
 
 // CacheOptions controls NewCache.
 type CacheOptions struct {
@@ -29,17 +39,30 @@ type CacheStats struct {
 	Evictions    int64 // entries dropped to make room
 	Expired      int64 // entries dropped by Tidy
 	Oversized    int64 // loaded blocks larger than Capacity (returned, not kept)
-	CurrentBytes int64
-	PeakBytes    int64
+	Overcommits  int64 // loads that found no unpinned block left to evict
+	CurrentBytes int64 // blocks in the cache
+	LoadingBytes int64 // buffers of loads in progress
+	PinnedBytes  int64 // blocks out of the cache that readers still hold
+	PeakBytes    int64 // most of CurrentBytes+LoadingBytes+PinnedBytes at once
 	Capacity     int64
 }
 
+// ErrReleased is the panic value of a second Release of one Pin.
+var ErrReleased = errors.New("block cache: block released twice")
+
 // Cache is a bounded LRU cache of decompressed blocks. Concurrent Gets of
-// one block share a single load, and loads run on a bounded pool. Returned
-// slices are shared between callers and must not be modified.
+// one block share a single load, and loads run on a bounded pool.
+//
+// Get pins the block: its memory stays valid until the Pin is released, even if the block leaves the cache in the meantime, and is
+// freed (handed back to the system) once it is out of the cache and no
+// Pin holds it. Everything the cache holds counts against its capacity:
+// the cached blocks, the blocks being decoded (room is made for them
+// before decoding starts) and evicted blocks still pinned. Only when every
+// cached block is pinned does a load exceed the capacity (Overcommits).
 type Cache struct {
 	load     LoadFunc
 	capacity int64
+	mapMin   int           // smallest buffer mapped of its own
 	sem      chan struct{} // one token per decode worker
 	prefetch chan struct{} // bounds outstanding prefetches
 	ctx      context.Context
@@ -55,16 +78,91 @@ type Cache struct {
 	stats    CacheStats
 }
 
+// cacheEntry is one decoded block. All fields but block and data are
+// guarded by Cache.mu.
 type cacheEntry struct {
 	block    int
-	data     []byte
+	buf      blockBuf
+	data     []byte // buf.b[:size of the block]
+	refs     int    // Pins not yet released
+	cached   bool   // in the LRU
 	lastUsed time.Time
 }
 
+// size is what the entry counts against the capacity.
+func (e *cacheEntry) size() int64 { return int64(len(e.buf.b)) }
+
 type cacheCall struct {
 	done chan struct{}
-	data []byte
-	err  error
+	// Guarded by Cache.mu:
+	waiters  int  // Gets waiting; each gets a reference when the load ends
+	finished bool // entry and err are set
+	entry    *cacheEntry
+	err      error
+}
+
+// Pin holds a decompressed block in memory. A Pin is filled by Get and
+// emptied by Release, and may be filled again after that; its bytes stay
+// valid until Release and no slice of them may be used afterwards. A Pin
+// must not be copied: each Get needs exactly one Release.
+type Pin struct {
+	_     noCopy
+	c     *Cache
+	e     *cacheEntry // nil when empty
+	block int
+}
+
+// noCopy makes go vet report copies of a Pin.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// Bytes returns the block's data, which must not be modified. It panics
+// on an empty Pin.
+func (p *Pin) Bytes() []byte {
+	if p.e == nil {
+		panic(fmt.Errorf("block cache: Bytes of block %d after Release", p.block))
+	}
+	return p.e.data
+}
+
+// Held reports whether the Pin holds a block.
+func (p *Pin) Held() bool { return p.e != nil }
+
+// Block is the number of the block the Pin holds or last held.
+func (p *Pin) Block() int { return p.block }
+
+// Release lets go of the block. A block that has left the cache is freed
+// when its last Pin is released. Releasing an empty Pin (a second Release)
+// panics with ErrReleased: the caller may have used memory that is gone.
+func (p *Pin) Release() {
+	e := p.e
+	if e == nil {
+		panic(fmt.Errorf("%w (block %d)", ErrReleased, p.block))
+	}
+	p.e = nil
+	c := p.c
+	c.mu.Lock()
+	free := c.unrefLocked(e)
+	c.mu.Unlock()
+	free.free()
+}
+
+// fill makes p hold e, on which a reference was taken for it.
+func (p *Pin) fill(c *Cache, e *cacheEntry) {
+	p.c, p.e, p.block = c, e, e.block
+}
+
+// unrefLocked drops one reference to e and returns its buffer if that
+// freed it (for the caller to free after unlocking); c.mu must be held.
+func (c *Cache) unrefLocked(e *cacheEntry) blockBuf {
+	e.refs--
+	if e.refs > 0 || e.cached {
+		return blockBuf{}
+	}
+	c.stats.PinnedBytes -= e.size()
+	return e.buf
 }
 
 // NewCache creates a cache that loads missing blocks with load.
@@ -74,6 +172,7 @@ func NewCache(load LoadFunc, opts CacheOptions) *Cache {
 	c := &Cache{
 		load:     load,
 		capacity: max(opts.Capacity, 0),
+		mapMin:   mapMin,
 		sem:      make(chan struct{}, workers),
 		prefetch: make(chan struct{}, 2*workers),
 		ctx:      ctx,
@@ -86,23 +185,30 @@ func NewCache(load LoadFunc, opts CacheOptions) *Cache {
 	return c
 }
 
-// Get returns the decompressed block, loading it if necessary. A block
-// larger than the capacity is returned but not retained. Load errors are not
-// cached. If ctx ends first Get returns ctx.Err(); the shared load goes on
-// and its result is still cached for later callers.
-func (c *Cache) Get(ctx context.Context, block int) ([]byte, error) {
+// Get makes p hold the decompressed block, loading it if necessary; p
+// must be empty and the caller must Release it. A block larger than the
+// capacity is returned but not retained. Load errors are not cached. If
+// ctx ends first Get returns ctx.Err(); the shared load goes on and its
+// result is still cached for later callers. On error p stays empty.
+func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
+	if p.e != nil {
+		panic(fmt.Errorf("block cache: Get of block %d into a Pin that still holds block %d", block, p.block))
+	}
+	p.block = block
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("block cache: get block %d: %w", block, ErrClosed)
+		return fmt.Errorf("block cache: get block %d: %w", block, ErrClosed)
 	}
 	if el, ok := c.entries[block]; ok {
 		e := el.Value.(*cacheEntry)
+		e.refs++
 		e.lastUsed = c.now()
 		c.lru.MoveToFront(el)
 		c.stats.Hits++
 		c.mu.Unlock()
-		return e.data, nil
+		p.fill(c, e)
+		return nil
 	}
 	c.stats.Misses++
 	cl, ok := c.inflight[block]
@@ -111,12 +217,27 @@ func (c *Cache) Get(ctx context.Context, block int) ([]byte, error) {
 	} else {
 		cl = c.startLocked(ctx, block, false)
 	}
+	cl.waiters++
 	c.mu.Unlock()
 	select {
 	case <-cl.done:
-		return cl.data, cl.err
+		if cl.err != nil {
+			return cl.err
+		}
+		p.fill(c, cl.entry)
+		return nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		// Give back the reference the load holds (or will hold) for us.
+		var free blockBuf
+		c.mu.Lock()
+		if !cl.finished {
+			cl.waiters--
+		} else if cl.err == nil {
+			free = c.unrefLocked(cl.entry)
+		}
+		c.mu.Unlock()
+		free.free()
+		return ctx.Err()
 	}
 }
 
@@ -157,33 +278,43 @@ func (c *Cache) run(ctx context.Context, block int, cl *cacheCall, isPrefetch bo
 	if isPrefetch {
 		defer func() { <-c.prefetch }()
 	}
+	var buf blockBuf
 	var data []byte
 	var err error
 	select {
 	case c.sem <- struct{}{}:
-		data, err = c.callLoad(ctx, block)
+		data, err = c.callLoad(ctx, block, &buf)
 		<-c.sem
 	case <-c.ctx.Done():
 		err = fmt.Errorf("block cache: load block %d: %w", block, ErrClosed)
 	}
+	var free []blockBuf
 	c.mu.Lock()
 	delete(c.inflight, block)
+	c.stats.LoadingBytes -= int64(len(buf.b))
 	if err == nil {
 		c.stats.Decoded++
 		c.stats.DecodedBytes += int64(len(data))
-		c.insertLocked(block, data)
+		e := &cacheEntry{block: block, buf: buf, data: data, refs: cl.waiters, lastUsed: c.now()}
+		free = c.insertLocked(e)
+		cl.entry = e
 	} else {
 		c.stats.Failed++
+		free = append(free, buf)
 	}
+	cl.finished, cl.err = true, err
 	c.mu.Unlock()
-	cl.data, cl.err = data, err
+	for _, b := range free {
+		b.free()
+	}
 	close(cl.done)
 }
 
 // callLoad runs the loader detached from the caller's cancellation (other
 // callers may be waiting for the same block) but cancelled by Close, and
 // turns a panic in the loader into an error so waiters are never stranded.
-func (c *Cache) callLoad(ctx context.Context, block int) (data []byte, err error) {
+// The buffer the loader allocated is left in *buf, also on failure.
+func (c *Cache) callLoad(ctx context.Context, block int, buf *blockBuf) (data []byte, err error) {
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
@@ -193,36 +324,109 @@ func (c *Cache) callLoad(ctx context.Context, block int) (data []byte, err error
 			data, err = nil, fmt.Errorf("block cache: load block %d panicked: %v", block, r)
 		}
 	}()
-	return c.load(lctx, block)
+	allocated := false
+	alloc := func(n int) ([]byte, error) {
+		if allocated {
+			return nil, fmt.Errorf("block cache: load block %d: second buffer requested", block)
+		}
+		if n < 0 {
+			return nil, fmt.Errorf("block cache: load block %d: negative size %d", block, n)
+		}
+		allocated = true
+		c.reserve(int64(n))
+		*buf = newBlockBuf(n, c.mapMin)
+		return buf.b, nil
+	}
+	data, err = c.load(lctx, block, alloc)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 && (len(data) > len(buf.b) || unsafe.SliceData(data) != unsafe.SliceData(buf.b)) {
+		return nil, fmt.Errorf("block cache: load block %d: result is not in the buffer the cache provided", block)
+	}
+	return data, nil
 }
 
-// insertLocked adds a loaded block, evicting least recently used entries to
-// stay within capacity; c.mu must be held.
-func (c *Cache) insertLocked(block int, data []byte) {
-	size := int64(len(data))
-	if c.closed {
-		return
+// reserve makes room for a load of n bytes, evicting unpinned blocks, and
+// counts it as loading.
+func (c *Cache) reserve(n int64) {
+	c.mu.Lock()
+	free := c.makeRoomLocked(n)
+	if c.usedLocked()+n > c.capacity && n <= c.capacity {
+		c.stats.Overcommits++
 	}
-	if size > c.capacity {
-		c.stats.Oversized++
-		return
+	c.stats.LoadingBytes += n
+	c.notePeakLocked()
+	c.mu.Unlock()
+	for _, b := range free {
+		b.free()
 	}
-	if el, ok := c.entries[block]; ok {
-		c.removeLocked(el)
-	}
-	for c.stats.CurrentBytes+size > c.capacity {
-		c.removeLocked(c.lru.Back())
-		c.stats.Evictions++
-	}
-	c.entries[block] = c.lru.PushFront(&cacheEntry{block: block, data: data, lastUsed: c.now()})
-	c.stats.CurrentBytes += size
-	c.stats.PeakBytes = max(c.stats.PeakBytes, c.stats.CurrentBytes)
 }
 
-func (c *Cache) removeLocked(el *list.Element) {
+// usedLocked is the memory the cache accounts for; c.mu must be held.
+func (c *Cache) usedLocked() int64 {
+	return c.stats.CurrentBytes + c.stats.LoadingBytes + c.stats.PinnedBytes
+}
+
+func (c *Cache) notePeakLocked() {
+	c.stats.PeakBytes = max(c.stats.PeakBytes, c.usedLocked())
+}
+
+// makeRoomLocked evicts least recently used unpinned blocks until n more
+// bytes fit (evicting a pinned block would free nothing yet) and returns
+// the buffers to free; c.mu must be held.
+func (c *Cache) makeRoomLocked(n int64) []blockBuf {
+	var free []blockBuf
+	for el := c.lru.Back(); el != nil && c.usedLocked()+n > c.capacity; {
+		prev := el.Prev()
+		if e := el.Value.(*cacheEntry); e.refs == 0 {
+			free = append(free, c.removeLocked(el))
+			c.stats.Evictions++
+		}
+		el = prev
+	}
+	return free
+}
+
+// insertLocked adds a loaded block (whose buffer was counted as loading
+// until now) and returns the buffers to free; c.mu must be held.
+func (c *Cache) insertLocked(e *cacheEntry) []blockBuf {
+	var free []blockBuf
+	if c.closed || e.size() > c.capacity {
+		if !c.closed {
+			c.stats.Oversized++
+		}
+		if e.refs == 0 {
+			return append(free, e.buf)
+		}
+		c.stats.PinnedBytes += e.size()
+		return free
+	}
+	if el, ok := c.entries[e.block]; ok {
+		free = append(free, c.removeLocked(el))
+	}
+	// Room was made when the load started; a load that found everything
+	// pinned then may find some of it released now.
+	free = append(free, c.makeRoomLocked(e.size())...)
+	e.cached = true
+	c.entries[e.block] = c.lru.PushFront(e)
+	c.stats.CurrentBytes += e.size()
+	c.notePeakLocked()
+	return free
+}
+
+// removeLocked takes el out of the cache and returns its buffer if no Pin
+// holds it (for the caller to free after unlocking); c.mu must be held.
+func (c *Cache) removeLocked(el *list.Element) blockBuf {
 	e := c.lru.Remove(el).(*cacheEntry)
 	delete(c.entries, e.block)
-	c.stats.CurrentBytes -= int64(len(e.data))
+	e.cached = false
+	c.stats.CurrentBytes -= e.size()
+	if e.refs > 0 {
+		c.stats.PinnedBytes += e.size()
+		return blockBuf{}
+	}
+	return e.buf
 }
 
 // Contains reports whether block is currently cached (for tests and stats).
@@ -245,32 +449,40 @@ func (c *Cache) Stats() CacheStats {
 
 // Tidy drops entries that have not been used for longer than maxAge.
 func (c *Cache) Tidy(maxAge time.Duration) {
+	var free []blockBuf
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	now := c.now()
 	// The list is ordered by last use, so the idle entries are at the back.
 	for el := c.lru.Back(); el != nil; el = c.lru.Back() {
 		if now.Sub(el.Value.(*cacheEntry).lastUsed) <= maxAge {
 			break
 		}
-		c.removeLocked(el)
+		free = append(free, c.removeLocked(el))
 		c.stats.Expired++
+	}
+	c.mu.Unlock()
+	for _, b := range free {
+		b.free()
 	}
 }
 
 // Close drops all entries, cancels running loads and waits for them. Later
-// Gets fail with ErrClosed.
+// Gets fail with ErrClosed. Pins taken before stay valid until released.
 func (c *Cache) Close() {
+	var free []blockBuf
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return
 	}
 	c.closed = true
-	c.lru.Init()
-	clear(c.entries)
-	c.stats.CurrentBytes = 0
+	for el := c.lru.Back(); el != nil; el = c.lru.Back() {
+		free = append(free, c.removeLocked(el))
+	}
 	c.mu.Unlock()
+	for _, b := range free {
+		b.free()
+	}
 	c.cancel()
 	c.wg.Wait()
 }

@@ -10,25 +10,52 @@ import (
 	"time"
 )
 
+// copying adapts a loader that returns a block's bytes to a LoadFunc,
+// copying them into the cache's buffer.
+func copying(f func(ctx context.Context, b int) ([]byte, error)) LoadFunc {
+	return func(ctx context.Context, b int, alloc AllocFunc) ([]byte, error) {
+		d, err := f(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		buf, err := alloc(len(d))
+		if err != nil {
+			return nil, err
+		}
+		copy(buf, d)
+		return buf, nil
+	}
+}
+
+// get returns a copy of block b and releases its pin.
+func get(c *Cache, ctx context.Context, b int) ([]byte, error) {
+	var p Pin
+	if err := c.Get(ctx, b, &p); err != nil {
+		return nil, err
+	}
+	defer p.Release()
+	return append([]byte{}, p.Bytes()...), nil
+}
+
 func TestCacheCapacityAndLRU(t *testing.T) {
 	var loads atomic.Int64
-	c := NewCache(func(ctx context.Context, b int) ([]byte, error) {
+	c := NewCache(copying(func(ctx context.Context, b int) ([]byte, error) {
 		loads.Add(1)
 		return make([]byte, 100+b), nil
-	}, CacheOptions{Capacity: 350, Workers: 2})
+	}), CacheOptions{Capacity: 350, Workers: 2})
 	defer c.Close()
 	ctx := context.Background()
 	for _, b := range []int{0, 1, 2} { // 100+101+102 = 303
-		if d, err := c.Get(ctx, b); err != nil || len(d) != 100+b {
+		if d, err := get(c, ctx, b); err != nil || len(d) != 100+b {
 			t.Fatal(err)
 		}
 	}
-	c.Get(ctx, 0) // 0 becomes most recent; LRU order now 1, 2, 0
-	c.Get(ctx, 3) // 103 bytes: must evict 1
+	get(c, ctx, 0) // 0 becomes most recent; LRU order now 1, 2, 0
+	get(c, ctx, 3) // 103 bytes: must evict 1
 	if c.Contains(1) || !c.Contains(0) || !c.Contains(2) || !c.Contains(3) {
 		t.Errorf("after eviction: 0=%v 1=%v 2=%v 3=%v", c.Contains(0), c.Contains(1), c.Contains(2), c.Contains(3))
 	}
-	c.Get(ctx, 4) // 104: evicts 2
+	get(c, ctx, 4) // 104: evicts 2
 	if c.Contains(2) || !c.Contains(0) {
 		t.Error("LRU order not respected")
 	}
@@ -40,9 +67,9 @@ func TestCacheCapacityAndLRU(t *testing.T) {
 		t.Errorf("stats %+v loads %d", st, loads.Load())
 	}
 	// Oversized blocks are returned, not retained.
-	big := NewCache(func(ctx context.Context, b int) ([]byte, error) { return make([]byte, 1000), nil }, CacheOptions{Capacity: 500})
+	big := NewCache(copying(func(ctx context.Context, b int) ([]byte, error) { return make([]byte, 1000), nil }), CacheOptions{Capacity: 500})
 	defer big.Close()
-	if d, err := big.Get(ctx, 1); err != nil || len(d) != 1000 {
+	if d, err := get(big, ctx, 1); err != nil || len(d) != 1000 {
 		t.Fatal(err)
 	}
 	if big.Contains(1) || big.Stats().CurrentBytes != 0 || big.Stats().Oversized != 1 {
@@ -50,35 +77,40 @@ func TestCacheCapacityAndLRU(t *testing.T) {
 	}
 }
 
+// Readers pin one block at a time and at most Workers loads hold a buffer,
+// so a capacity of (readers+workers) blocks always leaves an unpinned
+// block to evict: the cache never exceeds it, in-flight loads included.
 func TestCacheRandomPeak(t *testing.T) {
-	c := NewCache(func(ctx context.Context, b int) ([]byte, error) {
+	const readers, workers, maxBlock = 8, 4, 1500
+	const capacity = (readers + workers) * maxBlock // 18000 of 23 blocks, ~28700 bytes
+	c := NewCache(copying(func(ctx context.Context, b int) ([]byte, error) {
 		return make([]byte, 1000+b*37%500), nil
-	}, CacheOptions{Capacity: 5000, Workers: 4})
+	}), CacheOptions{Capacity: capacity, Workers: workers})
 	defer c.Close()
 	var wg sync.WaitGroup
-	for g := range 8 {
+	for g := range readers {
 		wg.Go(func() {
 			for i := range 200 {
-				if _, err := c.Get(context.Background(), (i*7+g)%23); err != nil {
+				if _, err := get(c, context.Background(), (i*7+g)%23); err != nil {
 					t.Error(err)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if st := c.Stats(); st.PeakBytes > 5000 || st.CurrentBytes > 5000 {
-		t.Errorf("capacity exceeded: %+v", st)
+	if st := c.Stats(); st.PeakBytes > capacity || st.CurrentBytes > capacity || st.Overcommits != 0 || st.Evictions == 0 {
+		t.Errorf("capacity exceeded or nothing evicted: %+v", st)
 	}
 }
 
 func TestCacheSingleflight(t *testing.T) {
 	var loads atomic.Int64
 	release := make(chan struct{})
-	c := NewCache(func(ctx context.Context, b int) ([]byte, error) {
+	c := NewCache(copying(func(ctx context.Context, b int) ([]byte, error) {
 		loads.Add(1)
 		<-release
 		return []byte("data"), nil
-	}, CacheOptions{Capacity: 1 << 20, Workers: 4})
+	}), CacheOptions{Capacity: 1 << 20, Workers: 4})
 	defer c.Close()
 	var wg sync.WaitGroup
 	var started sync.WaitGroup
@@ -86,7 +118,7 @@ func TestCacheSingleflight(t *testing.T) {
 	for range 16 {
 		wg.Go(func() {
 			started.Done()
-			d, err := c.Get(context.Background(), 7)
+			d, err := get(c, context.Background(), 7)
 			if err != nil || string(d) != "data" {
 				t.Errorf("Get: %q %v", d, err)
 			}
@@ -109,7 +141,7 @@ func TestCacheSingleflight(t *testing.T) {
 
 func TestCacheWorkerBound(t *testing.T) {
 	var cur, peak atomic.Int64
-	c := NewCache(func(ctx context.Context, b int) ([]byte, error) {
+	c := NewCache(copying(func(ctx context.Context, b int) ([]byte, error) {
 		n := cur.Add(1)
 		for {
 			p := peak.Load()
@@ -120,11 +152,11 @@ func TestCacheWorkerBound(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		cur.Add(-1)
 		return []byte{byte(b)}, nil
-	}, CacheOptions{Capacity: 1 << 20, Workers: 3})
+	}), CacheOptions{Capacity: 1 << 20, Workers: 3})
 	defer c.Close()
 	var wg sync.WaitGroup
 	for b := range 20 {
-		wg.Go(func() { c.Get(context.Background(), b) })
+		wg.Go(func() { get(c, context.Background(), b) })
 	}
 	wg.Wait()
 	if p := peak.Load(); p > 3 || p < 1 {
@@ -137,7 +169,7 @@ func TestCacheErrorsAndContext(t *testing.T) {
 	var fail atomic.Bool
 	fail.Store(true)
 	block := make(chan struct{})
-	c := NewCache(func(ctx context.Context, b int) ([]byte, error) {
+	c := NewCache(copying(func(ctx context.Context, b int) ([]byte, error) {
 		if b == 99 {
 			select {
 			case <-block:
@@ -152,20 +184,20 @@ func TestCacheErrorsAndContext(t *testing.T) {
 			return nil, fmt.Errorf("load %d: %w", b, boom)
 		}
 		return []byte("ok"), nil
-	}, CacheOptions{Capacity: 100, Workers: 2})
-	if _, err := c.Get(context.Background(), 1); !errors.Is(err, boom) {
+	}), CacheOptions{Capacity: 100, Workers: 2})
+	if _, err := get(c, context.Background(), 1); !errors.Is(err, boom) {
 		t.Errorf("err %v", err)
 	}
 	fail.Store(false)
-	if d, err := c.Get(context.Background(), 1); err != nil || string(d) != "ok" {
+	if d, err := get(c, context.Background(), 1); err != nil || string(d) != "ok" {
 		t.Errorf("error was cached: %v", err)
 	}
-	if _, err := c.Get(context.Background(), 13); err == nil {
+	if _, err := get(c, context.Background(), 13); err == nil {
 		t.Error("panic not reported")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := c.Get(ctx, 99); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := get(c, ctx, 99); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("ctx: %v", err)
 	}
 	done := make(chan struct{})
@@ -175,23 +207,23 @@ func TestCacheErrorsAndContext(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("Close hangs on in-flight load")
 	}
-	if _, err := c.Get(context.Background(), 1); !errors.Is(err, ErrClosed) {
+	if _, err := get(c, context.Background(), 1); !errors.Is(err, ErrClosed) {
 		t.Errorf("after close: %v", err)
 	}
 }
 
 func TestCachePrefetch(t *testing.T) {
 	var loads atomic.Int64
-	c := NewCache(func(ctx context.Context, b int) ([]byte, error) {
+	c := NewCache(copying(func(ctx context.Context, b int) ([]byte, error) {
 		loads.Add(1)
 		return []byte{byte(b)}, nil
-	}, CacheOptions{Capacity: 100, Workers: 1})
+	}), CacheOptions{Capacity: 100, Workers: 1})
 	defer c.Close()
 	c.Prefetch(5)
 	for deadline := time.Now().Add(2 * time.Second); !c.Contains(5) && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	if d, err := c.Get(context.Background(), 5); err != nil || d[0] != 5 {
+	if d, err := get(c, context.Background(), 5); err != nil || d[0] != 5 {
 		t.Fatal(err)
 	}
 	c.Prefetch(5) // cached: no new load
@@ -204,20 +236,20 @@ func TestCachePrefetch(t *testing.T) {
 }
 
 func TestCacheTidy(t *testing.T) {
-	c := NewCache(func(ctx context.Context, b int) ([]byte, error) { return []byte{1}, nil }, CacheOptions{Capacity: 100})
+	c := NewCache(copying(func(ctx context.Context, b int) ([]byte, error) { return []byte{1}, nil }), CacheOptions{Capacity: 100})
 	defer c.Close()
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
 	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	ctx := context.Background()
-	c.Get(ctx, 1)
+	get(c, ctx, 1)
 	advance(10 * time.Second)
-	c.Get(ctx, 2)
+	get(c, ctx, 2)
 	advance(5 * time.Second)
-	c.Get(ctx, 3)
+	get(c, ctx, 3)
 	advance(time.Second)
-	c.Get(ctx, 2) // refresh: idle 0s now
+	get(c, ctx, 2) // refresh: idle 0s now
 	c.Tidy(3 * time.Second)
 	if c.Contains(1) || !c.Contains(2) || !c.Contains(3) {
 		t.Errorf("tidy: 1=%v 2=%v 3=%v", c.Contains(1), c.Contains(2), c.Contains(3))

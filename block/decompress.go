@@ -70,15 +70,15 @@ func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 	case CompLZ4, CompLZ4HC:
 		return decompressLZ4(src, nil, limit)
 	case CompBrotli:
-		return decompressBrotli(src, limit)
+		return decompressBrotli(src, nil, limit)
 	case CompLZMA:
-		return decompressXZ(src, limit)
+		return decompressXZ(src, nil, limit)
 	}
 	return nil, unsupported(c)
 }
 
 // DecompressInto is Decompress, but decodes into dst's storage when it is
-// large enough (zstd and lz4; the other codecs allocate), so a caller that
+// large enough (xz with BCJ filters allocates), so a caller that
 // decodes block after block can reuse one buffer instead of producing a
 // block-sized piece of garbage each time. The result may alias dst, or src
 // for CompNone.
@@ -91,6 +91,10 @@ func DecompressInto(c Compression, src, dst []byte, limit int64) ([]byte, error)
 		return decompressZstd(src, dst, limit)
 	case CompLZ4, CompLZ4HC:
 		return decompressLZ4(src, dst, limit)
+	case CompBrotli:
+		return decompressBrotli(src, dst, limit)
+	case CompLZMA:
+		return decompressXZ(src, dst, limit)
 	}
 	return Decompress(c, src, limit)
 }
@@ -168,9 +172,15 @@ func readUvarint(src []byte) (int64, int, error) {
 
 // readExactly reads exactly n bytes from r and requires r to end there. The
 // buffer grows with the data actually produced, so a forged size prefix
-// cannot make us allocate more than the stream really decodes to.
-func readExactly(r io.Reader, n int64, prealloc int64) ([]byte, error) {
-	buf := make([]byte, 0, min(n, max(prealloc, 4096)))
+// cannot make us allocate more than the stream really decodes to. A dst
+// of n bytes or more is read into instead (its owner chose to spend that).
+func readExactly(r io.Reader, n int64, prealloc int64, dst []byte) ([]byte, error) {
+	var buf []byte
+	if int64(cap(dst)) >= n {
+		buf = dst[:0:n]
+	} else {
+		buf = make([]byte, 0, min(n, max(prealloc, 4096)))
+	}
 	for int64(len(buf)) < n {
 		if len(buf) == cap(buf) {
 			grow := min(n, max(int64(cap(buf))*2, 4096))
@@ -408,7 +418,7 @@ func decompressLZ4(src, dst []byte, limit int64) ([]byte, error) {
 
 // ---- brotli ----
 
-func decompressBrotli(src []byte, limit int64) ([]byte, error) {
+func decompressBrotli(src, dst []byte, limit int64) ([]byte, error) {
 	n, k, err := readUvarint(src)
 	if err != nil {
 		return nil, fmt.Errorf("brotli: %w", err)
@@ -417,7 +427,7 @@ func decompressBrotli(src []byte, limit int64) ([]byte, error) {
 		return nil, tooLarge(n, limit)
 	}
 	r := brotli.NewReader(bytes.NewReader(src[k:]))
-	out, err := readExactly(r, n, int64(len(src))*8)
+	out, err := readExactly(r, n, int64(len(src))*8, dst)
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
 			return nil, fmt.Errorf("brotli: %w", err)
@@ -429,7 +439,7 @@ func decompressBrotli(src []byte, limit int64) ([]byte, error) {
 
 // ---- lzma (xz) ----
 
-func decompressXZ(src []byte, limit int64) ([]byte, error) {
+func decompressXZ(src, dst []byte, limit int64) ([]byte, error) {
 	info, err := parseXZ(src)
 	if err != nil {
 		return nil, err
@@ -451,7 +461,7 @@ func decompressXZ(src []byte, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("xz: %w (%w)", err, ErrCorrupt)
 	}
-	out, err := readExactly(r, info.total, int64(len(src))*8)
+	out, err := readExactly(r, info.total, int64(len(src))*8, dst)
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
 			return nil, fmt.Errorf("xz: %w", err)

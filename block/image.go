@@ -619,6 +619,58 @@ func (im *Image) ReadDecompressedInto(s Section, limit int64, raw, dst []byte) (
 	return out, raw, nil
 }
 
+// ReadDecompressedAlloc is ReadDecompressedInto decoding into a buffer
+// from alloc, which it calls once with the decompressed size, after
+// reading and checking the payload and before decoding it (a stored
+// section is read straight into that buffer, raw is not used then). The
+// data returned is alloc's buffer.
+func (im *Image) ReadDecompressedAlloc(s Section, limit int64, raw []byte, alloc func(n int) ([]byte, error)) (data, rawBuf []byte, err error) {
+	if s, err = im.Header(s); err != nil {
+		return nil, raw, err
+	}
+	if s.Compression == CompNone {
+		if s.Length > limit {
+			return nil, raw, im.sectionErr(s, ErrTooLarge, "size %d exceeds limit %d", s.Length, limit)
+		}
+		dst, err := alloc(int(s.Length))
+		if err != nil {
+			return nil, raw, err
+		}
+		out, err := im.ReadRawInto(s, dst)
+		return out, raw, err
+	}
+	raw, err = im.ReadRawInto(s, raw)
+	if err != nil {
+		return nil, raw, err
+	}
+	n, err := UncompressedSize(s.Compression, raw)
+	if err != nil || n > limit {
+		// The decoder rejects the framing too, in its own words.
+		if _, derr := DecompressInto(s.Compression, raw, nil, limit); derr != nil {
+			err = derr
+		} else if err == nil {
+			err = tooLarge(n, limit)
+		}
+		return nil, raw, im.sectionErr(s, err, "decompress %s", s.Compression)
+	}
+	dst, err := alloc(int(n))
+	if err != nil {
+		return nil, raw, err
+	}
+	out, err := DecompressInto(s.Compression, raw, dst, limit)
+	if err != nil {
+		return nil, raw, im.sectionErr(s, err, "decompress %s", s.Compression)
+	}
+	if int64(len(out)) != n {
+		return nil, raw, im.sectionErr(s, ErrCorrupt, "decompress %s: %d bytes, framing declares %d", s.Compression, len(out), n)
+	}
+	if n > 0 && &out[0] != &dst[0] {
+		// A codec that decodes into memory of its own.
+		copy(dst, out)
+	}
+	return dst, raw, nil
+}
+
 // VerifyFast checks the XXH3-64 checksum of s. v1 sections carry no
 // checksum and always pass.
 func (im *Image) VerifyFast(s Section) error {

@@ -382,7 +382,7 @@ func decodeXZFiltered(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, er
 		if err != nil {
 			return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
 		}
-		data, err := readExactly(r, b.uncompressed, int64(dataEnd-dataStart)*8)
+		data, err := readExactly(r, b.uncompressed, int64(dataEnd-dataStart)*8, nil)
 		if err != nil {
 			if errors.Is(err, ErrCorrupt) {
 				return nil, fmt.Errorf("xz block %d: %w", bi, err)

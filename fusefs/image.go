@@ -210,9 +210,11 @@ func (s *ImageSource) preload(blocks []int) {
 			if s.ctx.Err() != nil || used+bs > capacity {
 				return
 			}
-			if _, err := s.cache.Get(s.ctx, b); err != nil {
+			var pin block.Pin
+			if err := s.cache.Get(s.ctx, b, &pin); err != nil {
 				return
 			}
+			pin.Release()
 			used += bs
 		}
 	}()

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/source"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
@@ -39,10 +40,11 @@ type Config struct {
 	// Nil means: direct when running as root.
 	DirectMount *bool
 	// LimitMemory sets the process's soft memory limit (the Go runtime's
-	// GOMEMLIMIT, unless that is set) to what the mount needs: the heap
-	// in use when mounting, the block cache and the blocks being decoded,
-	// plus a small constant; and, unless GOGC is set, lets garbage grow to
-	// a quarter of the live heap instead of all of it (mountGCPercent).
+	// GOMEMLIMIT, unless that is set) to what the mount needs on the Go
+	// heap: the heap in use when mounting and the compressed blocks being
+	// decoded, plus a small constant (decoded blocks live outside the
+	// heap; see limitMemory); and, unless GOGC is set, lets garbage grow
+	// to a quarter of the live heap instead of all of it (mountGCPercent).
 	// For a process that serves one mount.
 	LimitMemory bool
 }
@@ -268,18 +270,22 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 // layouts, stacks.
 const memSlack = 64 << 20
 
-// mountGCPercent is the driver's GOGC. Its live heap is the metadata and
-// the block cache, large pointer-free arrays that a collection marks in
-// little time, while the default of 100 lets the process grow to twice
-// their size between collections: on a 1M-file image (70 MiB of live
-// metadata) RSS after find was 148 MiB with 100 and 104 MiB with 25, for
-// the same CPU time within noise.
+// mountGCPercent is the driver's GOGC. Its live heap is mostly the
+// metadata, large pointer-free arrays that a collection marks in little
+// time, while the default of 100 lets the process grow to twice their
+// size between collections: on a 1M-file image (70 MiB of live metadata)
+// RSS after find was 148 MiB with 100 and 104 MiB with 25, for the same
+// CPU time within noise. (Decoded blocks are not on the heap; see
+// limitMemory.)
 const mountGCPercent = 25
 
 // limitMemory sets the runtime's soft memory limit for a mount of src and
-// returns it. Without a limit the collector lets garbage (replaced cache
-// blocks, decoder buffers) grow in proportion to the live heap, so a full
-// block cache could double the process size.
+// returns it. The limit covers what lives on the Go heap: the metadata,
+// the compressed payloads of the blocks being decoded (up to a block per
+// worker, plus one) and memSlack. The block cache keeps decoded blocks in
+// memory of their own, which it hands back to the system as soon as a
+// block is evicted and no read holds it, so the cache's capacity counts
+// here only where its blocks are too small for that and live on the heap.
 func limitMemory(src Source) int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0
@@ -290,8 +296,10 @@ func limitMemory(src Source) int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	info := src.Info()
-	limit := int64(ms.HeapAlloc) + src.CacheStats().Capacity +
-		int64(max(info.Workers, 1)+1)*int64(info.BlockSize) + memSlack
+	limit := int64(ms.HeapAlloc) + int64(max(info.Workers, 1)+1)*int64(info.BlockSize) + memSlack
+	if !block.OffHeap(int(info.BlockSize)) {
+		limit += src.CacheStats().Capacity
+	}
 	debug.SetMemoryLimit(limit)
 	return limit
 }
