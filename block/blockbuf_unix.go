@@ -22,6 +22,10 @@ type blockBuf struct {
 // process has a limited number) outweighs what the heap would waste.
 const mapMin = 64 << 10
 
+// hugeMin is the size of a huge page on the common systems; smaller
+// buffers cannot use one.
+const hugeMin = 2 << 20
+
 // newBlockBuf returns a zeroed buffer of n bytes, mapped when n >= min.
 func newBlockBuf(n, min int) blockBuf {
 	if n <= 0 {
@@ -30,6 +34,9 @@ func newBlockBuf(n, min int) blockBuf {
 	if n >= min {
 		b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 		if err == nil {
+			if n >= hugeMin {
+				adviseHuge(b)
+			}
 			return blockBuf{b: b[:n:n], mapped: true}
 		}
 		// Out of mappings (or address space): the heap still works.

@@ -58,7 +58,9 @@ var ErrReleased = errors.New("block cache: block released twice")
 // Pin holds it. Everything the cache holds counts against its capacity:
 // the cached blocks, the blocks being decoded (room is made for them
 // before decoding starts) and evicted blocks still pinned. Only when every
-// cached block is pinned does a load exceed the capacity (Overcommits).
+// cached block is pinned does a load exceed the capacity (Overcommits);
+// such a block is not cached but freed once its readers release it, so
+// the cached blocks alone never exceed the capacity.
 type Cache struct {
 	load     LoadFunc
 	capacity int64
@@ -392,8 +394,19 @@ func (c *Cache) makeRoomLocked(n int64) []blockBuf {
 // until now) and returns the buffers to free; c.mu must be held.
 func (c *Cache) insertLocked(e *cacheEntry) []blockBuf {
 	var free []blockBuf
-	if c.closed || e.size() > c.capacity {
-		if !c.closed {
+	if el, ok := c.entries[e.block]; ok {
+		free = append(free, c.removeLocked(el))
+	}
+	oversized := e.size() > c.capacity
+	if !c.closed && !oversized {
+		// Room was made when the load started; a load that found
+		// everything pinned then may find some of it released now.
+		free = append(free, c.makeRoomLocked(e.size())...)
+	}
+	if c.closed || oversized || c.usedLocked()+e.size() > c.capacity {
+		// Not kept: handed to the waiting Gets, freed with their Pins,
+		// so memory beyond the capacity lasts only while it is read.
+		if oversized && !c.closed {
 			c.stats.Oversized++
 		}
 		if e.refs == 0 {
@@ -402,12 +415,6 @@ func (c *Cache) insertLocked(e *cacheEntry) []blockBuf {
 		c.stats.PinnedBytes += e.size()
 		return free
 	}
-	if el, ok := c.entries[e.block]; ok {
-		free = append(free, c.removeLocked(el))
-	}
-	// Room was made when the load started; a load that found everything
-	// pinned then may find some of it released now.
-	free = append(free, c.makeRoomLocked(e.size())...)
 	e.cached = true
 	c.entries[e.block] = c.lru.PushFront(e)
 	c.stats.CurrentBytes += e.size()

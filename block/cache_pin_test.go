@@ -155,6 +155,10 @@ func TestCachePins(t *testing.T) {
 			if st := e.c.Stats(); st.Overcommits != 1 || st.PeakBytes != 400 {
 				t.Errorf("overcommits %d peak %d, want 1 and 400", st.Overcommits, st.PeakBytes)
 			}
+			if e.c.Contains(4) {
+				t.Error("block beyond the capacity was cached")
+			}
+			checkUsage(t, e.c, 300, 0, 100)
 			for _, p := range pins {
 				p.Release()
 			}

@@ -149,6 +149,7 @@ func (s *ImageSource) CacheStats() CacheStats {
 	return CacheStats{
 		Hits: st.Hits, Misses: st.Misses, Decoded: st.Decoded, DecodedBytes: st.DecodedBytes,
 		Evictions: st.Evictions, CurrentBytes: st.CurrentBytes, PeakBytes: st.PeakBytes, Capacity: st.Capacity,
+		LoadingBytes: st.LoadingBytes, PinnedBytes: st.PinnedBytes, Overcommits: st.Overcommits,
 	}
 }
 

@@ -80,6 +80,7 @@ func (p *perfCounters) report(cs CacheStats) string {
 	fmt.Fprintf(&b, "readahead: %d sequential triggers, %d prefetches\n", p.seqTriggers.Load(), p.prefetches.Load())
 	fmt.Fprintf(&b, "block cache: %d hits, %d misses, %d blocks decoded (%d bytes), %d evictions\n",
 		cs.Hits, cs.Misses, cs.Decoded, cs.DecodedBytes, cs.Evictions)
-	fmt.Fprintf(&b, "block cache size: current %d, peak %d, capacity %d bytes\n", cs.CurrentBytes, cs.PeakBytes, cs.Capacity)
+	fmt.Fprintf(&b, "block cache size: current %d, loading %d, held by reads %d, peak %d, capacity %d bytes (%d overcommits)\n",
+		cs.CurrentBytes, cs.LoadingBytes, cs.PinnedBytes, cs.PeakBytes, cs.Capacity, cs.Overcommits)
 	return b.String()
 }

@@ -55,6 +55,11 @@ type FsInfo struct {
 type CacheStats struct {
 	Hits, Misses, Decoded, DecodedBytes, Evictions int64
 	CurrentBytes, PeakBytes, Capacity              int64
+	// LoadingBytes are buffers of blocks being decoded, PinnedBytes blocks
+	// out of the cache that reads still hold; both count against Capacity
+	// and in PeakBytes. Overcommits counts loads that found every cached
+	// block pinned and went beyond it.
+	LoadingBytes, PinnedBytes, Overcommits int64
 }
 
 // Source is what the driver needs from an opened image. NewImageSource
