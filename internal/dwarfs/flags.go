@@ -42,7 +42,7 @@ var mountOptions = []cli.Item{
 	{Term: "uid=N, gid=N", Text: "override owner and group"},
 	{Term: "preload_category=NAME, preload_all", Text: "load blocks into the cache at mount time; a category the image does not have is an error (the reference ignores it)"},
 	{Term: "analysis_file=FILE", Text: "write the path of each file opened, once, in the order of first opens (input for mkdwarfs --hotness-list)"},
-	{Term: "block_allocator=malloc|mmap", Text: "accepted for compatibility: blocks are Go heap memory either way, and the Go runtime returns freed memory to the system (malloc)"},
+	{Term: "block_allocator=malloc|mmap", Text: "accepted for compatibility: decoded blocks are always memory mapped for them alone and returned to the system when they leave the cache (mmap)"},
 	{Term: "perfmon", Text: "print performance statistics at unmount"},
 	{Term: "debuglevel=LEVEL", Text: "log level (error, warn, info, debug, trace)"},
 	{Term: "remote_workers=N", Text: "parallel range requests for an image at a URL (4)"},
@@ -60,7 +60,7 @@ var mountOptions = []cli.Item{
 var differences = []cli.Item{
 	{Term: "no_xattr", Text: "not in the reference: the kernel never caches extended attributes for FUSE, so a tool that asks for one of every file costs a request per file each time; with no_xattr the kernel stops sending them after the first refusal. Without it, names outside user.* are refused as unsupported (EOPNOTSUPP), which is enough for ls -l to stop asking for labels and ACLs"},
 	{Term: "preload_category=NAME", Text: "a category the image does not have fails the mount with an error listing the categories it has (the reference silently preloads nothing); the option may be given more than once"},
-	{Term: "block_allocator=malloc|mmap", Text: "accepted and checked, but blocks are always Go heap memory; the Go runtime returns freed memory to the system by itself, which is what mmap is for in the reference"},
+	{Term: "block_allocator=malloc|mmap", Text: "accepted and checked, but decoded blocks of 64 KiB and more always get an anonymous mapping of their own (as with mmap in the reference), unmapped as soon as a block leaves the cache and no read holds it; smaller blocks are Go heap memory"},
 	{Term: "max_threads=N", Text: "requests run on goroutines, not a libfuse thread pool, so there is no limit unless one is given (libfuse's default is 10 threads); with N, at most N requests are handled at once"},
 	{Term: "clone_fd, max_idle_threads=N", Text: "accepted for scripts and fstab lines written for the reference, with no effect: they tune libfuse's thread pool (a /dev/fuse descriptor per thread; how many idle threads to keep), while go-fuse reads all requests from one descriptor with a small fixed number of waiting goroutines and lets the others end; max_idle_threads takes a number from -1 (no limit) up"},
 	{Term: "case_insensitive", Text: "directory indexes are built as directories are first searched rather than all at mount; the collision warnings are still given at mount"},
