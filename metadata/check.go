@@ -572,18 +572,31 @@ func (f *FS) checkFiles() error {
 		}
 	}
 	if f.opts().InodesHaveNlink {
-		cnt := make([]uint32, regs)
+		// One byte per file counts its entries: hard links beyond 255
+		// are rare and counted on in a map. The counts are garbage once
+		// opened; kept small, they add less to the process.
+		cnt := make([]uint8, regs)
+		var over map[uint32]uint32
 		var ib [batchLen]uint32
 		for lo, ne := uint32(0), uint32(f.ents.len()); lo < ne; lo += batchLen {
 			n := min(batchLen, ne-lo)
 			f.ents.fillInodeNums(lo, ib[:n])
 			for _, ino := range ib[:n] {
 				if ino >= f.rank[2] && ino < f.rank[3] {
-					cnt[ino-f.rank[2]]++
+					r := ino - f.rank[2]
+					if cnt[r] == 255 {
+						if over == nil {
+							over = map[uint32]uint32{}
+						}
+						over[r]++
+						continue
+					}
+					cnt[r]++
 				}
 			}
 		}
-		for r, c := range cnt {
+		for r, c8 := range cnt {
+			c := uint64(c8) + uint64(over[uint32(r)])
 			ino := f.rank[2] + uint32(r)
 			if r%batchLen == 0 && f.v23 {
 				// 2.3+: inode ino's attributes are element ino.
@@ -595,7 +608,7 @@ func (f *FS) checkFiles() error {
 			} else {
 				nl = f.md.inodeField(f.attrIndex(ino), fNlink)
 			}
-			if got := uint64(nl) + 1; got != uint64(c) {
+			if got := uint64(nl) + 1; got != c {
 				return fmt.Errorf("metadata: check: inode %d: nlink %d but %d entries", ino, got, c)
 			}
 		}

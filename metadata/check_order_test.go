@@ -332,3 +332,34 @@ func TestResolveFSSTParts(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckManyLinks: a file with more than 255 entries (hard links) has
+// them all counted against its stored link count.
+func TestCheckManyLinks(t *testing.T) {
+	for _, c := range []struct {
+		nlink uint32
+		want  string
+	}{{300, ""}, {299, "inode 1: nlink 299 but 300 entries"}, {44, "inode 1: nlink 44 but 300 entries"}} {
+		md := &Metadata{
+			Modes:         []uint32{0o40755, 0o100644},
+			HasDirEntries: true,
+			BlockSize:     1024,
+			Options:       &FsOptions{MtimeOnly: true, InodesHaveNlink: true},
+			Inodes:        []InodeData{{ModeIndex: 0}, {ModeIndex: 1, NlinkMinusOne: c.nlink - 1}},
+			DirEntries:    []DirEntry{{}},
+			ChunkTable:    []uint32{0, 0},
+		}
+		for i := range 300 {
+			md.Names = append(md.Names, fmt.Sprintf("n%03d", i))
+			md.DirEntries = append(md.DirEntries, DirEntry{NameIndex: uint32(i), InodeNum: 1})
+		}
+		md.Directories = []Directory{{FirstEntry: 1}, {FirstEntry: uint32(len(md.DirEntries))}}
+		err := loadErr(reencode(t, md))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("nlink %d: %v", c.nlink, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("nlink %d: error %v, want %q", c.nlink, err, c.want)
+		}
+	}
+}
