@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-scale check-compat check-filters check-codecs clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-scale bench-mount check-compat check-filters check-codecs clean
 
 all: build
 
@@ -124,6 +124,12 @@ bench-read: build
 # is set (QUICK=1: 100,000 files). See bench/README.md.
 bench-scale: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/scale.sh
+
+# Mount time and RSS right after mounting of the FUSE drivers, alternated
+# over rounds, beside the reference driver when REF_DWARFS is set (IMAGE:
+# default the bench-scale image). See bench/README.md.
+bench-mount: build
+	BIN=$(abspath $(BIN)) ./bench/mount.sh
 
 # Images from every level, codec, packing option and rewrite, checked with
 # the reference tools (REF_DWARFS=DIR; skipped with a message without it).
