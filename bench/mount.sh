@@ -4,9 +4,10 @@
 # the page cache: `DRIVER IMAGE MNT -f -o cachesize=512m`, timed until
 # `mountpoint -q MNT` succeeds (polled every 10 ms), then its VmRSS right
 # then and half a second later (the driver frees the heap its open left
-# just after mounting). Medians over the rounds, and each driver's ratio
-# to the reference driver; the load average is printed with every round,
-# as other work on the machine inflates wall times.
+# just after mounting), and the CPU time the driver used until mounted,
+# which the load of a shared machine inflates less than wall time.
+# Medians over the rounds, and each driver's ratio to the reference
+# driver; the load average is printed with every round.
 #
 #   IMAGE        image to mount (default: the files1m image of make bench-scale)
 #   ROUNDS       rounds (default 7)
@@ -45,6 +46,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+# cpu PID: user+system CPU milliseconds of PID so far.
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 
 RES=$(mktemp)
 echo "image: $IMAGE ($ROUNDS rounds)"
@@ -60,12 +63,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		t2=$(now_ns)
 		mountpoint -q "$M" || die "$name did not mount $IMAGE"
 		r0=$(rss "$PID")
+		c=$(cpu "$PID")
 		sleep 0.5
 		r1=$(rss "$PID")
 		ms=$(((t2 - t) / 1000000))
-		printf '%s round %d: mount %d ms, VmRSS %d KiB right after, %d KiB 0.5 s later, load %s\n' \
-			"$name" "$r" "$ms" "$r0" "$r1" "$(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "$name $ms $r0 $r1" >>"$RES"
+		printf '%s round %d: mount %d ms (CPU %d ms), VmRSS %d KiB right after, %d KiB 0.5 s later, load %s\n' \
+			"$name" "$r" "$ms" "$c" "$r0" "$r1" "$(cut -d' ' -f1-3 /proc/loadavg)"
+		echo "$name $ms $r0 $r1 $c" >>"$RES"
 		umount "$M"
 		wait "$PID" || true
 		PID=""
@@ -74,7 +78,7 @@ done
 
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 echo
-printf '%-12s %10s %10s %12s %12s %12s\n' driver "mount ms" "ratio" "RSS KiB" "ratio" "RSS 0.5 s"
+printf '%-12s %10s %10s %10s %12s %12s %12s\n' driver "mount ms" "ratio" "CPU ms" "RSS KiB" "ratio" "RSS 0.5 s"
 refms=$(awk '$1 == "reference" {print $2}' "$RES" | median)
 refrss=$(awk '$1 == "reference" {print $3}' "$RES" | median)
 for spec in "${drivers[@]}"; do
@@ -82,6 +86,7 @@ for spec in "${drivers[@]}"; do
 	ms=$(awk -v n="$name" '$1 == n {print $2}' "$RES" | median)
 	r0=$(awk -v n="$name" '$1 == n {print $3}' "$RES" | median)
 	r1=$(awk -v n="$name" '$1 == n {print $4}' "$RES" | median)
-	printf '%-12s %10s %10s %12s %12s %12s\n' "$name" "$ms" "$(ratio "$ms" "$refms")" "$r0" "$(ratio "$r0" "$refrss")" "$r1"
+	c=$(awk -v n="$name" '$1 == n {print $5}' "$RES" | median)
+	printf '%-12s %10s %10s %10s %12s %12s %12s\n' "$name" "$ms" "$(ratio "$ms" "$refms")" "$c" "$r0" "$(ratio "$r0" "$refrss")" "$r1"
 done
 rm -f "$RES"
