@@ -17,10 +17,11 @@ import (
 // or crashed run never leaves a partial image under that name. Errors name
 // the output, not the temporary file.
 type output struct {
-	path string
-	tmp  *os.File // nil for a stream output
-	bw   *bufio.Writer
-	n    int64 // bytes written
+	path   string
+	tmp    *os.File // nil for a stream output
+	direct *os.File // an existing device, FIFO or socket written in place
+	bw     *bufio.Writer
+	n      int64 // bytes written
 }
 
 // createOutput starts writing the image path, or w when path is "-". An
@@ -35,6 +36,15 @@ func createOutput(path string, overwrite bool, w io.Writer) (*output, error) {
 		}
 		if !overwrite {
 			return nil, &existsError{path}
+		}
+		if !st.Mode().IsRegular() {
+			// A device or FIFO (-o /dev/null) is written in place:
+			// renaming a file over it would replace the device.
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, fmt.Errorf("opening output %s: %w", path, bare(err))
+			}
+			return &output{path: path, direct: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
 		}
 	} else if _, lerr := os.Lstat(path); lerr == nil && !overwrite {
 		return nil, &existsError{path} // a dangling link
@@ -75,6 +85,14 @@ func (o *output) Commit(ctx context.Context) (err error) {
 	if err := o.bw.Flush(); err != nil {
 		return o.fail("writing", err)
 	}
+	if o.direct != nil {
+		f := o.direct
+		o.direct = nil
+		if err := f.Close(); err != nil {
+			return o.fail("writing", err)
+		}
+		return nil
+	}
 	if o.tmp == nil {
 		return nil
 	}
@@ -107,6 +125,10 @@ func (o *output) Commit(ctx context.Context) (err error) {
 
 // Abort removes the temporary file; safe after commit and twice.
 func (o *output) Abort() {
+	if o.direct != nil {
+		o.direct.Close()
+		o.direct = nil
+	}
 	if o.tmp != nil {
 		o.tmp.Close()
 		os.Remove(o.tmp.Name())

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -137,5 +139,47 @@ func TestOutputStream(t *testing.T) {
 	o.Write([]byte("image"))
 	if err := o.Commit(context.Background()); err != nil || buf.String() != "image" || o.Size() != 5 {
 		t.Fatalf("stream got %q (size %d), %v", buf.String(), o.Size(), err)
+	}
+}
+
+// An existing FIFO or device (-o /dev/null) is written in place, never
+// replaced by a file, and only with overwrite, like any existing output.
+func TestOutputDevice(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("skipped: cannot make a FIFO: %v", err)
+	}
+	if _, err := createOutput(fifo, false, nil); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("without overwrite: %v, want ErrExist", err)
+	}
+	// A reader is there before the writer; a file renamed over the FIFO
+	// would leave it reading nothing.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	o, err := createOutput(fifo, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Write([]byte("image")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o.Abort()
+	r.Fd() // back to blocking reads
+	if b, err := io.ReadAll(r); string(b) != "image" {
+		t.Errorf("read %q, %v from the FIFO, want %q", b, err, "image")
+	}
+	st, err := os.Lstat(fifo)
+	if err != nil || st.Mode().Type() != fs.ModeNamedPipe {
+		t.Errorf("output is now %v, %v; want the FIFO", st.Mode(), err)
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("directory holds %v, want only the FIFO", names)
 	}
 }

@@ -97,8 +97,9 @@ func (nopCloser) Close() error { return nil }
 // complete, so a failed run leaves nothing under the final name.
 type archiveOutput struct {
 	io.Writer
-	f    *os.File
-	name string
+	f      *os.File
+	direct *os.File // an existing device or FIFO, written in place
+	name   string
 }
 
 func openArchiveOutput(cfg *Config) (*archiveOutput, error) {
@@ -107,6 +108,14 @@ func openArchiveOutput(cfg *Config) (*archiveOutput, error) {
 	}
 	if fi, err := os.Stat(cfg.Output); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory", cfg.Output)
+	} else if err == nil && !fi.Mode().IsRegular() {
+		// A device or FIFO (-o /dev/null) is written in place:
+		// renaming a file over it would replace the device.
+		f, err := os.OpenFile(cfg.Output, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Output, err)
+		}
+		return &archiveOutput{Writer: f, direct: f}, nil
 	}
 	f, err := os.CreateTemp(filepath.Dir(cfg.Output), "."+filepath.Base(cfg.Output)+".tmp*")
 	if err != nil {
@@ -117,6 +126,13 @@ func openArchiveOutput(cfg *Config) (*archiveOutput, error) {
 
 // commit puts the finished archive under its name.
 func (o *archiveOutput) commit() error {
+	if o.direct != nil {
+		f := o.direct
+		o.direct = nil
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+	}
 	if o.f == nil {
 		return nil
 	}
@@ -138,6 +154,10 @@ func (o *archiveOutput) commit() error {
 
 // abort drops an unfinished archive; a no-op after commit.
 func (o *archiveOutput) abort() {
+	if o.direct != nil {
+		o.direct.Close()
+		o.direct = nil
+	}
 	if o.f != nil {
 		o.f.Close()
 		os.Remove(o.f.Name())

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -351,5 +352,37 @@ func TestFormatErrors(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// An archive written to an existing FIFO or device (-o /dev/null) goes
+// into it; renaming a file over it would replace the device.
+func TestArchiveToFIFO(t *testing.T) {
+	img := fixturesFor(t)[0].image
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("skipped: cannot make a FIFO: %v", err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The archive is small enough for the pipe's buffer.
+	rc, _, errs := runx("-i", img, "-f", "newc", "-o", fifo, "a/hello.txt")
+	if rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errs)
+	}
+	r.Fd() // blocking reads from here on
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := readCpio(t, b)
+	if e, ok := arch["a/hello.txt"]; !ok || e.sum != sum([]byte("hello\n")) {
+		t.Errorf("a/hello.txt missing or wrong in what the FIFO received (%d members)", len(arch))
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode().Type() != fs.ModeNamedPipe {
+		t.Errorf("output is now %v, %v; want the FIFO", st.Mode(), err)
 	}
 }
