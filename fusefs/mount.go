@@ -47,6 +47,10 @@ type Config struct {
 	// to a quarter of the live heap instead of all of it (mountGCPercent).
 	// For a process that serves one mount.
 	LimitMemory bool
+	// SpareProcs raises GOMAXPROCS (unless the GOMAXPROCS variable is
+	// set) so that Go code can run while every FUSE reader is blocked in
+	// read(2); see spareProcs. For a process that serves one mount.
+	SpareProcs bool
 }
 
 // driver is the per-mount state.
@@ -247,6 +251,9 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	if s.stderr == nil {
 		s.stderr = os.Stderr
 	}
+	if cfg.SpareProcs && os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + spareProcs)
+	}
 	if cfg.LimitMemory {
 		d.memLimit = limitMemory(src)
 		if os.Getenv("GOGC") == "" {
@@ -264,6 +271,17 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	}()
 	return s, nil
 }
+
+// spareProcs is how many Ps the driver adds to the runtime's default of
+// one per CPU, after go-fuse has sized its reader pool by that default.
+// A reader waiting in read(2) on the FUSE device keeps its P; when every P
+// is held that way, the runtime takes them back (handing each to a newly
+// woken thread that finds nothing to do) every 20 microseconds and the
+// reader that the next request wakes must get one back: a few thread
+// wake-ups per request. With an idle P left over, a woken reader keeps
+// its own and runs at once. One client stat-ing 100k files on a 2-CPU
+// machine took 28-33% less time and CPU with 3 or 4 Ps than with 2.
+const spareProcs = 2
 
 // memSlack is what the process may use beyond the metadata, the block
 // cache and the blocks being decoded: FUSE request buffers, open file

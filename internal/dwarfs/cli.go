@@ -393,7 +393,7 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 		defer f.Close()
 		dopts.Analysis = f
 	}
-	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: dopts, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true})
+	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: dopts, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true, SpareProcs: true})
 	if err != nil {
 		return fail(err)
 	}
