@@ -87,15 +87,8 @@ func TestCheckNameOrder(t *testing.T) {
 			t.Run(fmt.Sprintf("reversed=%v/%s", reversed, c.name), func(t *testing.T) {
 				md := flatTree(nd, nf, reversed)
 				c.mut(md)
-				schema, data, err := Encode(md)
-				if err != nil {
-					t.Fatal(err)
-				}
-				lazy, err := DecodeLazy(schema, data)
-				if err != nil {
-					t.Fatal(err)
-				}
-				err = loadErr(lazy)
+				lazy := encodeLazy(t, md)
+				err := loadErr(lazy)
 				switch {
 				case c.want == "" && err != nil:
 					t.Fatalf("refused: %v", err)
@@ -187,14 +180,7 @@ func TestCheckLazy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			md := flatTree(nd, nf, false)
 			c.mut(md)
-			schema, data, err := Encode(md)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lazy, err := DecodeLazy(schema, data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lazy := encodeLazy(t, md)
 			f, err := NewFS(lazy)
 			if err != nil {
 				t.Fatal(err)
@@ -362,4 +348,18 @@ func TestCheckManyLinks(t *testing.T) {
 			t.Errorf("nlink %d: error %v, want %q", c.nlink, err, c.want)
 		}
 	}
+}
+
+// encodeLazy encodes md and decodes it again as an opened image would.
+func encodeLazy(t *testing.T, md *Metadata) *Metadata {
+	t.Helper()
+	schema, data, err := Encode(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, err := DecodeLazy(schema, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lazy
 }

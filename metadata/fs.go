@@ -507,14 +507,9 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 	}
 	buf := make([]byte, 0, uint64(len(st.Buffer))-min(a, uint64(len(st.Buffer))))
 	for i := range n {
-		var b uint64
-		if st.PackedIndex {
-			b = a + uint64(st.Index[i])
-		} else {
-			b = uint64(st.Index[i+1])
-		}
-		if a > b || b > uint64(len(st.Buffer)) {
-			return strTab{}, fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
+		b, err := st.end(a, i, what)
+		if err != nil {
+			return strTab{}, err
 		}
 		s := st.Buffer[a:b]
 		a = b
@@ -528,6 +523,20 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 	return out, nil
 }
 
+// end returns where string i of the table ends, given where it starts.
+func (st *StringTable) end(a uint64, i int, what string) (uint64, error) {
+	var b uint64
+	if st.PackedIndex {
+		b = a + uint64(st.Index[i])
+	} else {
+		b = uint64(st.Index[i+1])
+	}
+	if a > b || b > uint64(len(st.Buffer)) {
+		return 0, fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
+	}
+	return b, nil
+}
+
 // resolveFSST fills the offsets of the n strings of an FSST-compressed
 // table starting at a and validates every string, in parts side by side
 // (the names of a large image are several MiB): the error is the one a
@@ -536,15 +545,9 @@ func resolveFSST(out *strTab, st *StringTable, a uint64, n int, what string, max
 	// The offsets first, up to the first one outside the buffer.
 	bad, rangeErr := n, error(nil)
 	for i := range n {
-		var b uint64
-		if st.PackedIndex {
-			b = a + uint64(st.Index[i])
-		} else {
-			b = uint64(st.Index[i+1])
-		}
-		if a > b || b > uint64(len(st.Buffer)) {
-			bad = i
-			rangeErr = fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
+		b, err := st.end(a, i, what)
+		if err != nil {
+			bad, rangeErr = i, err
 			break
 		}
 		out.off[i+1] = uint32(b)
