@@ -17,8 +17,10 @@ import (
 // may skip alloc.
 type LoadFunc func(ctx context.Context, block int, alloc AllocFunc) ([]byte, error)
 
-// AllocFunc returns a zeroed buffer of n bytes for the block being loaded,
-// counted against the cache's capacity from then on.
+// AllocFunc returns a buffer of n bytes for the block being loaded,
+// counted against the cache's capacity from then on. Its contents are
+// undefined (it may be the memory of a block just evicted): the loader
+// must write all of the bytes it returns.
 type AllocFunc func(n int) ([]byte, error)
 
 // CacheOptions controls NewCache.
@@ -37,6 +39,7 @@ type CacheStats struct {
 	Failed       int64 // loads that returned an error
 	Prefetches   int64 // loads started by Prefetch
 	Evictions    int64 // entries dropped to make room
+	Reused       int64 // loads that decoded into the memory of an evicted block
 	Expired      int64 // entries dropped by Tidy
 	Oversized    int64 // loaded blocks larger than Capacity (returned, not kept)
 	Overcommits  int64 // loads that found no unpinned block left to evict
@@ -335,8 +338,7 @@ func (c *Cache) callLoad(ctx context.Context, block int, buf *blockBuf) (data []
 			return nil, fmt.Errorf("block cache: load block %d: negative size %d", block, n)
 		}
 		allocated = true
-		c.reserve(int64(n))
-		*buf = newBlockBuf(n, c.mapMin)
+		*buf = c.reserve(n)
 		return buf.b, nil
 	}
 	data, err = c.load(lctx, block, alloc)
@@ -349,20 +351,37 @@ func (c *Cache) callLoad(ctx context.Context, block int, buf *blockBuf) (data []
 	return data, nil
 }
 
-// reserve makes room for a load of n bytes, evicting unpinned blocks, and
-// counts it as loading.
-func (c *Cache) reserve(n int64) {
+// reserve makes room for a load of n bytes, evicting unpinned blocks,
+// counts it as loading and returns its buffer. That is the mapping of an
+// evicted block of the same size where there is one: a block streamed
+// through a full cache then reuses memory whose pages are already there,
+// instead of the system zeroing a fresh mapping page by page (a good part
+// of the cost of decoding a large block).
+func (c *Cache) reserve(n int) blockBuf {
 	c.mu.Lock()
-	free := c.makeRoomLocked(n)
-	if c.usedLocked()+n > c.capacity && n <= c.capacity {
+	free := c.makeRoomLocked(int64(n))
+	if c.usedLocked()+int64(n) > c.capacity && int64(n) <= c.capacity {
 		c.stats.Overcommits++
 	}
-	c.stats.LoadingBytes += n
+	c.stats.LoadingBytes += int64(n)
 	c.notePeakLocked()
+	var buf blockBuf
+	for i, b := range free {
+		if b.mapped && len(b.b) == n {
+			buf = b
+			free = append(free[:i], free[i+1:]...)
+			c.stats.Reused++
+			break
+		}
+	}
 	c.mu.Unlock()
 	for _, b := range free {
 		b.free()
 	}
+	if buf.b == nil {
+		buf = newBlockBuf(n, c.mapMin)
+	}
+	return buf
 }
 
 // usedLocked is the memory the cache accounts for; c.mu must be held.

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// pinEnv is a cache of 100-byte blocks filled with their number (block 99
-// has 500 bytes), capacity 300; loads of blocks in gated wait for gate.
+// pinEnv is a cache of 100-byte blocks filled with their number (block 98
+// has 200 bytes, block 99 500), capacity 300; loads of blocks in gated
+// wait for gate.
 type pinEnv struct {
 	c     *Cache
 	gate  chan struct{}
@@ -24,11 +25,7 @@ func newPinEnv(t *testing.T, gated ...int) *pinEnv {
 		e.gated[b] = true
 	}
 	e.c = NewCache(func(ctx context.Context, b int, alloc AllocFunc) ([]byte, error) {
-		n := 100
-		if b == 99 {
-			n = 500
-		}
-		buf, err := alloc(n)
+		buf, err := alloc(pinEnvSize(b))
 		if err != nil {
 			return nil, err
 		}
@@ -76,12 +73,19 @@ func (e *pinEnv) waitStats(t *testing.T, what string, cond func(CacheStats) bool
 	}
 }
 
+func pinEnvSize(b int) int {
+	switch b {
+	case 98:
+		return 200
+	case 99:
+		return 500
+	}
+	return 100
+}
+
 func checkBlock(t *testing.T, d []byte, b int) {
 	t.Helper()
-	want := 100
-	if b == 99 {
-		want = 500
-	}
+	want := pinEnvSize(b)
 	if len(d) != want || !bytes.Equal(d, bytes.Repeat([]byte{byte(b)}, want)) {
 		t.Fatalf("block %d: %d bytes, not %d bytes of %d", b, len(d), want, b)
 	}
@@ -163,6 +167,29 @@ func TestCachePins(t *testing.T) {
 				p.Release()
 			}
 			e.touch(t, 5)
+			checkUsage(t, e.c, 300, 0, 0)
+		},
+	}, {
+		name: "a load decodes into the memory of a block it evicts",
+		run: func(t *testing.T, e *pinEnv) {
+			p := e.pin(t, 1) // pinned: its memory is not the one reused
+			e.touch(t, 2, 3, 4)
+			checkBlock(t, p.Bytes(), 1)
+			p.Release()
+			if st := e.c.Stats(); st.Reused != 1 || st.Evictions != 1 {
+				t.Errorf("reused %d evictions %d, want 1 and 1", st.Reused, st.Evictions)
+			}
+			e.touch(t, 4, 3, 2) // hits, all correct after the reuse
+			checkUsage(t, e.c, 300, 0, 0)
+		},
+	}, {
+		name: "a load of another size gets memory of its own",
+		run: func(t *testing.T, e *pinEnv) {
+			e.touch(t, 1, 2, 3, 98)
+			if st := e.c.Stats(); st.Reused != 0 || st.Evictions != 2 {
+				t.Errorf("reused %d evictions %d, want 0 and 2", st.Reused, st.Evictions)
+			}
+			e.touch(t, 3, 98)
 			checkUsage(t, e.c, 300, 0, 0)
 		},
 	}, {

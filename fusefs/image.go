@@ -150,6 +150,7 @@ func (s *ImageSource) CacheStats() CacheStats {
 		Hits: st.Hits, Misses: st.Misses, Decoded: st.Decoded, DecodedBytes: st.DecodedBytes,
 		Evictions: st.Evictions, CurrentBytes: st.CurrentBytes, PeakBytes: st.PeakBytes, Capacity: st.Capacity,
 		LoadingBytes: st.LoadingBytes, PinnedBytes: st.PinnedBytes, Overcommits: st.Overcommits,
+		Reused: st.Reused,
 	}
 }
 

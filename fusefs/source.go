@@ -55,6 +55,8 @@ type FsInfo struct {
 type CacheStats struct {
 	Hits, Misses, Decoded, DecodedBytes, Evictions int64
 	CurrentBytes, PeakBytes, Capacity              int64
+	// Reused counts decodes into the memory of an evicted block.
+	Reused int64
 	// LoadingBytes are buffers of blocks being decoded, PinnedBytes blocks
 	// out of the cache that reads still hold; both count against Capacity
 	// and in PeakBytes. Overcommits counts loads that found every cached
