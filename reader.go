@@ -81,6 +81,9 @@ type layout struct {
 	ends   []int64 // ends[i] = end offset of chunks[i] in the file
 	holes  []int   // indices of the hole chunks, ascending
 	size   int64
+
+	lastOnce sync.Once
+	last     map[uint32]int // block -> index of the last chunk in it (built by DontNeed)
 }
 
 // bytes is roughly the memory the layout holds.
@@ -270,6 +273,40 @@ func (f *File) Prefetch(off, n int64) {
 		}
 		last = int64(c.Block)
 		f.im.prefetchBlock(c.Block)
+	}
+}
+
+// DontNeed hints that bytes [off, off+n) will not be read again soon, like
+// posix_fadvise(POSIX_FADV_DONTNEED): a sequential reader has gone past
+// them. The blocks of the chunks that end in the range (a reader passing
+// a chunk in steps hints its last step), other than blocks the file comes
+// back to later, become the first the cache gives up when it needs room
+// (block.Cache.Spent). It never blocks on decompression.
+func (f *File) DontNeed(off, n int64) {
+	if f.closed.Load() || off < 0 || n <= 0 || off >= f.size {
+		return
+	}
+	end := min(off+n, f.size)
+	i := f.find(off) // the first chunk that ends after off
+	if i >= len(f.chunks) || f.ends[i] > end {
+		return
+	}
+	f.lastOnce.Do(func() {
+		f.last = make(map[uint32]int)
+		for j, c := range f.chunks {
+			if !c.Hole {
+				f.last[c.Block] = j
+			}
+		}
+	})
+	for ; i < len(f.chunks) && f.ends[i] <= end; i++ {
+		c := f.chunks[i]
+		// A block the file comes back to later (data it shares with
+		// itself) is still needed.
+		if c.Hole || f.last[c.Block] != i {
+			continue
+		}
+		f.im.cache.Spent(int(c.Block))
 	}
 }
 

@@ -39,6 +39,7 @@ type CacheStats struct {
 	Failed       int64 // loads that returned an error
 	Prefetches   int64 // loads started by Prefetch
 	Evictions    int64 // entries dropped to make room
+	Spent        int64 // entries marked by Spent
 	Reused       int64 // loads that decoded into the memory of an evicted block
 	Expired      int64 // entries dropped by Tidy
 	Oversized    int64 // loaded blocks larger than Capacity (returned, not kept)
@@ -53,8 +54,10 @@ type CacheStats struct {
 // ErrReleased is the panic value of a second Release of one Pin.
 var ErrReleased = errors.New("block cache: block released twice")
 
-// Cache is a bounded LRU cache of decompressed blocks. Concurrent Gets of
-// one block share a single load, and loads run on a bounded pool.
+// Cache is a bounded LRU cache of decompressed blocks, in which blocks a
+// sequential reader has gone past (see Spent) are the first to go.
+// Concurrent Gets of one block share a single load, and loads run on a
+// bounded pool.
 //
 // Get pins the block: its memory stays valid until the Pin is released, even if the block leaves the cache in the meantime, and is
 // freed (handed back to the system) once it is out of the cache and no
@@ -78,6 +81,7 @@ type Cache struct {
 	mu       sync.Mutex
 	closed   bool
 	lru      list.List // of *cacheEntry, front = most recently used
+	spent    list.List // of *cacheEntry marked by Spent, front = latest
 	entries  map[int]*list.Element
 	inflight map[int]*cacheCall
 	stats    CacheStats
@@ -90,7 +94,8 @@ type cacheEntry struct {
 	buf      blockBuf
 	data     []byte // buf.b[:size of the block]
 	refs     int    // Pins not yet released
-	cached   bool   // in the LRU
+	cached   bool   // in the LRU or the spent list
+	spent    bool   // in the spent list
 	lastUsed time.Time
 }
 
@@ -209,7 +214,14 @@ func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
 		e := el.Value.(*cacheEntry)
 		e.refs++
 		e.lastUsed = c.now()
-		c.lru.MoveToFront(el)
+		if e.spent {
+			// Read again after all: an ordinary block from now on.
+			c.spent.Remove(el)
+			e.spent = false
+			c.entries[block] = c.lru.PushFront(e)
+		} else {
+			c.lru.MoveToFront(el)
+		}
 		c.stats.Hits++
 		c.mu.Unlock()
 		p.fill(c, e)
@@ -393,11 +405,20 @@ func (c *Cache) notePeakLocked() {
 	c.stats.PeakBytes = max(c.stats.PeakBytes, c.usedLocked())
 }
 
-// makeRoomLocked evicts least recently used unpinned blocks until n more
-// bytes fit (evicting a pinned block would free nothing yet) and returns
-// the buffers to free; c.mu must be held.
+// makeRoomLocked evicts unpinned blocks until n more bytes fit (evicting
+// a pinned block would free nothing yet) and returns the buffers to free;
+// c.mu must be held. Spent blocks go first, the latest spent first, then
+// the least recently used.
 func (c *Cache) makeRoomLocked(n int64) []blockBuf {
 	var free []blockBuf
+	for el := c.spent.Front(); el != nil && c.usedLocked()+n > c.capacity; {
+		next := el.Next()
+		if e := el.Value.(*cacheEntry); e.refs == 0 {
+			free = append(free, c.removeLocked(el))
+			c.stats.Evictions++
+		}
+		el = next
+	}
 	for el := c.lru.Back(); el != nil && c.usedLocked()+n > c.capacity; {
 		prev := el.Prev()
 		if e := el.Value.(*cacheEntry); e.refs == 0 {
@@ -444,15 +465,45 @@ func (c *Cache) insertLocked(e *cacheEntry) []blockBuf {
 // removeLocked takes el out of the cache and returns its buffer if no Pin
 // holds it (for the caller to free after unlocking); c.mu must be held.
 func (c *Cache) removeLocked(el *list.Element) blockBuf {
-	e := c.lru.Remove(el).(*cacheEntry)
+	e := el.Value.(*cacheEntry)
+	if e.spent {
+		c.spent.Remove(el)
+	} else {
+		c.lru.Remove(el)
+	}
 	delete(c.entries, e.block)
-	e.cached = false
+	e.cached, e.spent = false, false
 	c.stats.CurrentBytes -= e.size()
 	if e.refs > 0 {
 		c.stats.PinnedBytes += e.size()
 		return blockBuf{}
 	}
 	return e.buf
+}
+
+// Spent hints that block will not be read again soon: a sequential reader
+// has gone past it. When the cache needs room, spent blocks go before all
+// others, the latest spent first. So reading a file larger than the cache
+// from start to end does not push everything else out, and a second pass
+// over it still finds its first part cached; plain LRU would have dropped
+// each block just before it is read again. A spent block that is read
+// again becomes an ordinary one. Blocks not cached are left alone.
+func (c *Cache) Spent(block int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[block]
+	if !ok {
+		return
+	}
+	e := el.Value.(*cacheEntry)
+	if e.spent {
+		c.spent.MoveToFront(el)
+		return
+	}
+	c.lru.Remove(el)
+	e.spent = true
+	c.entries[block] = c.spent.PushFront(e)
+	c.stats.Spent++
 }
 
 // Contains reports whether block is currently cached (for tests and stats).
@@ -478,13 +529,21 @@ func (c *Cache) Tidy(maxAge time.Duration) {
 	var free []blockBuf
 	c.mu.Lock()
 	now := c.now()
-	// The list is ordered by last use, so the idle entries are at the back.
+	// The LRU is ordered by last use, so its idle entries are at the back.
 	for el := c.lru.Back(); el != nil; el = c.lru.Back() {
 		if now.Sub(el.Value.(*cacheEntry).lastUsed) <= maxAge {
 			break
 		}
 		free = append(free, c.removeLocked(el))
 		c.stats.Expired++
+	}
+	for el := c.spent.Front(); el != nil; {
+		next := el.Next()
+		if now.Sub(el.Value.(*cacheEntry).lastUsed) > maxAge {
+			free = append(free, c.removeLocked(el))
+			c.stats.Expired++
+		}
+		el = next
 	}
 	c.mu.Unlock()
 	for _, b := range free {
@@ -503,6 +562,9 @@ func (c *Cache) Close() {
 	}
 	c.closed = true
 	for el := c.lru.Back(); el != nil; el = c.lru.Back() {
+		free = append(free, c.removeLocked(el))
+	}
+	for el := c.spent.Back(); el != nil; el = c.spent.Back() {
 		free = append(free, c.removeLocked(el))
 	}
 	c.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -88,6 +89,20 @@ func checkBlock(t *testing.T, d []byte, b int) {
 	want := pinEnvSize(b)
 	if len(d) != want || !bytes.Equal(d, bytes.Repeat([]byte{byte(b)}, want)) {
 		t.Fatalf("block %d: %d bytes, not %d bytes of %d", b, len(d), want, b)
+	}
+}
+
+// checkCached checks that exactly the blocks want of 1..9 are cached.
+func checkCached(t *testing.T, c *Cache, want ...int) {
+	t.Helper()
+	var got []int
+	for b := 1; b <= 9; b++ {
+		if c.Contains(b) {
+			got = append(got, b)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("cached blocks %v, want %v", got, want)
 	}
 }
 
@@ -191,6 +206,47 @@ func TestCachePins(t *testing.T) {
 			}
 			e.touch(t, 3, 98)
 			checkUsage(t, e.c, 300, 0, 0)
+		},
+	}, {
+		name: "spent blocks make room first, the latest spent first",
+		run: func(t *testing.T, e *pinEnv) {
+			e.touch(t, 1, 2, 3)
+			e.c.Spent(2)
+			e.c.Spent(3)
+			e.c.Spent(7) // not cached: no effect
+			e.touch(t, 4)
+			checkCached(t, e.c, 1, 2, 4)
+			e.touch(t, 5)
+			checkCached(t, e.c, 1, 4, 5)
+			if st := e.c.Stats(); st.Spent != 2 || st.Evictions != 2 {
+				t.Errorf("spent %d evictions %d, want 2 and 2", st.Spent, st.Evictions)
+			}
+		},
+	}, {
+		name: "a spent block read again is an ordinary one",
+		run: func(t *testing.T, e *pinEnv) {
+			e.touch(t, 1, 2, 3)
+			e.c.Spent(3)
+			e.touch(t, 3, 4) // 3 is the most recently used now; 1 the least
+			checkCached(t, e.c, 2, 3, 4)
+		},
+	}, {
+		name: "a pinned spent block stays; Tidy and Close drop spent blocks",
+		run: func(t *testing.T, e *pinEnv) {
+			e.touch(t, 1, 2)
+			p := e.pin(t, 3)
+			e.c.Spent(2)
+			e.c.Spent(3)
+			e.touch(t, 4) // 3, the latest spent, is pinned: 2 goes
+			checkCached(t, e.c, 1, 3, 4)
+			p.Release()
+			e.c.Tidy(0)
+			checkCached(t, e.c)
+			checkUsage(t, e.c, 0, 0, 0)
+			e.touch(t, 5)
+			e.c.Spent(5)
+			e.c.Close()
+			checkUsage(t, e.c, 0, 0, 0)
 		},
 	}, {
 		name: "double release panics",
@@ -365,6 +421,7 @@ func TestCacheStress(t *testing.T) {
 			}
 			c.Tidy(0)
 			c.Prefetch(rand.IntN(nblocks))
+			c.Spent(rand.IntN(nblocks))
 		}
 	})
 	var readersWG sync.WaitGroup
