@@ -129,6 +129,7 @@ func (f imageFile) ReadAt(ctx context.Context, p []byte, off int64) (int, error)
 func (f imageFile) SeekData(off int64) (int64, error) { return f.f.SeekData(off) }
 func (f imageFile) SeekHole(off int64) (int64, error) { return f.f.SeekHole(off) }
 func (f imageFile) Prefetch(off, n int64)             { f.f.Prefetch(off, n) }
+func (f imageFile) DontNeed(off, n int64)             { f.f.DontNeed(off, n) }
 
 // Tidy implements Source.
 func (s *ImageSource) Tidy(maxAge time.Duration) { s.cache.Tidy(maxAge) }
@@ -150,7 +151,7 @@ func (s *ImageSource) CacheStats() CacheStats {
 		Hits: st.Hits, Misses: st.Misses, Decoded: st.Decoded, DecodedBytes: st.DecodedBytes,
 		Evictions: st.Evictions, CurrentBytes: st.CurrentBytes, PeakBytes: st.PeakBytes, Capacity: st.Capacity,
 		LoadingBytes: st.LoadingBytes, PinnedBytes: st.PinnedBytes, Overcommits: st.Overcommits,
-		Reused: st.Reused,
+		Reused: st.Reused, Spent: st.Spent,
 	}
 }
 

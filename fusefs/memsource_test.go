@@ -187,6 +187,8 @@ func (f *memFile) SeekHole(off int64) (int64, error) {
 	return int64(len(f.data)), nil
 }
 
+func (f *memFile) DontNeed(off, n int64) {}
+
 func (f *memFile) Prefetch(off, n int64) {
 	f.m.mu.Lock()
 	f.m.prefetches++

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,9 +67,13 @@ type driver struct {
 	opts    MountOptions // with defaults applied
 	blksize uint32
 	ahead   int64 // bytes to prefetch once a sequential reader is detected
-	pid     int
-	perf    perfCounters
-	plus    plusPolicy // which READDIRPLUS entries carry attributes
+	// spendMin is the smallest file whose sequential readers mark the
+	// blocks they have gone past as spent (see noteRead).
+	spendMin int64
+	opens    openCounts
+	pid      int
+	perf     perfCounters
+	plus     plusPolicy // which READDIRPLUS entries carry attributes
 	// memLimit is the soft memory limit LimitMemory set (0: none).
 	memLimit int64
 
@@ -142,6 +147,10 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	d.ahead = o.Readahead
 	if d.ahead <= 0 {
 		d.ahead = defaultAhead(info, src.CacheStats().Capacity)
+	}
+	d.spendMin = math.MaxInt64
+	if c := src.CacheStats().Capacity; c > 0 {
+		d.spendMin = c / 2
 	}
 
 	direct := os.Geteuid() == 0

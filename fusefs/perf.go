@@ -78,8 +78,8 @@ func (p *perfCounters) report(cs CacheStats) string {
 			h.percentile(99), h.percentile(99.9), time.Duration(h.max.Load()))
 	}
 	fmt.Fprintf(&b, "readahead: %d sequential triggers, %d prefetches\n", p.seqTriggers.Load(), p.prefetches.Load())
-	fmt.Fprintf(&b, "block cache: %d hits, %d misses, %d blocks decoded (%d bytes, %d into evicted blocks' memory), %d evictions\n",
-		cs.Hits, cs.Misses, cs.Decoded, cs.DecodedBytes, cs.Reused, cs.Evictions)
+	fmt.Fprintf(&b, "block cache: %d hits, %d misses, %d blocks decoded (%d bytes, %d into evicted blocks' memory), %d evictions, %d marked spent\n",
+		cs.Hits, cs.Misses, cs.Decoded, cs.DecodedBytes, cs.Reused, cs.Evictions, cs.Spent)
 	fmt.Fprintf(&b, "block cache size: current %d, loading %d, held by reads %d, peak %d, capacity %d bytes (%d overcommits)\n",
 		cs.CurrentBytes, cs.LoadingBytes, cs.PinnedBytes, cs.PeakBytes, cs.Capacity, cs.Overcommits)
 	return b.String()

@@ -494,10 +494,35 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 type handle struct {
 	ino     uint32
 	f       File
+	big     bool // at least the driver's spendMin bytes
 	mu      sync.Mutex
 	nextOff int64 // end of the furthest read of the current run (-1: none)
 	seqRun  int   // consecutive reads that continued the previous one
 	pfEnd   int64 // prefetch issued up to here
+	runOff  int64 // where the current run started, or spent up to
+}
+
+// openCounts counts the open handles of each inode.
+type openCounts struct {
+	mu sync.Mutex
+	m  map[uint32]int
+}
+
+func (o *openCounts) add(ino uint32, delta int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[uint32]int{}
+	}
+	if o.m[ino] += delta; o.m[ino] <= 0 {
+		delete(o.m, ino)
+	}
+}
+
+func (o *openCounts) get(ino uint32) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m[ino]
 }
 
 func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
@@ -516,24 +541,29 @@ func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 	if d.analysis != nil {
 		d.analysis.open(ino)
 	}
-	cache := !d.opts.NoCacheFiles
-	if cache && !d.opts.CacheSparse {
-		// no_cache_sparse (the default): sparse files are mostly
-		// zeros and often huge; keeping them in the page cache
-		// only displaces useful pages.
-		if a, err := d.src.Stat(ino); err == nil && a.Sparse {
-			cache = false
-		}
+	a, err := d.src.Stat(ino)
+	if err != nil {
+		return status(err)
 	}
+	// no_cache_sparse (the default): sparse files are mostly zeros and
+	// often huge; keeping them in the page cache only displaces useful
+	// pages.
+	cache := !d.opts.NoCacheFiles && (d.opts.CacheSparse || !a.Sparse)
 	out.OpenFlags = fuse.FOPEN_DIRECT_IO
 	if cache {
 		out.OpenFlags = fuse.FOPEN_KEEP_CACHE
 	}
-	out.Fh = r.files.add(&handle{ino: ino, f: file, nextOff: -1})
+	d.opens.add(ino, 1)
+	out.Fh = r.files.add(&handle{ino: ino, f: file, big: a.Size >= d.spendMin, nextOff: -1})
 	return fuse.OK
 }
 
-func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) { r.files.remove(in.Fh) }
+func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	if h, ok := r.files.get(in.Fh); ok {
+		r.d.opens.add(h.ino, -1)
+	}
+	r.files.remove(in.Fh)
+}
 
 func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status { return fuse.OK }
 
@@ -590,6 +620,13 @@ const seqWindow = 1 << 20
 // noteRead runs the sequential-access detector: after seq_detector reads
 // that each continue the previous ones, prefetch ahead so the next block
 // is decompressed before the reader needs it.
+//
+// A sequential reader of a file at least half the size of the block cache
+// also tells the cache which bytes it has gone past (File.DontNeed), so
+// that its blocks, rather than everything else cached, make room for the
+// blocks it reads next, and a second pass over the file finds the first
+// part of it still cached. Only while this is the file's one open handle:
+// another reader of the file may still need the blocks behind this one.
 func (d *driver) noteRead(h *handle, off, n int64) {
 	if d.opts.SeqDetector <= 0 {
 		return
@@ -603,8 +640,9 @@ func (d *driver) noteRead(h *handle, off, n int64) {
 		h.seqRun = 0
 		h.pfEnd = 0
 		h.nextOff = end
+		h.runOff = off
 	}
-	var pfOff, pfLen int64
+	var pfOff, pfLen, dnOff, dnLen int64
 	if h.seqRun >= d.opts.SeqDetector {
 		want := h.nextOff + d.ahead
 		if want > h.pfEnd {
@@ -612,9 +650,17 @@ func (d *driver) noteRead(h *handle, off, n int64) {
 			pfLen = want - pfOff
 			h.pfEnd = want
 		}
+		// Reads of the run still arrive up to seqWindow behind its end.
+		if past := h.nextOff - seqWindow; h.big && past > h.runOff {
+			dnOff, dnLen = h.runOff, past-h.runOff
+			h.runOff = past
+		}
 	}
 	trigger := h.seqRun == d.opts.SeqDetector
 	h.mu.Unlock()
+	if dnLen > 0 && d.opens.get(h.ino) == 1 {
+		h.f.DontNeed(dnOff, dnLen)
+	}
 	if trigger {
 		d.perf.seqTriggers.Add(1)
 	}

@@ -55,8 +55,9 @@ type FsInfo struct {
 type CacheStats struct {
 	Hits, Misses, Decoded, DecodedBytes, Evictions int64
 	CurrentBytes, PeakBytes, Capacity              int64
-	// Reused counts decodes into the memory of an evicted block.
-	Reused int64
+	// Reused counts decodes into the memory of an evicted block, Spent
+	// blocks marked as gone past by a sequential reader.
+	Reused, Spent int64
 	// LoadingBytes are buffers of blocks being decoded, PinnedBytes blocks
 	// out of the cache that reads still hold; both count against Capacity
 	// and in PeakBytes. Overcommits counts loads that found every cached
@@ -97,4 +98,7 @@ type File interface {
 	// Prefetch hints that [off, off+n) will be read soon. It must not
 	// block on decompression.
 	Prefetch(off, n int64)
+	// DontNeed hints that [off, off+n) will not be read again soon: a
+	// sequential reader has gone past it. It must not block.
+	DontNeed(off, n int64)
 }
