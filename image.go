@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
@@ -112,8 +111,12 @@ type Image struct {
 
 	layouts layoutCache // of files with many chunks
 
-	workers int       // blocks decoded at once; a sequential Read decodes this many ahead
-	rawBufs sync.Pool // of *[]byte: compressed payloads being decoded
+	workers int // blocks decoded at once; a sequential Read decodes this many ahead
+	// rawBufs holds spare buffers for compressed payloads, one per
+	// decode worker. Unlike a sync.Pool, which the collector empties,
+	// it keeps a stream of block loads from allocating a new payload
+	// buffer (megabytes of garbage) per block.
+	rawBufs chan []byte
 }
 
 // Open opens the image file at path, or the remote image at an
@@ -352,6 +355,7 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		}
 	}
 	im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
+	im.rawBufs = make(chan []byte, im.cache.Workers())
 	return im, nil
 }
 
@@ -412,15 +416,17 @@ func (im *Image) loadBlock(ctx context.Context, n int, alloc block.AllocFunc) ([
 	if err != nil {
 		return nil, err
 	}
-	// The compressed payload is garbage once decoded; reusing it keeps a
-	// stream of block loads from growing the heap.
-	raw, _ := im.rawBufs.Get().(*[]byte)
-	if raw == nil {
-		raw = new([]byte)
+	var raw []byte
+	select {
+	case raw = <-im.rawBufs:
+	default:
 	}
 	var out []byte
-	out, *raw, err = im.blk.ReadDecompressedAlloc(s, int64(im.blockSize), *raw, alloc)
-	im.rawBufs.Put(raw)
+	out, raw, err = im.blk.ReadDecompressedAlloc(s, int64(im.blockSize), raw, alloc)
+	select {
+	case im.rawBufs <- raw:
+	default:
+	}
 	if err != nil {
 		return nil, named(im.name, err)
 	}
