@@ -411,22 +411,18 @@ func (c *Cache) notePeakLocked() {
 // the least recently used.
 func (c *Cache) makeRoomLocked(n int64) []blockBuf {
 	var free []blockBuf
-	for el := c.spent.Front(); el != nil && c.usedLocked()+n > c.capacity; {
-		next := el.Next()
-		if e := el.Value.(*cacheEntry); e.refs == 0 {
-			free = append(free, c.removeLocked(el))
-			c.stats.Evictions++
+	evict := func(el *list.Element, next func(*list.Element) *list.Element) {
+		for el != nil && c.usedLocked()+n > c.capacity {
+			after := next(el)
+			if e := el.Value.(*cacheEntry); e.refs == 0 {
+				free = append(free, c.removeLocked(el))
+				c.stats.Evictions++
+			}
+			el = after
 		}
-		el = next
 	}
-	for el := c.lru.Back(); el != nil && c.usedLocked()+n > c.capacity; {
-		prev := el.Prev()
-		if e := el.Value.(*cacheEntry); e.refs == 0 {
-			free = append(free, c.removeLocked(el))
-			c.stats.Evictions++
-		}
-		el = prev
-	}
+	evict(c.spent.Front(), (*list.Element).Next)
+	evict(c.lru.Back(), (*list.Element).Prev)
 	return free
 }
 
