@@ -423,9 +423,14 @@ func (im *Image) loadBlock(ctx context.Context, n int, alloc block.AllocFunc) ([
 	}
 	var out []byte
 	out, raw, err = im.blk.ReadDecompressedAlloc(s, int64(im.blockSize), raw, alloc)
-	select {
-	case im.rawBufs <- raw:
-	default:
+	// A payload much larger than a block is not one a well-formed image
+	// has (compression expands incompressible data by a fraction of a
+	// percent); its buffer is not worth keeping. Stored blocks use none.
+	if raw != nil && int64(cap(raw)) <= 2*int64(im.blockSize) {
+		select {
+		case im.rawBufs <- raw:
+		default:
+		}
 	}
 	if err != nil {
 		return nil, named(im.name, err)
