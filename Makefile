@@ -47,7 +47,7 @@ unit:
 	$(GO) test -count=1 -timeout 12m ./...
 
 # The concurrent code under the race detector: block cache and codec
-# buffer pools, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load,
+# buffer pools, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load and its read-ahead hints,
 # the mkdwarfs pipeline, scanner, hasher and nilsimsa ordering, parallel extraction and the
 # recompress workers. Only the tests that drive concurrency run here; the
 # full suites above already ran without -race, which is 5-10x cheaper.
@@ -57,7 +57,7 @@ race:
 	$(RACE) -run 'TestCache|TestCompressConcurrent|TestBufferReuse|TestZstdEncodersOnDemand|TestLazyHeader' ./block/
 	$(RACE) -run 'TestConcurrentReadAt|TestChunkBlockChecks|TestCorruptBlockFailsAtRead|TestFault|TestLazyHeaderFaults|TestServingChecksNamesOnFirstUse' .
 	$(RACE) -run 'TestCheckLazy|TestCheckNameOrder|TestCheckInvalidNames|TestNewFSMutations|TestCheckTables|TestResolveFSSTParts' ./metadata/
-	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestFault' ./fusefs/
+	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestSecondPassFindsFirstBlocks|TestFault' ./fusefs/
 	$(RACE) -run '^(TestRoundTripLevels|TestRoundTripPackAndCompression)$$/^(l[017]|--order_(similarity|nilsimsa).*|-S_16.*)$$' ./internal/mkdwarfs/
 	$(RACE) -run 'TestBuildDeterministic|TestSparseHoles|TestNilsimsaOrderOptions' ./dedup/
 	$(RACE) -run 'TestExtractToDisk|TestExtractDataOrder' ./internal/dwarfsextract/
