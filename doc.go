@@ -29,8 +29,9 @@
 // so a read costs the same whether the file has ten chunks or a million
 // (heavily deduplicated files have many). Besides Read and Seek it has ReadAt,
 // ReadAtContext (which stops waiting for decompression when its context
-// ends), SeekData and SeekHole (for sparse files, like lseek(2)) and
-// Prefetch (to start decompressing what will be read next).
+// ends), SeekData and SeekHole (for sparse files, like lseek(2)), Prefetch
+// (to start decompressing what will be read next) and DontNeed (to let the
+// block cache give up first what a reader has gone past).
 //
 // # Inodes
 //

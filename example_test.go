@@ -74,6 +74,38 @@ func ExampleFile_ReadAt() {
 	// Output: 9 of 31 bytes: "Images ar"
 }
 
+// Stream a file piece by piece the way a server sending large files would:
+// start decompressing what comes next and tell the block cache what will
+// not be read again, so one pass over a file larger than the cache does
+// not push everything else out of it.
+func ExampleFile_DontNeed() {
+	im, err := godwarfs.Open("testdata/example.dwarfs", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer im.Close()
+
+	f, err := im.Open("hello.txt")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	h := f.(*godwarfs.File)
+	var out bytes.Buffer
+	buf := make([]byte, 4)
+	for off := int64(0); off < h.Size(); off += int64(len(buf)) {
+		h.Prefetch(off+int64(len(buf)), int64(len(buf)))
+		n, err := h.ReadAt(buf, off)
+		if err != nil && err != io.EOF {
+			log.Fatal(err)
+		}
+		out.Write(buf[:n])
+		h.DontNeed(off, int64(n))
+	}
+	fmt.Printf("%q\n", out.String())
+	// Output: "Hello, DwarFS!\n"
+}
+
 // Open an image that is already in memory.
 func ExampleOpenReaderAt() {
 	raw, err := os.ReadFile("testdata/example.dwarfs")
