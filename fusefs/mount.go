@@ -33,7 +33,8 @@ type Config struct {
 	Options MountOptions
 	// Debug logs every FUSE request (like -d) and implies perfmon output.
 	Debug bool
-	// Stderr receives the perfmon report at unmount (default os.Stderr).
+	// Stderr receives warnings, the errors behind EIO replies and the
+	// perfmon report at unmount (default os.Stderr).
 	Stderr io.Writer
 	// FsName is the "source" shown in /proc/mounts (default "dwarfs").
 	FsName string
@@ -71,6 +72,7 @@ type driver struct {
 	// blocks they have gone past as spent (see noteRead).
 	spendMin int64
 	opens    openCounts
+	ioErrs   ioErrors
 	pid      int
 	perf     perfCounters
 	plus     plusPolicy // which READDIRPLUS entries carry attributes
@@ -131,13 +133,14 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	info := src.Info()
 	d := &driver{src: src, opts: o, pid: os.Getpid(), root: src.Root(), ninodes: info.InodeCount}
 	d.blksize = uint32(min(max(o.BlockSize, 512), 1<<30))
+	stderr := cfg.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	d.ioErrs.w = stderr
 	if o.CaseInsensitive {
 		d.fold = newFoldIndex(src)
-		w := cfg.Stderr
-		if w == nil {
-			w = os.Stderr
-		}
-		if err := warnCollisions(src, w); err != nil {
+		if err := warnCollisions(src, stderr); err != nil {
 			return nil, fmt.Errorf("case_insensitive: %w", err)
 		}
 	}

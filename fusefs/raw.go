@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -129,7 +130,49 @@ func toErrno(err error) syscall.Errno {
 	return syscall.EIO
 }
 
-func status(err error) fuse.Status { return fuse.ToStatus(toErrno(err)) }
+// status is the reply for err. The kernel passes the caller nothing but
+// an errno, so the error behind an EIO (a damaged block, a failing disk,
+// a bad directory) is logged here, each distinct message once.
+func (d *driver) status(err error) fuse.Status {
+	e := toErrno(err)
+	if e == syscall.EIO {
+		d.ioErrs.log(err)
+	}
+	return fuse.ToStatus(e)
+}
+
+// maxIOErrorMessages bounds the distinct messages ioErrors logs, so a
+// badly damaged image cannot fill the log or the memory behind it.
+const maxIOErrorMessages = 100
+
+// ioErrors logs the errors behind EIO replies, each message once.
+type ioErrors struct {
+	mu      sync.Mutex
+	w       io.Writer
+	seen    map[string]bool
+	dropped bool
+}
+
+func (l *ioErrors) log(err error) {
+	if l.w == nil {
+		return
+	}
+	msg := err.Error()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.seen[msg]:
+	case len(l.seen) < maxIOErrorMessages:
+		if l.seen == nil {
+			l.seen = map[string]bool{}
+		}
+		l.seen[msg] = true
+		fmt.Fprintf(l.w, "dwarfs: I/O error: %s\n", msg)
+	case !l.dropped:
+		l.dropped = true
+		fmt.Fprintf(l.w, "dwarfs: more than %d different I/O errors; not logging further ones\n", maxIOErrorMessages)
+	}
+}
 
 // denied implements allow_root for requests from other users.
 func (d *driver) denied(c *fuse.Caller) bool {
@@ -236,7 +279,7 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 	d.perf.lookups.Add(1)
 	if dc, ok := d.src.(dirChecker); ok {
 		if err := dc.CheckDir(dir); err != nil {
-			return status(err)
+			return d.status(err)
 		}
 	}
 	ino, real, ok := d.lookup(dir, name)
@@ -249,7 +292,7 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 	}
 	a, err := d.src.Stat(ino)
 	if err != nil {
-		return status(err)
+		return d.status(err)
 	}
 	if d.analysis != nil {
 		d.analysis.lookedUp(dir, real, ino, a.Mode)
@@ -267,7 +310,7 @@ func (d *driver) stat(h *fuse.InHeader) (uint32, Attr, fuse.Status) {
 	}
 	a, err := d.src.Stat(ino)
 	if err != nil {
-		return 0, Attr{}, status(err)
+		return 0, Attr{}, d.status(err)
 	}
 	return ino, a, fuse.OK
 }
@@ -358,7 +401,7 @@ func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 	}
 	s, err := r.d.src.Readlink(ino)
 	if err != nil {
-		return nil, status(err)
+		return nil, r.d.status(err)
 	}
 	return []byte(s), fuse.OK
 }
@@ -422,7 +465,7 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 		d.perf.readdirs.Add(1)
 		ents, err := d.src.ReadDir(ino)
 		if err != nil {
-			return status(err)
+			return d.status(err)
 		}
 		dh.ents, dh.read = ents, true
 	}
@@ -461,7 +504,7 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 		}
 		if err != nil {
 			if i == int(in.Offset)-dotEntries {
-				return status(err)
+				return d.status(err)
 			}
 			// Report it when the kernel asks from this entry on.
 			return fuse.OK
@@ -536,14 +579,14 @@ func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 	}
 	file, err := d.src.Open(ino)
 	if err != nil {
-		return status(err)
+		return d.status(err)
 	}
 	if d.analysis != nil {
 		d.analysis.open(ino)
 	}
 	a, err := d.src.Stat(ino)
 	if err != nil {
-		return status(err)
+		return d.status(err)
 	}
 	// no_cache_sparse (the default): sparse files are mostly zeros and
 	// often huge; keeping them in the page cache only displaces useful
@@ -580,7 +623,7 @@ func (r *rawFS) openHandle(h *fuse.InHeader, fh uint64) (*handle, fuse.Status) {
 	}
 	file, err := r.d.src.Open(ino)
 	if err != nil {
-		return nil, status(err)
+		return nil, r.d.status(err)
 	}
 	return &handle{ino: ino, f: file, nextOff: -1}, fuse.OK
 }
@@ -601,7 +644,7 @@ func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.
 	n, err := h.f.ReadAt(ctx, buf, int64(in.Offset))
 	if err != nil && !errors.Is(err, io.EOF) {
 		d.perf.readErrors.Add(1)
-		return nil, status(err)
+		return nil, d.status(err)
 	}
 	d.perf.readBytes.Add(int64(n))
 	if n > 0 {
@@ -697,7 +740,7 @@ func (r *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekO
 		if errors.Is(err, io.EOF) {
 			return fuse.Status(syscall.ENXIO)
 		}
-		return status(err)
+		return r.d.status(err)
 	}
 	out.Offset = uint64(res)
 	return fuse.OK
@@ -751,7 +794,7 @@ func (d *driver) xattrValue(ino uint32, name string) ([]byte, fuse.Status) {
 	case name == XattrInodeInfo:
 		info, err := d.src.InodeInfo(ino)
 		if err != nil {
-			return nil, status(err)
+			return nil, d.status(err)
 		}
 		b, err := json.Marshal(info)
 		if err != nil {
