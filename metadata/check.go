@@ -378,13 +378,17 @@ func (f *FS) checkNameIndexOrder(d0, d1 uint32, bad []uint32) error {
 // sorted and unique (lookups binary-search them). Each name is decoded
 // once and compared with the one before it.
 func (f *FS) checkNameOrder(d0, d1 uint32) error {
-	prev, cur := make([]byte, 0, 2*maxNameLen), make([]byte, 0, 2*maxNameLen)
+	// On the stack: the driver checks each directory on its first lookup,
+	// and two heap buffers per directory were most of what a cold stat of
+	// many files allocated.
+	var pb, cb [2 * maxNameLen]byte
+	prev, cur := pb[:0], cb[:0]
 	for d := d0; d < d1; d++ {
 		b, e := f.dirFirst[d], f.dirFirst[d+1]
 		for i := b; i < e; i++ {
 			cur = f.names.appendName(cur[:0], f.ents.nameIndex(i))
 			if i > b && bytes.Compare(prev, cur) >= 0 {
-				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, prev, cur)
+				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, string(prev), string(cur))
 			}
 			if len(cur) <= 2 {
 				if n := string(cur); n == "" || n == "." || n == ".." {

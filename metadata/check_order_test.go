@@ -363,3 +363,29 @@ func encodeLazy(t *testing.T, md *Metadata) *Metadata {
 	}
 	return lazy
 }
+
+// TestCheckDirAllocs: the first lookup in each directory checks its
+// names; that check allocates nothing, as a cold stat of many files
+// would otherwise allocate for every directory it passes through.
+func TestCheckDirAllocs(t *testing.T) {
+	const nd, nf = 64, 20
+	for _, reversed := range []bool{false, true} {
+		f, err := NewFS(encodeLazy(t, flatTree(nd, nf, reversed)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.CheckLazy(); err != nil {
+			t.Fatalf("CheckLazy: %v", err)
+		}
+		d := uint32(0)
+		allocs := testing.AllocsPerRun(nd/2, func() {
+			d++ // directory inodes are 1..nd: a new one each run
+			if err := f.CheckDir(d); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("reversed=%v: %v allocations per directory check, want none", reversed, allocs)
+		}
+	}
+}
