@@ -379,8 +379,8 @@ func (f *FS) checkNameIndexOrder(d0, d1 uint32, bad []uint32) error {
 // once and compared with the one before it.
 func (f *FS) checkNameOrder(d0, d1 uint32) error {
 	// On the stack: the driver checks each directory on its first lookup,
-	// and two heap buffers per directory were most of what a cold stat of
-	// many files allocated.
+	// and two heap buffers per directory were the largest part of what
+	// its own code allocated in a cold stat of many files.
 	var pb, cb [2 * maxNameLen]byte
 	prev, cur := pb[:0], cb[:0]
 	for d := d0; d < d1; d++ {
