@@ -24,16 +24,32 @@ type Compressor interface {
 	Compress(src []byte) ([]byte, error)
 }
 
-// threaded is implemented by compressors that can spread one input over
-// several threads, with output that does not depend on how many.
+// threaded is implemented by compressors that can cut one input into
+// jobs for several threads, with output that does not depend on how many.
 type threaded interface {
 	maxThreads(n int) int
 	withThreads(t int) Compressor
+	withSplit() Compressor
+}
+
+// Split returns c set to cut large inputs into jobs that several threads
+// can compress at once (the cgo zstd at levels 20 to 22). Without it every
+// input is one job, as the reference encodes it: a cut makes the second
+// job reload the first's end as history, which costs about a fifth more
+// CPU and a little ratio, so a writer asks for it only where a core would
+// otherwise sit idle. The output still depends on the input alone, never
+// on the number of threads given by WithThreads. Compressors that never
+// cut are returned as they are.
+func Split(c Compressor) Compressor {
+	if tc, ok := c.(threaded); ok {
+		return tc.withSplit()
+	}
+	return c
 }
 
 // MaxThreads returns how many threads c can keep busy compressing n bytes
-// at once: 1 for most, more for an encoder that splits large inputs (the
-// cgo zstd at levels 20 to 22).
+// at once: 1 for most, more for an encoder set by Split to cut large
+// inputs into jobs.
 func MaxThreads(c Compressor, n int) int {
 	if t, ok := c.(threaded); ok {
 		return t.maxThreads(n)

@@ -104,7 +104,7 @@ type cZstdCompressor struct {
 	level   int
 	long    bool
 	threads int  // at most this many threads per input; 0 or 1: one
-	oneJob  bool // never split (to measure what splitting costs)
+	cut     bool // cut large inputs into jobs (see Split)
 }
 
 func newNativeZstd(so *specOptions) (Compressor, error) {
@@ -157,7 +157,7 @@ const (
 // flight take about as much memory as one context for the whole input
 // did when that is 9 MiB, and less when it is larger.
 func (z *cZstdCompressor) split(n int) C.gdSplit {
-	if z.oneJob || z.long || z.level < zstdSplitLevel || n < zstdSplitMin || n > zstdSplitMax {
+	if !z.cut || z.long || z.level < zstdSplitLevel || n < zstdSplitMin || n > zstdSplitMax {
 		return C.gdSplit{}
 	}
 	cp := C.ZSTD_getCParams(C.int(z.level), C.ulonglong(n), 0)
@@ -192,6 +192,12 @@ func (z *cZstdCompressor) maxThreads(n int) int {
 func (z *cZstdCompressor) withThreads(t int) Compressor {
 	c := *z
 	c.threads = t
+	return &c
+}
+
+func (z *cZstdCompressor) withSplit() Compressor {
+	c := *z
+	c.cut = true
 	return &c
 }
 

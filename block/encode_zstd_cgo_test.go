@@ -99,10 +99,14 @@ func oneZstdFrame(p []byte) (size uint64, checksum bool, err error) {
 func TestZstdSplitOutputIndependentOfThreads(t *testing.T) {
 	t.Parallel()
 	src := goSourceTree(t, zstdSplitMin)
-	c, err := NewCompressor("zstd:level=20")
+	whole, err := NewCompressor("zstd:level=20")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := MaxThreads(whole, len(src)); n != 1 {
+		t.Errorf("MaxThreads(%d bytes) = %d without Split, want 1", len(src), n)
+	}
+	c := Split(whole)
 	if n := MaxThreads(c, len(src)); n != zstdJobs {
 		t.Fatalf("MaxThreads(%d bytes) = %d, want %d", len(src), n, zstdJobs)
 	}
@@ -131,14 +135,17 @@ func TestZstdSplitOutputIndependentOfThreads(t *testing.T) {
 	if err != nil || !bytes.Equal(back, src) {
 		t.Fatalf("read back %d bytes, err %v; want the %d input bytes", len(back), err, len(src))
 	}
-	whole, err := (&cZstdCompressor{level: 20, oneJob: true}).Compress(src)
+	oneJob, err := whole.Compress(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if float64(len(two)) > 1.005*float64(len(whole)) {
-		t.Errorf("%d jobs: %d bytes, one job: %d; the cut costs more than 0.5%%", zstdJobs, len(two), len(whole))
+	if bytes.Equal(oneJob, two) {
+		t.Error("Split made the same frame as one job: the input was not cut")
 	}
-	t.Logf("%d bytes: %d in %d jobs, %d in one", len(src), len(two), zstdJobs, len(whole))
+	if float64(len(two)) > 1.005*float64(len(oneJob)) {
+		t.Errorf("%d jobs: %d bytes, one job: %d; the cut costs more than 0.5%%", zstdJobs, len(two), len(oneJob))
+	}
+	t.Logf("%d bytes: %d in %d jobs, %d in one", len(src), len(two), zstdJobs, len(oneJob))
 }
 
 // TestZstdSplitNoGain: incompressible input that would be split falls
@@ -156,7 +163,7 @@ func TestZstdSplitNoGain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ct, p, err := CompressSectionInto(WithThreads(c, 2), nil, noise); err != nil || ct != CompNone || !bytes.Equal(p, noise) {
+	if ct, p, err := CompressSectionInto(WithThreads(Split(c), 2), nil, noise); err != nil || ct != CompNone || !bytes.Equal(p, noise) {
 		t.Fatalf("%s, %d bytes, err %v; want NONE, the input", ct, len(p), err)
 	}
 }

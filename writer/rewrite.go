@@ -423,7 +423,12 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 			if i < len(r.md.BlockCategories) {
 				cat = r.md.BlockCategories[i]
 			}
-			if err = emit(blockJob{idx: i, sec: s, comp: r.compFor(cat)}); err != nil {
+			comp := r.compFor(cat)
+			if len(blocks) == 1 {
+				// A lone block would leave every other core idle.
+				comp = block.Split(comp)
+			}
+			if err = emit(blockJob{idx: i, sec: s, comp: comp}); err != nil {
 				break
 			}
 		}
