@@ -67,6 +67,7 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	}
 	b.sc = &scanner{opt: &opt, root: opt.Input, links: map[devIno]*inode{}, stats: &b.stats, warn: warn}
 	b.stats.Phase = "scanning"
+	b.phase("scanning")
 	b.report()
 	t0 := time.Now()
 	var root *entry
@@ -100,6 +101,7 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 			removeEmptyDirs(root)
 		}
 	}
+	b.phase("ordering")
 	order := b.number(root, files, hashOn)
 	b.cz.applyHotness(order.unique)
 	b.verbosef("%d distinct contents, %d duplicate files (%d bytes)", len(order.unique), b.stats.DupFiles, b.stats.DupBytes)
@@ -114,11 +116,13 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	if b.opt.BeforeSegmenting != nil {
 		b.opt.BeforeSegmenting()
 	}
+	b.phase("segmenting")
 	if err := b.segmentAll(ctx, order.unique, sink); err != nil {
 		return nil, b.stats, err
 	}
 	b.verbosef("segmented %d bytes into %d blocks of %d bytes; %d segment matches saved %d bytes [%v]",
 		b.stats.SegmentedBytes, b.stats.Blocks, b.stats.BlockBytes, b.stats.SegMatches, b.stats.SegMatchBytes, since(&t0))
+	b.phase("metadata")
 	md, err := b.metadata(order)
 	if err != nil {
 		return nil, b.stats, err
@@ -126,6 +130,12 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	b.verbosef("built the metadata [%v]", since(&t0))
 	b.categoryMetadata(md, order.unique)
 	return md, b.stats, nil
+}
+
+func (b *builder) phase(name string) {
+	if b.opt.Phase != nil {
+		b.opt.Phase(name)
+	}
 }
 
 func (b *builder) verbosef(format string, args ...any) {

@@ -146,6 +146,12 @@ type Options struct {
 	// Progress, if set, is called now and then with running totals: at
 	// least when a phase starts, and after each file. Calls do not overlap.
 	Progress func(Stats)
+	// Phase, if set, is called as each phase of a build begins: "scanning"
+	// (walking the tree, reading and hashing files), "ordering" (whole-file
+	// dedup and the order of the contents), "segmenting" (the segmenter
+	// fills blocks and hands them to the sink) and "metadata" (the last,
+	// until Build returns). For a timeline of the build.
+	Phase func(name string)
 	// BeforeSegmenting, if set, runs once the tree is scanned and
 	// hashed, before the first block is made: what scanning left behind
 	// is garbage then (the writer returns it to the system there).

@@ -101,8 +101,11 @@ type BuildOptions struct {
 	// segmented and stored; start from dedup.DefaultOptions and set Input.
 	Scan dedup.Options
 	// MemoryLimit bounds the bytes of blocks waiting to be compressed or
-	// written (0: one block per worker; a block more would only wait, and
-	// the segmenter holds the next one meanwhile).
+	// written (0: two blocks per worker). Blocks are written in order, so
+	// a worker that finishes a block while an older one is still being
+	// compressed needs room for the next block to stay busy; blocks take
+	// from a few to tens of seconds each at zstd:22 depending on their
+	// content, and with one block per worker the faster worker would wait.
 	MemoryLimit int64
 	// Header is written before the image (mkdwarfs --header).
 	Header []byte
@@ -112,6 +115,8 @@ type BuildOptions struct {
 type BuildResult struct {
 	Stats      dedup.Stats
 	ImageBytes int64
+	// Timeline is where the build's time went, phase by phase.
+	Timeline *Timeline
 }
 
 // Build writes an image of the directory opts.Scan.Input to opts.Output.
@@ -143,30 +148,36 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 			}
 		}
 	}
-	stats, err := build(ctx, opts, scan, out)
+	tl := newTimeline(scan.Verbosef)
+	stats, pipe, err := build(ctx, opts, scan, out, tl)
 	if err != nil {
 		return nil, err
 	}
 	if err := out.Commit(ctx); err != nil {
 		return nil, err
 	}
-	return &BuildResult{Stats: stats, ImageBytes: out.Size()}, nil
+	return &BuildResult{Stats: stats, ImageBytes: out.Size(), Timeline: tl.finish(pipe)}, nil
 }
 
-// build writes the whole image to out.
-func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer) (dedup.Stats, error) {
+// build writes the whole image to out, marking its phases on tl.
+func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, tl *timeline) (dedup.Stats, *pipeline, error) {
 	t := &opts.Target
 	comps := compressors{}
 	comp, err := comps.get(t.BlockCompression)
 	if err != nil {
-		return dedup.Stats{}, fmt.Errorf("block compression: %w", err)
+		return dedup.Stats{}, nil, fmt.Errorf("block compression: %w", err)
 	}
 	bw := block.NewWriter(out, block.WriterOptions{NoSectionIndex: t.NoSectionIndex, Header: opts.Header})
 	limit := opts.MemoryLimit
 	if limit == 0 {
-		limit = int64(t.workers()) << scan.BlockSizeBits
+		limit = int64(2*t.workers()) << scan.BlockSizeBits
 	}
 	pipe := newPipeline(ctx, bw, t.workers(), limit, t.Niceness)
+	if next := scan.Phase; next != nil {
+		scan.Phase = func(name string) { tl.mark(name); next(name) }
+	} else {
+		scan.Phase = tl.mark
+	}
 	// Progress comes from the scanner and from the pipeline's writer.
 	var (
 		progMu sync.Mutex
@@ -189,16 +200,19 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	catComp := map[string]block.Compressor{}
 	for cat, spec := range t.CategoryCompression {
 		if catComp[cat], err = comps.get(spec); err != nil {
-			return dedup.Stats{}, fmt.Errorf("block compression for category %s: %w", cat, err)
+			return dedup.Stats{}, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
 		}
 	}
-	n := 0
-	md, stats, err := dedup.BuildCategorized(ctx, scan, func(_ context.Context, data []byte, cat string) error {
-		i := n
-		n++
+	// submit queues block i. Only a build's lone block is cut into jobs
+	// for several threads (block.Split): with two or more blocks every
+	// worker has a block of its own, and a cut would only cost CPU.
+	submit := func(i int, data []byte, cat string, split bool) error {
 		comp := comp
 		if c, ok := catComp[cat]; ok {
 			comp = c
+		}
+		if split {
+			comp = block.Split(comp)
 		}
 		var written func(block.Compression, []byte)
 		if t.Progress != nil {
@@ -215,7 +229,35 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 			}
 			return ct, p, err
 		}, written)
+	}
+	// The first block waits for the second, or for the end of the data,
+	// to learn whether it is the only one. The segmenter makes the second
+	// in a fraction of the time the first takes to compress.
+	var (
+		n         int
+		first     []byte
+		firstCat  string
+		firstHeld bool
+	)
+	md, stats, err := dedup.BuildCategorized(ctx, scan, func(_ context.Context, data []byte, cat string) error {
+		i := n
+		n++
+		if i == 0 {
+			first, firstCat, firstHeld = data, cat, true
+			return nil
+		}
+		if firstHeld {
+			firstHeld = false
+			if err := submit(0, first, firstCat, false); err != nil {
+				return err
+			}
+			first = nil
+		}
+		return submit(i, data, cat, false)
 	})
+	if err == nil && firstHeld {
+		err = submit(0, first, firstCat, true)
+	}
 	if err == nil {
 		// What scanning and segmenting left behind is garbage now, while
 		// the last blocks' encoders (hundreds of MiB at zstd:22 or
@@ -223,21 +265,23 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		// the system so the two do not add up in the peak.
 		debug.FreeOSMemory()
 		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, stats.Blocks })
+		tl.mark(PhaseCompressing)
 	}
 	if perr := pipe.Wait(); err == nil {
 		err = perr
 	}
 	if err != nil {
-		return stats, err
+		return stats, pipe, err
 	}
 	report(func(p *Progress) { p.Phase = PhaseWriting })
+	tl.mark(PhaseWriting)
 	if err := comps.writeMetadata(bw, md, t); err != nil {
-		return stats, err
+		return stats, pipe, err
 	}
 	if err := comps.writeHistory(bw, nil, t.History, t.HistoryCompression, scan.Now); err != nil {
-		return stats, err
+		return stats, pipe, err
 	}
-	return stats, bw.Close()
+	return stats, pipe, bw.Close()
 }
 
 // writeMetadata encodes md and writes its schema and data sections.

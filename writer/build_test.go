@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
@@ -70,54 +72,186 @@ func TestBuildTarget(t *testing.T) {
 	}
 }
 
-// TestBuildSplitBlockSameForAnyWorkers: a block that the encoder splits
-// across idle threads (zstd at an ultra level) comes out the same whatever
-// the number of workers, so on as many threads.
-func TestBuildSplitBlockSameForAnyWorkers(t *testing.T) {
-	t.Parallel()
-	const spec, size = "zstd:level=20", 9 << 19 // 4.5 MiB in one block
-	comp, err := block.NewCompressor(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := block.MaxThreads(comp, size); n < 2 {
-		t.Skipf("skipped: %s does not split a block of %d bytes in this build (%s)", spec, size, comp.Compression())
-	}
-	src := t.TempDir()
-	// Text-like data: words drawn from a small vocabulary.
+// textLike returns size bytes of text-like data: words drawn from a small
+// vocabulary by a generator seeded with seed.
+func textLike(size int, seed uint32) []byte {
 	words := strings.Fields("the quick brown fox jumps over a lazy dog while seven wizards box and jam on quartz vexing daft zebras")
 	var buf bytes.Buffer
-	for x := uint32(1); buf.Len() < size; {
+	for x := seed | 1; buf.Len() < size; {
 		x ^= x << 13
 		x ^= x >> 17
 		x ^= x << 5
 		buf.WriteString(words[x%uint32(len(words))])
 		buf.WriteByte(" \n"[x>>31])
 	}
-	if err := os.WriteFile(filepath.Join(src, "text"), buf.Bytes()[:size], 0o644); err != nil {
+	return buf.Bytes()[:size]
+}
+
+// blockPayloads returns the stored payload and the decoded data of each
+// BLOCK section of the image at path.
+func blockPayloads(t *testing.T, path string) (raw, data [][]byte) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var images []string
-	for _, workers := range []int{1, 2} {
-		out := filepath.Join(t.TempDir(), "img.dwarfs")
-		scan := dedup.DefaultOptions()
-		scan.Input, scan.BlockSizeBits, scan.NoCreateTime = src, 23, true
-		res, err := Build(context.Background(), BuildOptions{Scan: scan, Target: Target{
-			Output: out, Workers: workers, BlockCompression: spec, History: History{NoTimestamp: true},
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Stats.Blocks != 1 {
-			t.Fatalf("%d blocks, want 1", res.Stats.Blocks)
-		}
-		img, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		images = append(images, string(img))
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if images[0] != images[1] {
-		t.Errorf("the image depends on the number of workers: %d bytes with 1, %d with 2", len(images[0]), len(images[1]))
+	im, err := block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range im.Blocks() {
+		r, err := im.ReadRaw(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := im.ReadDecompressed(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, data = append(raw, append([]byte(nil), r...)), append(data, d)
+	}
+	return raw, data
+}
+
+// TestBuildSplitOnlyLoneBlock: the encoder cuts a block into jobs for
+// several threads only when it is the build's only block, and the image
+// is the same for any number of workers either way. With two blocks each
+// worker has one, so each block is compressed as one job, as the
+// reference does: a cut would only cost CPU.
+func TestBuildSplitOnlyLoneBlock(t *testing.T) {
+	t.Parallel()
+	// Blocks of 4 MiB, the least the encoder cuts: one file of that
+	// size makes one block; one 64 KiB larger makes two, the first full.
+	const spec, size = "zstd:level=20", 4 << 20
+	comp, err := block.NewCompressor(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := block.MaxThreads(block.Split(comp), size); n < 2 {
+		t.Skipf("skipped: %s does not cut a block of %d bytes in this build (%s)", spec, size, comp.Compression())
+	}
+	for _, blocks := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d-blocks", blocks), func(t *testing.T) {
+			t.Parallel()
+			src := t.TempDir()
+			if err := os.WriteFile(filepath.Join(src, "text"), textLike(size+(blocks-1)<<16, uint32(blocks)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var images []string
+			// The lone block is built with 1 and 2 workers, to see that
+			// the cut does not depend on them; two blocks with one.
+			for workers := range 3 - blocks {
+				workers++
+				out := filepath.Join(t.TempDir(), "img.dwarfs")
+				scan := dedup.DefaultOptions()
+				scan.Input, scan.BlockSizeBits, scan.NoCreateTime = src, 22, true
+				res, err := Build(context.Background(), BuildOptions{Scan: scan, Target: Target{
+					Output: out, Workers: workers, BlockCompression: spec, History: History{NoTimestamp: true},
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Stats.Blocks != blocks {
+					t.Fatalf("%d blocks, want %d", res.Stats.Blocks, blocks)
+				}
+				img, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				images = append(images, string(img))
+				if workers > 1 {
+					continue
+				}
+				raw, data := blockPayloads(t, out)
+				want := comp
+				if blocks == 1 {
+					want = block.Split(comp)
+				}
+				p, err := want.Compress(data[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(data[0]) != size || !bytes.Equal(p, raw[0]) {
+					t.Errorf("block 0 of %d (%d bytes): not compressed as %s (cut into jobs: %v)", blocks, len(data[0]), spec, blocks == 1)
+				}
+			}
+			if len(images) < 2 {
+				return
+			}
+			if images[0] != images[1] {
+				t.Errorf("the image depends on the number of workers: %d bytes with 1, %d with 2", len(images[0]), len(images[1]))
+			}
+		})
+	}
+}
+
+// TestBuildTimeline: a build's timeline has its phases in order, each
+// starting where the last ended, within the build's wall time, and counts
+// the blocks compressed.
+func TestBuildTimeline(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	for i := range 3 {
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprint("f", i)), textLike(100<<10, uint32(i+7)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := dedup.DefaultOptions()
+	scan.Input, scan.BlockSizeBits, scan.NoCreateTime = src, 16, true
+	var logged []string
+	scan.Verbosef = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
+	res, err := Build(context.Background(), BuildOptions{Scan: scan, Target: Target{
+		Output: filepath.Join(t.TempDir(), "img.dwarfs"), BlockCompression: "zstd:level=3", History: History{NoTimestamp: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := res.Timeline
+	var names []string
+	var end time.Duration
+	var cpu time.Duration
+	for _, s := range tl.Stages {
+		names = append(names, s.Name)
+		if s.Start != end || s.End < s.Start {
+			t.Errorf("phase %s runs %v to %v; the last ended at %v", s.Name, s.Start, s.End, end)
+		}
+		end = s.End
+		cpu += s.CPU
+	}
+	if got, want := strings.Join(names, " "), "scanning ordering segmenting metadata compressing writing"; got != want {
+		t.Errorf("phases %q, want %q", got, want)
+	}
+	if end > tl.Wall {
+		t.Errorf("the last phase ends at %v, after the build's %v", end, tl.Wall)
+	}
+	if tl.CPUKnown && cpu > tl.CPU {
+		t.Errorf("the phases' CPU adds up to %v, more than the build's %v", cpu, tl.CPU)
+	}
+	if tl.Blocks != res.Stats.Blocks || tl.Blocks < 4 {
+		t.Errorf("timeline counts %d blocks, the build made %d (want at least 4)", tl.Blocks, res.Stats.Blocks)
+	}
+	if tl.CompressStart <= 0 || tl.CompressEnd < tl.CompressStart || tl.CompressEnd > tl.Wall {
+		t.Errorf("compressing from %v to %v in a build of %v", tl.CompressStart, tl.CompressEnd, tl.Wall)
+	}
+	phaseLines := 0
+	for _, l := range logged {
+		if strings.HasPrefix(l, "phase ") {
+			phaseLines++
+		}
+	}
+	if phaseLines != len(tl.Stages) {
+		t.Errorf("%d verbose phase lines for %d phases: %q", phaseLines, len(tl.Stages), logged)
+	}
+	var table strings.Builder
+	tl.WriteTo(&table)
+	for _, want := range append(names, "total", fmt.Sprintf("compressing %d blocks", tl.Blocks)) {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
+		}
 	}
 }

@@ -3,6 +3,8 @@ package writer
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -30,6 +32,13 @@ type pipeline struct {
 	threads *semaphore.Weighted
 	limit   int64
 	closed  bool
+
+	// For the build's timeline: when the first block began (UnixNano),
+	// when the last was written, how many were, and the encoders' CPU.
+	firstStart, lastWritten atomic.Int64
+	written                 atomic.Int64
+	encoderCPU              atomic.Int64
+	encoderCPUKnown         atomic.Bool
 }
 
 // Threads is how an encode function learns how many threads it may use:
@@ -77,12 +86,22 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 					return err
 				}
 				held := 1
+				p.firstStart.CompareAndSwap(0, time.Now().UnixNano())
+				// The thread is held for the encode so that its CPU
+				// time is the encoder's alone.
+				runtime.LockOSThread()
+				cpu0, ok0 := threadCPU()
 				j.ct, j.out, j.err = j.encode(func(want int) int {
 					for held < want && p.threads.TryAcquire(1) {
 						held++
 					}
 					return held
 				})
+				if cpu1, ok1 := threadCPU(); ok0 && ok1 {
+					p.encoderCPU.Add(int64(cpu1 - cpu0))
+					p.encoderCPUKnown.Store(true)
+				}
+				runtime.UnlockOSThread()
 				p.threads.Release(int64(held))
 				close(j.done)
 			}
@@ -102,6 +121,8 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 			if err := p.bw.WriteSection(block.SectionBlock, j.ct, j.out); err != nil {
 				return err
 			}
+			p.lastWritten.Store(time.Now().UnixNano())
+			p.written.Add(1)
 			if j.written != nil {
 				j.written(j.ct, j.out)
 			}

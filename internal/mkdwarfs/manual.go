@@ -34,7 +34,10 @@ var manual = cli.Manual{
 		{Title: "LOGGING", Paragraphs: []string{
 			"--log-level sets what is reported on standard error: error, warn (also unreadable inputs " +
 				"and other warnings), info (the default: also the summary), verbose (also the settings in " +
-				"effect and each phase with its time, as lines starting with V and the time of day), debug " +
+				"effect and each phase with its time, as lines starting with V and the time of day, and at " +
+				"the end a table of the phases (scanning, ordering, segmenting, metadata, compressing, " +
+				"writing) with the start, end, wall and CPU time of each and the cores it kept busy, and " +
+				"the CPU time spent in the block encoders), debug " +
 				"(D lines: duplicate files, each file's place in the order, and how each file was segmented) " +
 				"and trace (T lines: every segment match).",
 		}},

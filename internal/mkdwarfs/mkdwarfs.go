@@ -120,6 +120,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if cfg.LogLevel >= logInfo {
 		printSummary(stderr, res, time.Since(start))
 	}
+	if cfg.LogLevel >= logVerbose && res.Timeline != nil {
+		// Where the time went: each phase's wall and CPU time.
+		res.Timeline.WriteTo(stderr)
+	}
 	if res.Stats.Errors > 0 {
 		return cli.ExitPartial
 	}
