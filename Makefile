@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-scale bench-mount check-compat check-filters check-codecs clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-scale bench-scale-cores bench-mount check-compat check-filters check-codecs clean
 
 all: build
 
@@ -153,6 +153,12 @@ bench-recompress: build
 # its stand-in. See bench/README.md.
 bench-compare: build
 	BIN=$(abspath $(BIN)) ./bench/compare.sh
+
+# How a build scales with cores: both mkdwarfs pinned to 1 and 2 cores,
+# wall, CPU, phases, serial fraction and the projection for 16 and 64
+# cores (CORPUS=redis LEVEL=7 REF_DWARFS=DIR). See bench/README.md.
+bench-scale-cores: build
+	BIN=$(abspath $(BIN)) ./bench/scale-cores.sh
 
 # mkdwarfs --categorize on a mixed tree, beside the reference mkdwarfs
 # when REF_DWARFS is set. See bench/README.md.
