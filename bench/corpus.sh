@@ -239,7 +239,8 @@ make_cdnjs() {
 		d=$(npm_dir "$pkg")
 		if [[ ! -f $NPM_TGZ/$d/$v.tgz ]]; then skipped=$((skipped + 1)); continue; fi
 		rm -rf "$stage" && mkdir -p "$stage" "$dest/$d"
-		tar -xzf "$NPM_TGZ/$d/$v.tgz" -C "$stage" --no-same-owner --no-same-permissions ||
+		tar -xzf "$NPM_TGZ/$d/$v.tgz" -C "$stage" --no-same-owner --no-same-permissions \
+			--warning=no-unknown-keyword ||
 			die "cannot extract $NPM_TGZ/$d/$v.tgz"
 		# Tarballs hold package/, or in a few old releases another single
 		# top directory; anything else is kept as it is.
