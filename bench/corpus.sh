@@ -13,6 +13,13 @@
 #   bigfile       one file of real data, BIGFILE_SIZE bytes (default 1 GiB):
 #                 the start of a name-sorted tar of BIGFILE_SRC (default
 #                 /usr/lib /usr/share), for large sequential and random reads
+#   cdnjs         a CDNJS-like tree: every release (no prereleases) of popular
+#                 npm front-end packages (CDNJS_PACKAGES), fetched with
+#                 `npm pack`, one directory per package, one per release in it
+#   cdnjs-small   the same with the newest few releases of each (a few 100 MB)
+#   binblocks     ELF executables and libraries from /usr/bin and
+#                 /usr/lib/x86_64-linux-gnu up to BINBLOCKS_MB MiB, plus a few
+#                 duplicates: mostly binary data that dedups to few large blocks
 # With QUICK=1: xtools-quick (2 releases) and goroot-quick (a few packages).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -27,6 +34,16 @@ GOMODS_MODULE=${GOMODS_MODULE:-golang.org/x/net}
 BIGFILE_SIZE=${BIGFILE_SIZE:-1073741824}
 BIGFILE_SRC=${BIGFILE_SRC:-"/usr/lib /usr/share"}
 GOMODS_VERSIONS=${GOMODS_VERSIONS:-"$(seq -f 'v0.%g.0' 20 49 | tr '\n' ' ')"}
+# Packages of the cdnjs corpora; PKG:N keeps only the newest N releases of PKG
+# (three publishes about 25 MB per release; all ~300 would be 5 GB alone).
+CDNJS_PACKAGES=${CDNJS_PACKAGES:-"jquery bootstrap lodash react-dom vue moment d3 chart.js @fortawesome/fontawesome-free three:60"}
+CDNJS_MAX_VERSIONS=${CDNJS_MAX_VERSIONS:-0} # newest N of every package; 0 = all
+CDNJS_SMALL_PACKAGES=${CDNJS_SMALL_PACKAGES:-"jquery bootstrap lodash react-dom vue moment d3 chart.js @fortawesome/fontawesome-free:3 three:3"}
+CDNJS_SMALL_MAX_VERSIONS=${CDNJS_SMALL_MAX_VERSIONS:-8}
+CDNJS_JOBS=${CDNJS_JOBS:-4}              # parallel `npm pack` runs
+CORPUS_MTIME=${CORPUS_MTIME:-"2020-01-01 00:00:00 UTC"}
+BINBLOCKS_MB=${BINBLOCKS_MB:-44}
+BINBLOCKS_SRC=${BINBLOCKS_SRC:-"/usr/bin /usr/lib/x86_64-linux-gnu"}
 
 need go
 need cp
@@ -133,6 +150,153 @@ make_bigfile() {
 	log "corpus bigfile: one file of $got bytes from $BIGFILE_SRC"
 }
 
+# npm_dir PKG: the directory name of an npm package (@scope/name -> scope-name,
+# as in the file names `npm pack` writes).
+npm_dir() { local d=${1#@}; echo "${d//\//-}"; }
+
+# npm_versions PKG: its releases (no prereleases), oldest first. The list is
+# kept in the fetch cache on first use, so later releases do not change a
+# rebuilt corpus; delete npmcache/DIR/versions to pick them up.
+npm_versions() {
+	local pkg=$1 f; f=$NPM_TGZ/$(npm_dir "$1")/versions
+	if [[ ! -s $f ]]; then
+		mkdir -p "${f%/*}"
+		local out="" i
+		for i in 1 2 3; do
+			out=$(npm view "$pkg" versions --json 2>/dev/null) && break
+			out=""; sleep $((i * 5))
+		done
+		[[ -n $out ]] || die "npm view $pkg versions failed"
+		# --json gives a list, or a bare string for a package of one release.
+		echo "$out" | tr -d '[]", ' | grep -v '^$' | grep -v '[-+]' | sort -V >"$f.tmp"
+		[[ -s $f.tmp ]] || die "no releases of $pkg"
+		mv "$f.tmp" "$f"
+	fi
+	cat "$f"
+}
+
+# npm_fetch SPEC...: `npm pack` each PKG@VERSION into NPM_TGZ/DIR/VERSION.tgz.
+# One pack call fetches the batch (node starts once); if any spec fails the
+# batch is retried one spec at a time, and a spec that fails three times is
+# skipped with a log line (the corpus is built without it).
+npm_fetch() {
+	local tmp; tmp=$(mktemp -d "$NPM_TGZ/.pack.XXXXXX")
+	(cd "$tmp" && npm pack --silent "$@" >/dev/null 2>"$tmp/err") || true
+	local s pkg v d i
+	for s in "$@"; do
+		pkg=${s%@*} v=${s##*@}; d=$(npm_dir "$pkg")
+		for i in 1 2 3; do
+			[[ -f $tmp/$d-$v.tgz ]] && break
+			sleep $((i * 2))
+			(cd "$tmp" && npm pack --silent "$s" >/dev/null 2>"$tmp/err") || true
+		done
+		if [[ -f $tmp/$d-$v.tgz ]]; then
+			mkdir -p "$NPM_TGZ/$d"
+			mv "$tmp/$d-$v.tgz" "$NPM_TGZ/$d/$v.tgz"
+		else
+			log "skipping $s: npm pack failed: $(grep -m1 -i error "$tmp/err" || tail -n1 "$tmp/err")"
+		fi
+	done
+	rm -rf "$tmp"
+}
+
+# make_cdnjs NAME MAX PKG[:N]...: a CDNJS-like tree NAME/DIR/VERSION/ of npm
+# release tarballs: the newest N (or MAX; 0 = all) releases of each package.
+make_cdnjs() {
+	local name=$1 max=$2; shift 2
+	local dest; dest=$(corpus_dir "$name")
+	if [[ -f $dest.ready ]]; then log "corpus $name cached at $dest"; return; fi
+	need npm
+	need tar
+	NPM_TGZ=$BENCH_DIR/npmcache
+	export NPM_TGZ
+	# npm's own cache would hold a second copy of every tarball.
+	export npm_config_cache=$NPM_TGZ/.npm
+	mkdir -p "$NPM_TGZ"
+	local list=$dest.versions spec pkg n v
+	: >"$list.tmp"
+	for spec in "$@"; do
+		pkg=${spec%%:*} n=$max
+		[[ $spec == *:* ]] && n=${spec##*:}
+		npm_versions "$pkg" >/dev/null
+		if [[ $n -gt 0 ]]; then npm_versions "$pkg" | tail -n "$n"; else npm_versions "$pkg"; fi |
+			sed "s|^|$pkg |" >>"$list.tmp"
+	done
+	mv "$list.tmp" "$list"
+	local t0; t0=$(date +%s)
+	local missing; missing=$(while read -r pkg v; do
+		[[ -f $NPM_TGZ/$(npm_dir "$pkg")/$v.tgz ]] || echo "$pkg@$v"
+	done <"$list")
+	if [[ -n $missing ]]; then
+		log "corpus $name: fetching $(echo "$missing" | wc -l) of $(wc -l <"$list") releases with npm pack ($CDNJS_JOBS at a time)"
+		export -f npm_fetch npm_dir log
+		echo "$missing" | xargs -r -n 8 -P "$CDNJS_JOBS" bash -c 'npm_fetch "$@"' _
+		log "corpus $name: fetch took $(($(date +%s) - t0)) s"
+	fi
+	rm -rf "$npm_config_cache" "$dest" && mkdir -p "$dest"
+	local stage=$dest.stage d n_rel=0 skipped=0
+	while read -r pkg v; do
+		d=$(npm_dir "$pkg")
+		if [[ ! -f $NPM_TGZ/$d/$v.tgz ]]; then skipped=$((skipped + 1)); continue; fi
+		rm -rf "$stage" && mkdir -p "$stage" "$dest/$d"
+		tar -xzf "$NPM_TGZ/$d/$v.tgz" -C "$stage" --no-same-owner --no-same-permissions \
+			--warning=no-unknown-keyword ||
+			die "cannot extract $NPM_TGZ/$d/$v.tgz"
+		# Tarballs hold package/, or in a few old releases another single
+		# top directory; anything else is kept as it is.
+		local top; top=$(ls -A "$stage")
+		if [[ $top != *$'\n'* && -d $stage/$top && ! -L $stage/$top ]]; then
+			mv "$stage/$top" "$dest/$d/$v"
+		else
+			mv "$stage" "$dest/$d/$v"
+		fi
+		n_rel=$((n_rel + 1))
+	done <"$list"
+	rm -rf "$stage"
+	# Some old tarballs hold unreadable files or directories.
+	chmod -R u+rwX,go+rX "$dest"
+	find "$dest" -exec touch -h -d "$CORPUS_MTIME" {} +
+	touch "$dest.ready"
+	log "corpus $name: $n_rel releases of $# packages ($skipped skipped), $(du -sb "$dest" | cut -f1) bytes, $(find "$dest" -type f | wc -l) files"
+}
+
+# make_binblocks: ELF files (none of 8 MiB or more) in name order from each
+# directory of BINBLOCKS_SRC, an equal share of BINBLOCKS_MB MiB from each,
+# then copies of every 16th file under dup/: mostly binary data that dedups
+# to a few large blocks. The tree follows the machine's installed packages;
+# its list of files is kept in binblocks.list.
+make_binblocks() {
+	local dest; dest=$(corpus_dir binblocks)
+	if [[ -f $dest.ready ]]; then log "corpus binblocks cached at $dest"; return; fi
+	rm -rf "$dest" && mkdir -p "$dest/dup"
+	local srcs=($BINBLOCKS_SRC) src
+	local share=$(((BINBLOCKS_MB << 20) / ${#srcs[@]})) total=0 nfiles=0 ndup=0 size f magic used
+	: >"$dest.list"
+	for src in "${srcs[@]}"; do
+		used=0
+		while read -r size f; do
+			((used + size <= share)) || continue
+			magic=$(od -An -tx1 -N4 "$f" | tr -d ' \n')
+			[[ $magic == 7f454c46 ]] || continue
+			mkdir -p "$dest${f%/*}"
+			cp "$f" "$dest$f"
+			echo "$f" >>"$dest.list"
+			if ((nfiles % 16 == 0)); then
+				cp "$f" "$dest/dup/$nfiles-${f##*/}"
+				ndup=$((ndup + 1))
+			fi
+			used=$((used + size)) nfiles=$((nfiles + 1))
+			((share - used >= 4096)) || break
+		done < <(find "$src" -type f -size -8388608c -printf '%s %p\n' 2>/dev/null | LC_ALL=C sort -k2)
+		total=$((total + used))
+	done
+	[[ $nfiles -gt 0 ]] || die "corpus binblocks: no ELF files in $BINBLOCKS_SRC"
+	chmod -R u=rwX,go=rX "$dest"
+	find "$dest" -exec touch -h -d "$CORPUS_MTIME" {} +
+	touch "$dest.ready"
+	log "corpus binblocks: $nfiles ELF files ($total bytes) and $ndup duplicates, $(du -sb "$dest" | cut -f1) bytes"
+}
+
 for c in $(corpora); do
 	case $c in
 	xtools) # shellcheck disable=SC2086
@@ -150,6 +314,11 @@ for c in $(corpora); do
 	bigfile) make_bigfile ;;
 	goroot-quick) # shellcheck disable=SC2086
 		make_goroot goroot-quick $GOROOT_QUICK_DIRS ;;
+	cdnjs) # shellcheck disable=SC2086
+		make_cdnjs cdnjs "$CDNJS_MAX_VERSIONS" $CDNJS_PACKAGES ;;
+	cdnjs-small) # shellcheck disable=SC2086
+		make_cdnjs cdnjs-small "$CDNJS_SMALL_MAX_VERSIONS" $CDNJS_SMALL_PACKAGES ;;
+	binblocks) make_binblocks ;;
 	*) die "unknown corpus $c" ;;
 	esac
 	echo "$(corpus_dir "$c")"
