@@ -116,7 +116,6 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	if b.opt.BeforeSegmenting != nil {
 		b.opt.BeforeSegmenting()
 	}
-	b.phase("segmenting")
 	if err := b.segmentAll(ctx, order.unique, sink); err != nil {
 		return nil, b.stats, err
 	}

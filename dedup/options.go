@@ -150,7 +150,9 @@ type Options struct {
 	// (walking the tree, reading and hashing files), "ordering" (whole-file
 	// dedup and the order of the contents), "segmenting" (the segmenter
 	// fills blocks and hands them to the sink) and "metadata" (the last,
-	// until Build returns). For a timeline of the build.
+	// until Build returns). With categories, each category's contents are
+	// ordered and then segmented in turn, so the two alternate. For a
+	// timeline of the build.
 	Phase func(name string)
 	// BeforeSegmenting, if set, runs once the tree is scanned and
 	// hashed, before the first block is made: what scanning left behind

@@ -412,6 +412,7 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 // order orders one stream's contents and logs the result; prefix names
 // the category.
 func (b *builder) order(cs []*content, opt *Options, prefix string) []*content {
+	b.phase("ordering")
 	t0 := time.Now()
 	out := orderContents(cs, opt, b.sc.listPos)
 	b.verbosef("%sordered %d contents by %s [%v]", prefix, len(out), opt.Order, time.Since(t0))
@@ -426,6 +427,7 @@ func (b *builder) order(cs []*content, opt *Options, prefix string) []*content {
 // segmentStream segments the data of category cat of contents, in that
 // order, into blocks numbered on from those already written.
 func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category, contents []*content, sink CategorizedSink) error {
+	b.phase("segmenting")
 	name := categoryNames[cat]
 	seg := newSegmenter(ctx, opt, func(ctx context.Context, data []byte) error {
 		b.blockCats = append(b.blockCats, cat)

@@ -110,6 +110,9 @@ func (t *timeline) now() (time.Duration, time.Duration) {
 func (t *timeline) mark(name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if name == t.cur {
+		return
+	}
 	wall, cpu := t.now()
 	if t.cur != "" {
 		s := Stage{Name: t.cur, Start: t.curFrom, End: wall, CPU: cpu - t.curCPU}
