@@ -104,6 +104,24 @@ var manual = cli.Manual{
 				"without building an image:",
 			"  mkdwarfs -i perl -o perl.dwarfs --remove-empty-dirs \\\n    -F '+ File/Spec/[EM]*.pm' -F '- unicore/**.pl' -F '+ *.pl' -F '- *'",
 		}},
+		{Title: "PERFORMANCE", Paragraphs: []string{
+			"A build runs in phases (--log-level=verbose prints each with its wall and CPU time). " +
+				"Scanning reads and hashes files on --num-scanner-workers threads and ordering clusters " +
+				"similarity digests on --num-segmenter-workers; segmenting is one thread, and each block " +
+				"it fills goes straight to one of -N compression workers, so compression runs alongside " +
+				"segmenting from the first block on. Each block is compressed as one encoder job, as the " +
+				"reference does; only a build whose data fits in one block has that block cut into jobs " +
+				"for several threads. Up to two blocks per worker wait for compression or writing " +
+				"(--memory-limit), so a worker that finishes a fast block starts the next while an older " +
+				"one is still being compressed.",
+			"On a machine with many cores, three things bound the wall time however many cores there " +
+				"are: scanning and ordering, which must see every file before the first block is made; the " +
+				"segmenter, one thread per build; and the last block, which one worker compresses alone " +
+				"(seconds at -l7, where blocks are 16 MiB, and much longer at -l9, where they are 64 MiB " +
+				"of lzma). Compression itself scales with the number of blocks. Each worker holds one " +
+				"encoder's state (hundreds of MiB at zstd level 22 or lzma level 9), so memory grows with " +
+				"-N. make bench-scale-cores measures a corpus on 1 and 2 cores and projects 16 and 64.",
+		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
 			"Of the reference's categorizers incompressible and hotness are implemented; naming fits, " +
 				"pcmaudio or binary in --categorize is refused, and --categorize without a list enables " +
