@@ -35,7 +35,7 @@ BIGFILE_SIZE=${BIGFILE_SIZE:-1073741824}
 BIGFILE_SRC=${BIGFILE_SRC:-"/usr/lib /usr/share"}
 GOMODS_VERSIONS=${GOMODS_VERSIONS:-"$(seq -f 'v0.%g.0' 20 49 | tr '\n' ' ')"}
 # Packages of the cdnjs corpora; PKG:N keeps only the newest N releases of PKG
-# (three publishes about 25 MB per release; all ~300 would be 5 GB alone).
+# (three publishes about 28 MB per release of late; all 301 would be about 5 GB).
 CDNJS_PACKAGES=${CDNJS_PACKAGES:-"jquery bootstrap lodash react-dom vue moment d3 chart.js @fortawesome/fontawesome-free three:60"}
 CDNJS_MAX_VERSIONS=${CDNJS_MAX_VERSIONS:-0} # newest N of every package; 0 = all
 CDNJS_SMALL_PACKAGES=${CDNJS_SMALL_PACKAGES:-"jquery bootstrap lodash react-dom vue moment d3 chart.js @fortawesome/fontawesome-free:3 three:3"}
