@@ -15,6 +15,9 @@ CHECK=${CHECK:-1}
 if [[ -z ${CORPORA:-} ]]; then
 	CORPORA=xtools8
 	if [[ -n ${REDIS_MIRROR:-} ]]; then CORPORA+=" redis"; else CORPORA+=" gomods"; fi
+	# A few large blocks of binaries, and the CDNJS-like tree (4.8 GB;
+	# each build of it takes minutes: CORPORA without it for a quick run).
+	CORPORA+=" binblocks cdnjs"
 fi
 export CORPORA
 
