@@ -150,8 +150,8 @@ bench-recompress: build
 
 # godwarfs beside the reference mkdwarfs (REF_DWARFS=dir of its tools;
 # skipped with a note when unset) on x/tools and redis (REDIS_MIRROR) or
-# its stand-in; CORPORA="cdnjs binblocks" for the CDNJS-like tree and the
-# few-large-blocks binary tree. See bench/README.md.
+# its stand-in, the few-large-blocks binary tree and the CDNJS-like tree
+# (CORPORA="xtools8 redis" leaves the slow ones out). See bench/README.md.
 bench-compare: build
 	BIN=$(abspath $(BIN)) ./bench/compare.sh
 
