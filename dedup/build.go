@@ -71,9 +71,15 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	t0 := time.Now()
 	var root *entry
 	var err error
-	if opt.InputList != nil {
+	switch {
+	case opt.Tree != nil:
+		if opt.InputList != nil {
+			return nil, b.stats, errors.New("an input list cannot select from a tree source")
+		}
+		root, err = b.sc.fromTree(ctx, b)
+	case opt.InputList != nil:
 		root, err = b.sc.fromList(opt.InputList)
-	} else {
+	default:
 		root, err = b.sc.walk(ctx)
 	}
 	if err != nil {

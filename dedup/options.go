@@ -76,6 +76,9 @@ type Pack struct {
 type Options struct {
 	Input     string   // root directory
 	InputList []string // optional: paths relative to Input (nil: walk everything)
+	// Tree, if set, supplies the input tree instead of the directory
+	// Input (an archive; Input then only names it in messages).
+	Tree TreeSource
 
 	// Exclude lists OS paths never to include (the output image and its
 	// temporary file when they are written inside the input tree).
@@ -182,9 +185,10 @@ type Stats struct {
 	HoleBytes                                int64
 	Errors                                   int   // skipped entries (ContinueOnErr)
 	TreeBytes                                int64 // size of all regular files, hard links once
+	ArchiveBytes                             int64 // input read by a TreeSource (PhaseReading)
 
 	// Running state for progress displays.
-	Phase          string // "scanning" (reading and hashing files), then "segmenting"
+	Phase          string // PhaseReading (Options.Tree only), "scanning" (reading and hashing files), then "segmenting"
 	Current        string // the file last started, relative to the input
 	FilesToScan    int    // regular files the scanning phase reads
 	FilesScanned   int
