@@ -153,6 +153,7 @@ func (s *Source) ReadTree(ctx context.Context, progress func(int64), warn func(s
 	}
 	s.spill = &spill{dir: s.opt.TempDir, limit: s.opt.MemoryLimit}
 	rd := &reader{src: s, ctx: ctx, progress: progress, warn: warn}
+	defer func() { rd.kids = nil }()
 	if f, ok := s.r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			base, err := f.Seek(0, io.SeekCurrent)
@@ -164,6 +165,7 @@ func (s *Source) ReadTree(ctx context.Context, progress func(int64), warn func(s
 			if compression(head[:n]) == "" {
 				// Plain: read in place.
 				ps := &posSeeker{posReader{f, base}, f}
+				rd.next = base
 				rd.pos, rd.raw = &ps.posReader, &ps.posReader
 				rd.inPlace, rd.size = archiveFile{f}, st.Size()
 				return rd.read(tar.NewReader(ps))
@@ -223,6 +225,8 @@ type reader struct {
 	stripped  bool
 	lastName  string
 	lastStart int64
+	next      int64 // where the next header starts
+	unread    int64 // data of the member read in place
 }
 
 // memberError names the member and the offset of its header.
@@ -236,7 +240,7 @@ func (r *reader) read(tr *tar.Reader) (*dedup.TreeNode, error) {
 		if err := r.ctx.Err(); err != nil {
 			return nil, err
 		}
-		start := r.pos.pos
+		start := r.next
 		hdr, err := tr.Next()
 		if errors.Is(err, tar.ErrInsecurePath) {
 			err = nil // names are made local below
@@ -251,6 +255,11 @@ func (r *reader) read(tr *tar.Reader) (*dedup.TreeNode, error) {
 			return nil, err
 		}
 		r.lastName, r.lastStart = hdr.Name, start
+		// The next header follows this member's data, which the tar
+		// reader has consumed unless it is read in place.
+		r.next = r.pos.pos + r.unread
+		r.next = (r.next + 511) &^ 511
+		r.unread = 0
 		if r.progress != nil {
 			r.progress(r.raw.pos)
 		}
@@ -442,6 +451,7 @@ func (r *reader) data(tr *tar.Reader, hdr *tar.Header, n *dedup.TreeNode, start 
 			return r.memberError(hdr.Name, start, errShort)
 		}
 		n.Data.R, n.Data.Off = r.inPlace, off
+		r.unread = hdr.Size
 		return nil
 	}
 	off, err := sp.copyFrom(tr, hdr.Size)
