@@ -73,4 +73,3 @@ func FuzzReadTree(f *testing.F) {
 		s.Close()
 	})
 }
-
