@@ -67,6 +67,9 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	}
 	b.sc = &scanner{opt: &opt, root: opt.Input, links: map[devIno]*inode{}, stats: &b.stats, warn: warn}
 	b.stats.Phase = "scanning"
+	if opt.Tree != nil {
+		b.stats.Phase = PhaseReading
+	}
 	b.report()
 	t0 := time.Now()
 	var root *entry

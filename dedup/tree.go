@@ -80,10 +80,6 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 		b.report()
 		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	s.stats.Phase = PhaseReading
-	b.report()
-	s.mu.Unlock()
 	t, err := s.opt.Tree.ReadTree(ctx, progress, s.warn)
 	if err != nil {
 		return nil, err

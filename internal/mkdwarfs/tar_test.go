@@ -4,17 +4,20 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
+	"github.com/godwarfs/godwarfs/writer"
 	"golang.org/x/sys/unix"
 )
 
@@ -294,5 +297,87 @@ func TestInputFormat(t *testing.T) {
 	}
 	if code, stderr := mkStdin(nil, "-i", dir, "--input-format=zip", "-o", out); code == 0 || !strings.Contains(stderr, "--input-format") {
 		t.Errorf("bad format: exit %d: %s", code, stderr)
+	}
+}
+
+// TestTarProgress: the reading phase reports the archive bytes read, up
+// to the whole archive, from a file and from a pipe.
+func TestTarProgress(t *testing.T) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for i := range 50 {
+		data := bytes.Repeat([]byte{byte(i)}, 10000+i)
+		tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("d/f%d", i), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})
+		tw.Write(data)
+	}
+	tw.Close()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.tar")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{in, "-"} {
+		cfg, err := ParseConfig([]string{"-i", src, "-o", filepath.Join(dir, "out.dwarfs"), "-f", "-l1"}, bytes.NewReader(buf.Bytes()), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var read int64
+		var phases []string
+		_, err = build(context.Background(), cfg, io.Discard, func(p writer.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
+				phases = append(phases, p.Phase)
+			}
+			if p.Phase == phaseReading {
+				read = max(read, p.Stats.ArchiveBytes)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read != int64(buf.Len()) || len(phases) < 2 || phases[0] != phaseReading || phases[1] != phaseScanning {
+			t.Errorf("%s: %d of %d bytes read reported; phases %v", src, read, buf.Len(), phases)
+		}
+	}
+}
+
+// TestTarSparse: GNU and pax sparse members give the image a directory
+// with the same sparse file gives (the holes are where the file system
+// has them).
+func TestTarSparse(t *testing.T) {
+	tarBin, err := exec.LookPath("tar")
+	if err != nil {
+		t.Skip("skipped: no tar command to write sparse archives with")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.Mkdir(src, 0o755)
+	f, err := os.Create(filepath.Join(src, "sparse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(bytes.Repeat([]byte("data"), 4096), 1<<20)
+	f.WriteAt(bytes.Repeat([]byte("more"), 1024), 3<<20)
+	f.Truncate(5 << 20)
+	off, err := unix.Seek(int(f.Fd()), 0, unix.SEEK_DATA)
+	f.Close()
+	if err != nil || off != 1<<20 {
+		t.Skipf("skipped: the file system does not report the holes (SEEK_DATA: %d, %v)", off, err)
+	}
+	os.Chtimes(filepath.Join(src, "sparse"), time.Unix(1e9, 0), time.Unix(1e9, 0))
+	os.Chtimes(src, time.Unix(1e9, 0), time.Unix(1e9, 0))
+	args := []string{"--no-history", "--no-create-timestamp", "-l1", "--log-level=error"}
+	want := filepath.Join(dir, "dir.dwarfs")
+	mk(t, append([]string{"-i", src, "-o", want}, args...)...)
+	for _, format := range []string{"gnu", "pax"} {
+		arch := filepath.Join(dir, format+".tar")
+		if out, err := exec.Command(tarBin, "--sparse", "--format="+format, "-C", src, "-cf", arch, ".").CombinedOutput(); err != nil {
+			t.Fatalf("tar: %v: %s", err, out)
+		}
+		got := filepath.Join(dir, format+".dwarfs")
+		mk(t, append([]string{"-i", arch, "-o", got}, args...)...)
+		sameImage(t, format+" sparse", got, want)
 	}
 }
