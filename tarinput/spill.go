@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,7 +41,20 @@ func (s *spill) grow(n int64) error {
 		return fmt.Errorf("writing the spill file: %w", err)
 	}
 	s.f, s.mem = f, nil
+	// The memory held so far would otherwise stay in the peak of what
+	// is left of the build.
+	debug.FreeOSMemory()
 	return nil
+}
+
+// memGrow gives mem room for n bytes, never more than the limit.
+func (s *spill) memGrow(n int64) {
+	if int64(cap(s.mem)) >= n {
+		return
+	}
+	m := make([]byte, len(s.mem), min(max(2*int64(cap(s.mem)), n, 64<<10), max(s.limit, n)))
+	copy(m, s.mem)
+	s.mem = m
 }
 
 // writeAt stores p at off (at or after the current end; bytes skipped
@@ -54,10 +68,9 @@ func (s *spill) writeAt(p []byte, off int64) error {
 			return fmt.Errorf("writing the spill file: %w", err)
 		}
 	} else {
-		if int64(len(s.mem)) < off {
-			s.mem = append(s.mem, make([]byte, off-int64(len(s.mem)))...)
-		}
-		s.mem = append(s.mem, p...)
+		s.memGrow(off + int64(len(p)))
+		s.mem = s.mem[:off+int64(len(p))]
+		copy(s.mem[off:], p)
 	}
 	s.size = max(s.size, off+int64(len(p)))
 	return nil
@@ -76,7 +89,8 @@ func (s *spill) extend(n int64) error {
 			return fmt.Errorf("writing the spill file: %w", err)
 		}
 	} else {
-		s.mem = append(s.mem, make([]byte, n-int64(len(s.mem)))...)
+		s.memGrow(n)
+		s.mem = s.mem[:n]
 	}
 	s.size = n
 	return nil

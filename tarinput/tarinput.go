@@ -39,7 +39,7 @@ type Options struct {
 }
 
 // DefaultMemoryLimit is Options.MemoryLimit's default.
-const DefaultMemoryLimit = 64 << 20
+const DefaultMemoryLimit = 16 << 20
 
 // Source is a tar archive as a dedup.TreeSource. Close it after the build.
 type Source struct {
@@ -330,7 +330,7 @@ func (r *reader) cleanName(name string, start int64) (string, error) {
 // add puts one member into the tree.
 func (r *reader) add(tr *tar.Reader, hdr *tar.Header, start int64) error {
 	for k := range hdr.PAXRecords {
-		if strings.HasPrefix(k, "SCHILY.xattr.") || strings.HasPrefix(k, "LIBARCHIVE.xattr.") || strings.HasPrefix(k, "SCHILY.acl.") {
+		if strings.HasPrefix(k, "SCHILY.xattr.") || strings.HasPrefix(k, "LIBARCHIVE.xattr.") || strings.HasPrefix(k, "SCHILY.acl.") || k == "RHT.security.selinux" {
 			r.xattrs++
 		}
 	}

@@ -26,7 +26,7 @@ var manual = cli.Manual{
 				"with the magic of gzip, xz, zstd or bzip2, and - (standard input) always as tar. A plain " +
 				"tar file is read in place: each file's data is read at its offset in the archive. A " +
 				"compressed archive or a pipe is decoded once; the data of its files stays in memory up to " +
-				"64 MiB, beyond that in an unlinked temporary file in --tmpdir. Then the image is built as " +
+				"16 MiB, beyond that in an unlinked temporary file in --tmpdir. Then the image is built as " +
 				"from a directory: filters, --set-owner, --chmod, --time-resolution, categorizers, ordering " +
 				"and all levels work the same, and so do --with-devices and --with-specials, which devices " +
 				"and FIFOs in an archive need as on disk.",
