@@ -67,14 +67,23 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	}
 	b.sc = &scanner{opt: &opt, root: opt.Input, links: map[devIno]*inode{}, stats: &b.stats, warn: warn}
 	b.stats.Phase = "scanning"
-	b.phase("scanning")
+	if opt.Tree != nil {
+		b.stats.Phase = PhaseReading
+	}
+	b.phase(b.stats.Phase)
 	b.report()
 	t0 := time.Now()
 	var root *entry
 	var err error
-	if opt.InputList != nil {
+	switch {
+	case opt.Tree != nil:
+		if opt.InputList != nil {
+			return nil, b.stats, errors.New("an input list cannot select from a tree source")
+		}
+		root, err = b.sc.fromTree(ctx, b)
+	case opt.InputList != nil:
 		root, err = b.sc.fromList(opt.InputList)
-	} else {
+	default:
 		root, err = b.sc.walk(ctx)
 	}
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"math/bits"
+	"os"
 	"sync"
 
 	"github.com/zeebo/xxh3"
@@ -309,17 +310,19 @@ func (bf *badFiles) drop(files []*inode) []*inode {
 }
 
 func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *simAcc, fc *fileCat) (int64, error) {
-	fh, err := b.opt.OpenFile(f.osPath)
+	fh, err := b.openData(f)
 	if err != nil {
 		return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
 	}
 	defer fh.Close()
 	if !b.opt.NoSparse {
-		ext, err := dataExtents(fh, f.size)
-		if err != nil {
+		if f.data != nil {
+			f.extents = f.dataExtents()
+		} else if ext, err := dataExtents(fh.(*os.File), f.size); err != nil {
 			return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		} else {
+			f.extents = ext
 		}
-		f.extents = ext
 	}
 	if h == nil && sa == nil && fc == nil {
 		// Reading is deferred to the segmenter; still probe one byte so

@@ -76,6 +76,9 @@ type Pack struct {
 type Options struct {
 	Input     string   // root directory
 	InputList []string // optional: paths relative to Input (nil: walk everything)
+	// Tree, if set, supplies the input tree instead of the directory
+	// Input (an archive; Input then only names it in messages).
+	Tree TreeSource
 
 	// Exclude lists OS paths never to include (the output image and its
 	// temporary file when they are written inside the input tree).
@@ -146,7 +149,8 @@ type Options struct {
 	// Progress, if set, is called now and then with running totals: at
 	// least when a phase starts, and after each file. Calls do not overlap.
 	Progress func(Stats)
-	// Phase, if set, is called as each phase of a build begins: "scanning"
+	// Phase, if set, is called as each phase of a build begins: "reading"
+	// (PhaseReading: a Tree's archive, when there is one), "scanning"
 	// (walking the tree, reading and hashing files), "ordering" (whole-file
 	// dedup and the order of the contents), "segmenting" (the segmenter
 	// fills blocks and hands them to the sink) and "metadata" (the last,
@@ -190,9 +194,10 @@ type Stats struct {
 	HoleBytes                                int64
 	Errors                                   int   // skipped entries (ContinueOnErr)
 	TreeBytes                                int64 // size of all regular files, hard links once
+	ArchiveBytes                             int64 // input read by a TreeSource (PhaseReading)
 
 	// Running state for progress displays.
-	Phase          string // "scanning" (reading and hashing files), then "segmenting"
+	Phase          string // PhaseReading (Options.Tree only), "scanning" (reading and hashing files), then "segmenting"
 	Current        string // the file last started, relative to the input
 	FilesToScan    int    // regular files the scanning phase reads
 	FilesScanned   int

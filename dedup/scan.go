@@ -43,8 +43,9 @@ type inode struct {
 	rdev       uint64
 	target     string
 	osPath     string
-	nlinks     int      // dir entries referring to this inode
-	extents    []extent // nil: not sparse
+	data       *FileData // a TreeSource's file: read from here, not osPath
+	nlinks     int       // dir entries referring to this inode
+	extents    []extent  // nil: not sparse
 	hash       []byte
 	simDigest  [4]uint64 // nilsimsa digest
 	simHash    uint32    // similarity order key

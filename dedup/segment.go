@@ -530,6 +530,9 @@ func (e *segmenterError) Unwrap() error { return e.err }
 // data extents; a file that shrinks while mapped is caught as a fault.
 func (b *builder) segmentFile(seg *segmenter, c *content, ranges []frange) (_ [][]pchunk, err error) {
 	f := c.rep
+	if f.data != nil {
+		return b.segmentData(seg, f, ranges)
+	}
 	fh, err := b.opt.OpenFile(f.osPath)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", f.osPath, err)
@@ -581,20 +584,45 @@ func (b *builder) segmentFile(seg *segmenter, c *content, ranges []frange) (_ []
 			return nil, fmt.Errorf("%s: %w (grew beyond %d bytes)", f.osPath, errSizeChanged, f.size)
 		}
 	}
-	outs := make([][]pchunk, len(ranges))
-	for i, r := range ranges {
-		if outs[i], err = b.segmentRange(seg, f, data, r); err != nil {
-			break
-		}
-	}
+	outs, err := b.segmentRanges(seg, f, data, ranges)
 	if err != nil {
-		return nil, &segmenterError{err}
+		return nil, err
 	}
 	// Catch files that grew (or were replaced) while being read.
 	if fi, err := fh.Stat(); err != nil {
 		return nil, fmt.Errorf("cannot stat %s: %w", f.osPath, err)
 	} else if fi.Size() != f.size {
 		return nil, fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+	}
+	return outs, nil
+}
+
+// segmentData segments a TreeSource's file; a mapped archive that
+// shrinks meanwhile is caught as a fault.
+func (b *builder) segmentData(seg *segmenter, f *inode, ranges []frange) (_ [][]pchunk, err error) {
+	data, release, err := b.mapData(f)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: %w, or unreadable (fault while reading the mapped input: %v)", f.osPath, errSizeChanged, r)
+		}
+	}()
+	return b.segmentRanges(seg, f, data, ranges)
+}
+
+// segmentRanges segments the ranges of file f, whose bytes are data.
+func (b *builder) segmentRanges(seg *segmenter, f *inode, data []byte, ranges []frange) ([][]pchunk, error) {
+	outs := make([][]pchunk, len(ranges))
+	for i, r := range ranges {
+		var err error
+		if outs[i], err = b.segmentRange(seg, f, data, r); err != nil {
+			return nil, &segmenterError{err}
+		}
 	}
 	return outs, nil
 }

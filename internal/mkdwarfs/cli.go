@@ -7,7 +7,9 @@ func usagef(format string, args ...any) error { return cli.Usagef(format, args..
 // options are mkdwarfs's command line options; --help, --version and --man
 // come from package cli.
 var options = []cli.Option{
-	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory (an image with --recompress, --rebuild-metadata or --change-block-size)"},
+	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory, or a tar archive (- for standard input; see --input-format), or an image with --recompress, --rebuild-metadata or --change-block-size"},
+	{Long: "input-format", HasValue: true, Arg: "FMT", Default: "auto", Help: "what -i is: dir, tar (plain, or compressed with gzip, xz, zstd or bzip2, told by its first bytes), or auto (a directory, else a file with a tar header or a compression's magic; - is a tar)"},
+	{Long: "tmpdir", HasValue: true, Arg: "DIR", Help: "where a compressed or piped tar input is decoded to (default: $TMPDIR or /tmp); the first 16 MiB stay in memory"},
 	{Long: "input-list", HasValue: true, Arg: "FILE", Help: "file with the paths to include, one a line, or - for stdin: relative to -i DIR (default: the current directory), or absolute below it; includes devices and specials; not with -F"},
 	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, or - for stdout"},
 	{Long: "force", Short: "f", Help: "overwrite an existing output image"},
@@ -84,6 +86,7 @@ func Program() *cli.Program {
 		Summary: "create a DwarFS image",
 		Synopsis: []string{
 			"-i DIR -o IMAGE [OPTIONS...]",
+			"-i ARCHIVE.tar[.gz|.xz|.zst|.bz2]|- [--input-format=tar] -o IMAGE [OPTIONS...]",
 			"--input-list FILE|- [-i DIR] -o IMAGE [OPTIONS...]",
 			"-i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]",
 		},

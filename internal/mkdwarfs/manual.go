@@ -12,11 +12,35 @@ var manual = cli.Manual{
 		"Given an existing image with -i, mkdwarfs rewrites it instead: --recompress re-encodes its " +
 			"sections with other compression, --rebuild-metadata re-creates the metadata (applying the " +
 			"metadata options such as --set-owner and --chmod), and --change-block-size re-chunks the file data.",
+		"Given a tar archive with -i (or - for standard input), mkdwarfs builds the image from its " +
+			"members, without extracting them; see TAR INPUT.",
 		"The images are compatible with the reference DwarFS tools (format 2.5 is written; every 2.x image can be read).",
 		"Examples:",
-		"  mkdwarfs -i /usr/share/doc -o doc.dwarfs\n  mkdwarfs -i tree -o tree.dwarfs -l 9 -F '- *.o'\n  mkdwarfs -i old.dwarfs -o new.dwarfs --recompress -C lzma:level=9",
+		"  mkdwarfs -i /usr/share/doc -o doc.dwarfs\n  mkdwarfs -i tree -o tree.dwarfs -l 9 -F '- *.o'\n  mkdwarfs -i old.dwarfs -o new.dwarfs --recompress -C lzma:level=9\n" +
+			"  zcat app.tar.gz | mkdwarfs -i - -o app.dwarfs\n  mkdwarfs -i rootfs.tar -o rootfs.dwarfs --with-devices --with-specials",
 	},
 	Sections: []cli.Section{
+		{Title: "TAR INPUT", Paragraphs: []string{
+			"-i takes a tar archive (ustar, pax or GNU) as well as a directory: --input-format=auto (the " +
+				"default) reads a file that is not a directory as tar when it starts with a tar header or " +
+				"with the magic of gzip, xz, zstd or bzip2, and - (standard input) always as tar. A plain " +
+				"tar file is read in place: each file's data is read at its offset in the archive. A " +
+				"compressed archive or a pipe is decoded once; the data of its files stays in memory up to " +
+				"16 MiB, beyond that in an unlinked temporary file in --tmpdir. Then the image is built as " +
+				"from a directory: filters, --set-owner, --chmod, --time-resolution, categorizers, ordering " +
+				"and all levels work the same, and so do --with-devices and --with-specials, which devices " +
+				"and FIFOs in an archive need as on disk.",
+			"Members are taken as GNU tar extracts them: a leading / is removed (with a warning), a name " +
+				"with a .. component is an error, a later member replaces an earlier one of the same path (a " +
+				"directory over a directory only changes its attributes), and directories without a member " +
+				"get mode 755 and the owner and times of the member below them (the root too, when the " +
+				"archive has no ./ member). Hard links become one inode; a hard link to a member not " +
+				"earlier in the archive is an error. GNU and pax sparse files keep their zero pages as " +
+				"holes; pax sub-second, access and change times are kept. Extended attributes and ACLs " +
+				"cannot be stored and are dropped, with one warning that counts them. A truncated archive, " +
+				"a bad header or a member whose data ends early is an error naming the member and the " +
+				"offset of its header, and no image is written.",
+		}},
 		{Title: "COMPRESSION", Paragraphs: []string{
 			"-C and the other --*-compression options take ALGO[:OPTION=VALUE...]: null; zstd:level=N " +
 				"(-131072 to 22; levels below 1 are faster and weaker) with :long for long-distance matching; " +

@@ -19,6 +19,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/tarinput"
 	"github.com/godwarfs/godwarfs/writer"
 )
 
@@ -48,6 +49,11 @@ type Config struct {
 	// Rewrite is set when an existing image (Build.Input) is rewritten
 	// (--recompress, --rebuild-metadata, --change-block-size).
 	Rewrite *writer.RewriteOptions
+	// TarInput is the tar archive Build.Input names ("-": Stdin), read
+	// with TarOptions; "" when the input is a directory.
+	TarInput   string
+	TarOptions tarinput.Options
+	Stdin      io.Reader
 	// warnings are shown once logging is set up (at --log-level warn and
 	// above).
 	warnings []string
@@ -104,6 +110,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	start := time.Now()
 	progress := startProgress(cfg.Progress, stderr)
+	if cfg.TarInput != "" && cfg.TarInput != "-" {
+		if st, err := os.Stat(cfg.TarInput); err == nil {
+			progress.archiveSize = st.Size()
+		}
+	}
 	setLoggers(cfg, progress.logWriter())
 	res, err := build(ctx, cfg, stdout, progress.update)
 	progress.stop()
@@ -211,6 +222,11 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		o.InputList = list
 		if p.Has("filter") {
 			return nil, usagef("--input-list cannot be combined with --filter")
+		}
+	}
+	if !recomp {
+		if err := inputFormat(p, cfg, stdin); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.LogLevel, err = p.LogLevel(); err != nil {
@@ -436,7 +452,61 @@ func Run(ctx context.Context, cfg *Config, stdout io.Writer) (*Result, error) {
 func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(writer.Progress)) (*Result, error) {
 	t := cfg.target(stdout)
 	t.Progress = progress
-	return writer.Build(ctx, writer.BuildOptions{Target: t, Scan: cfg.Build, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
+	scan := cfg.Build
+	if cfg.TarInput != "" {
+		var r io.Reader = cfg.Stdin
+		name := "standard input"
+		if cfg.TarInput != "-" {
+			f, err := os.Open(cfg.TarInput)
+			if err != nil {
+				return nil, fmt.Errorf("opening the input: %w", err)
+			}
+			defer f.Close()
+			r, name = f, cfg.TarInput
+		}
+		src := tarinput.New(name, r, cfg.TarOptions)
+		defer src.Close()
+		scan.Tree = src
+	}
+	return writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
+}
+
+// inputFormat sets cfg up for a tar input (--input-format).
+func inputFormat(p *cli.Result, cfg *Config, stdin io.Reader) error {
+	in := cfg.Build.Input
+	format, _ := p.Lookup("input-format")
+	switch format {
+	case "", "auto":
+		if in == "-" {
+			format = "tar"
+		} else if st, err := os.Stat(in); err == nil && !st.IsDir() {
+			isTar, err := tarinput.Detect(in)
+			if err != nil {
+				return fmt.Errorf("input %s: %w", in, err)
+			}
+			if !isTar {
+				return fmt.Errorf("input %s is neither a directory nor a tar archive", in)
+			}
+			format = "tar"
+		}
+	case "dir", "tar":
+	default:
+		return usagef("invalid --input-format %q (auto, dir, tar)", format)
+	}
+	if v, ok := p.Lookup("tmpdir"); ok {
+		cfg.TarOptions.TempDir = v
+	}
+	if format != "tar" {
+		return nil
+	}
+	if cfg.Build.InputList != nil {
+		return usagef("--input-list cannot select from a tar input")
+	}
+	if cfg.DebugFilter != "" {
+		return usagef("--debug-filter needs a directory input")
+	}
+	cfg.TarInput, cfg.Stdin = in, stdin
+	return nil
 }
 
 // parseOrder applies an --order value: a mode, and for nilsimsa and

@@ -12,11 +12,13 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/writer"
 )
 
 // Build phases as the progress display names them.
 const (
+	phaseReading     = dedup.PhaseReading
 	phaseScanning    = "scanning"
 	phaseSegmenting  = "segmenting"
 	phaseCompressing = writer.PhaseCompressing
@@ -43,6 +45,10 @@ type progress struct {
 	shown      string // phase of the last frame
 	phaseStart time.Time
 	segStart   time.Time // blocks are compressed from here on
+
+	// archiveSize is the size of a tar input file, for the reading
+	// phase's percentage (0: unknown, a pipe).
+	archiveSize int64
 }
 
 // progressMode resolves the --progress default: on a terminal unicode (or
@@ -152,6 +158,9 @@ func (p *progress) status() (status, bool) {
 	s := &wp.Stats
 	st := status{phase: wp.Phase, current: s.Current, blocks: s.Blocks, blockBytes: s.BlockBytes}
 	switch st.phase {
+	case phaseReading:
+		st.done, st.all, st.unit = s.ArchiveBytes, p.archiveSize, "bytes"
+		st.bytes = s.ArchiveBytes
 	case phaseScanning:
 		st.done, st.all, st.unit = int64(s.FilesScanned), int64(s.FilesToScan), "files"
 		st.bytes = s.ScannedBytes
@@ -219,6 +228,12 @@ func (p *progress) format(st status, inPhase, total time.Duration, width int) st
 		if f > 0 && f < 1 && inPhase >= time.Second {
 			eta := time.Duration(float64(inPhase) * (1 - f) / f)
 			fmt.Fprintf(&b, " ETA %s", clock(eta))
+		}
+	} else if st.bytes > 0 {
+		// A pipe: how much was read, and how fast.
+		fmt.Fprintf(&b, " %9s", human(st.bytes))
+		if inPhase > 0 {
+			fmt.Fprintf(&b, " %9s/s", human(int64(float64(st.bytes)/inPhase.Seconds())))
 		}
 	}
 	if st.blocks > 0 {

@@ -230,6 +230,11 @@ func TestProgressFormat(t *testing.T) {
 			"scanning     25% [#####---------------]   3.0 MiB/s ETA 0:03 | 0:03 | a/b"},
 		{"unicode", status{phase: phaseSegmenting, done: 75, all: 100, bytes: 75 << 20, blocks: 2, blockBytes: 2 << 20, current: "f"}, 3 * time.Second, 200,
 			"segmenting   75% ▕███████████████░░░░░▏  25.0 MiB/s ETA 0:01 │ 2 blocks (2.0 MiB) │ 0:03 │ f"},
+		// A tar input: of a file, the share read; of a pipe, the bytes.
+		{"ascii", status{phase: phaseReading, done: 1 << 20, all: 4 << 20, bytes: 1 << 20}, time.Second, 80,
+			"reading      25% [#####---------------]   1.0 MiB/s ETA 0:03 | 0:03"},
+		{"ascii", status{phase: phaseReading, bytes: 6 << 20}, 2 * time.Second, 80,
+			"reading       6.0 MiB   3.0 MiB/s | 0:03"},
 		{"ascii", status{phase: phaseCompressing, done: 4, all: 4, bytes: 4 << 20}, 2 * time.Second, 80,
 			"compressing 100% [####################]   2.0 MiB/s | 0:03"},
 		// The file name loses its start, the line never its end.

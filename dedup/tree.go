@@ -1,0 +1,248 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+)
+
+// A TreeSource supplies an input tree that is not a directory on disk,
+// such as an archive (Options.Tree). The tree it returns goes through the
+// same filters, ordering, segmenting and metadata as a scanned directory.
+type TreeSource interface {
+	// ReadTree reads the whole tree. It calls progress now and then with
+	// the bytes of input read so far, and warn for what the image cannot
+	// hold.
+	ReadTree(ctx context.Context, progress func(read int64), warn func(format string, args ...any)) (*TreeNode, error)
+}
+
+// TreeNode is one entry of a TreeSource's tree.
+type TreeNode struct {
+	// Name is the entry's name in its directory ("" for the root).
+	Name string
+	// Mode holds the file type (syscall.S_IFDIR, S_IFREG, ...) and the
+	// permission bits.
+	Mode                uint32
+	UID, GID            uint32
+	Atime, Mtime, Ctime time.Time
+	// Size is a regular file's length in bytes.
+	Size int64
+	// Rdev is a device's number (unix.Mkdev).
+	Rdev uint64
+	// Target is a symbolic link's target.
+	Target string
+	// Data is where a regular file's bytes are.
+	Data FileData
+	// Link, if set, makes this entry a further name of the regular file
+	// Link: the two share one inode (a hard link).
+	Link *TreeNode
+	// Children are a directory's entries, sorted by name.
+	Children []*TreeNode
+}
+
+// FileData locates a regular file's bytes: [Off, Off+size) of R.
+type FileData struct {
+	R   io.ReaderAt
+	Off int64
+	// Extents, if not nil, are the data ranges of a sparse file (offsets
+	// relative to the file); the rest reads as zeros and is stored as
+	// holes unless Options.NoSparse.
+	Extents []Extent
+	// Name is the file's name in error messages (e.g. its archive member).
+	Name string
+}
+
+// Extent is a data range [Off, Off+Len) of a sparse file.
+type Extent struct{ Off, Len int64 }
+
+// Mapper is implemented by a FileData.R that can hand out its bytes
+// without a copy (a mapped file, or one in memory); the segmenter reads
+// large files through it. release is called when the bytes are no longer
+// used.
+type Mapper interface {
+	Map(off, n int64) (data []byte, release func(), err error)
+}
+
+// fromTree builds the scanner's tree from a TreeSource, applying the same
+// type and filter rules as a directory walk.
+func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
+	var last int64
+	progress := func(n int64) {
+		if n == last {
+			return
+		}
+		last = n
+		s.mu.Lock()
+		s.stats.ArchiveBytes = n
+		b.report()
+		s.mu.Unlock()
+	}
+	t, err := s.opt.Tree.ReadTree(ctx, progress, s.warn)
+	if err != nil {
+		return nil, err
+	}
+	b.phase("scanning")
+	s.mu.Lock()
+	s.stats.Phase = "scanning"
+	b.report()
+	s.mu.Unlock()
+	if t.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return nil, fmt.Errorf("input %s: the root is not a directory", s.root)
+	}
+	inodes := map[*TreeNode]*inode{}
+	root := &entry{ino: nodeInode(t, s.root)}
+	var add func(d *entry, n *TreeNode) error
+	add = func(d *entry, n *TreeNode) error {
+		for _, c := range n.Children {
+			rel := c.Name
+			if d.rel != "" {
+				rel = d.rel + "/" + c.Name
+			}
+			src := c
+			if c.Link != nil {
+				src = c.Link
+			}
+			in := inodes[src]
+			if in == nil {
+				in = nodeInode(src, rel)
+				if src.Mode&syscall.S_IFMT == syscall.S_IFREG {
+					inodes[src] = in
+				}
+			}
+			switch in.kind {
+			case kDev:
+				if !s.opt.WithDevices {
+					continue
+				}
+			case kSpecial:
+				if !s.opt.WithSpecials {
+					continue
+				}
+			}
+			if !filterKeep(s.opt.Filters, rel, in.kind == kDir) {
+				continue
+			}
+			e := &entry{name: c.Name, rel: rel, parent: d, ino: in}
+			d.children = append(d.children, e)
+			if in.kind == kDir {
+				if err := add(e, c); err != nil {
+					return err
+				}
+			}
+		}
+		return ctx.Err()
+	}
+	if err := add(root, t); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// PhaseReading is Stats.Phase while a TreeSource is read.
+const PhaseReading = "reading"
+
+func timespecOf(t time.Time) timespec {
+	if t.IsZero() {
+		return timespec{}
+	}
+	return timespec{t.Unix(), int64(t.Nanosecond())}
+}
+
+func nodeInode(n *TreeNode, name string) *inode {
+	in := &inode{
+		mode:   n.Mode,
+		uid:    n.UID,
+		gid:    n.GID,
+		atime:  timespecOf(n.Atime),
+		mtime:  timespecOf(n.Mtime),
+		ctime:  timespecOf(n.Ctime),
+		rdev:   n.Rdev,
+		osPath: name,
+	}
+	switch n.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		in.kind = kDir
+	case syscall.S_IFLNK:
+		in.kind = kLink
+		in.target = n.Target
+		in.size = int64(len(n.Target))
+	case syscall.S_IFREG:
+		in.kind = kReg
+		in.size = n.Size
+		d := n.Data
+		if d.Name != "" {
+			in.osPath = d.Name
+		}
+		in.data = &d
+	case syscall.S_IFCHR, syscall.S_IFBLK:
+		in.kind = kDev
+	default:
+		in.kind = kSpecial
+	}
+	return in
+}
+
+// fileSource is an open regular file: a file on disk or a TreeSource's
+// data.
+type fileSource interface {
+	io.Reader
+	io.ReaderAt
+	Close() error
+}
+
+// openData opens f for reading.
+func (b *builder) openData(f *inode) (fileSource, error) {
+	if f.data != nil {
+		return nopCloser{io.NewSectionReader(f.data.R, f.data.Off, f.size)}, nil
+	}
+	return b.opt.OpenFile(f.osPath)
+}
+
+type nopCloser struct{ *io.SectionReader }
+
+func (nopCloser) Close() error { return nil }
+
+// extentsOf returns a TreeSource file's data ranges.
+func (f *inode) dataExtents() []extent {
+	if f.data.Extents == nil {
+		return nil
+	}
+	ext := make([]extent, len(f.data.Extents))
+	for i, e := range f.data.Extents {
+		ext[i] = extent{e.Off, e.Len}
+	}
+	return ext
+}
+
+// mapData returns f's bytes for the segmenter: mapped or in memory when
+// its source allows, else read into buf.
+func (b *builder) mapData(f *inode) ([]byte, func(), error) {
+	d := f.data
+	if m, ok := d.R.(Mapper); ok && f.size >= 1<<20 {
+		data, release, err := m.Map(d.Off, f.size)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		}
+		return data, release, nil
+	}
+	if int64(cap(b.segBuf)) < f.size {
+		b.segBuf = make([]byte, f.size)
+	}
+	data := b.segBuf[:f.size]
+	n, err := d.R.ReadAt(data, d.Off)
+	if int64(n) == f.size {
+		err = nil
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, nil, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+	}
+	return data, func() {}, nil
+}
+
+var _ fileSource = (*os.File)(nil)
