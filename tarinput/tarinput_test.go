@@ -295,6 +295,21 @@ func TestSources(t *testing.T) {
 		t.Errorf("a plain archive file was copied (data in %T, %d bytes spilled)", f0.Data.R, s.spill.size)
 	}
 	s.Close()
+	// Standard input redirected from a file, read past a prefix: in
+	// place from there.
+	prefixed := filepath.Join(dir, "prefixed")
+	if err := os.WriteFile(prefixed, append(bytes.Repeat([]byte("p"), 1000), arch...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := os.Open(prefixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	pf.Seek(1000, io.SeekStart)
+	if got, _, err := readTree(t, pf, Options{}); err != nil || got != want {
+		t.Errorf("in place after a prefix: %v, tree:\n%s", err, got)
+	}
 	// A tiny memory limit: the data moves to a file in TempDir.
 	spillDir := t.TempDir()
 	s = New("pipe", bytes.NewReader(arch), Options{TempDir: spillDir, MemoryLimit: 5000})
