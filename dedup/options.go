@@ -76,6 +76,11 @@ type Pack struct {
 type Options struct {
 	Input     string   // root directory
 	InputList []string // optional: paths relative to Input (nil: walk everything)
+	// Base, if set, are existing images the build grows from: their
+	// trees and blocks come first, Input (if not "") is added at
+	// InputAt, a slash separated path ("" for the root).
+	Base    *Base
+	InputAt string
 
 	// Exclude lists OS paths never to include (the output image and its
 	// temporary file when they are written inside the input tree).

@@ -431,7 +431,7 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 		b.blockCats = append(b.blockCats, cat)
 		return sink(ctx, data, name)
 	}, &b.stats)
-	seg.startAt(uint32(len(b.blockCats)))
+	seg.startAt(uint32(b.blockBase + len(b.blockCats)))
 	var progMu sync.Mutex
 	for _, c := range contents {
 		if err := ctx.Err(); err != nil {
