@@ -143,7 +143,7 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 			}
 		}
 	}
-	stats, err := build(ctx, opts, scan, out)
+	stats, err := build(ctx, opts, scan, out, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +153,10 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	return &BuildResult{Stats: stats, ImageBytes: out.Size()}, nil
 }
 
-// build writes the whole image to out.
-func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer) (dedup.Stats, error) {
+// build writes the whole image to out; with base (Append, Merge) the
+// base images' blocks come first, copied raw, and their history entries
+// before the new one.
+func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases) (dedup.Stats, error) {
 	t := &opts.Target
 	comps := compressors{}
 	comp, err := comps.get(t.BlockCompression)
@@ -193,6 +195,15 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		}
 	}
 	n := 0
+	if base != nil {
+		if err := base.copyBlocks(ctx, pipe, report); err != nil {
+			if werr := pipe.Wait(); werr != nil {
+				return dedup.Stats{}, werr
+			}
+			return dedup.Stats{}, err
+		}
+		n = base.blocks
+	}
 	md, stats, err := dedup.BuildCategorized(ctx, scan, func(_ context.Context, data []byte, cat string) error {
 		i := n
 		n++
@@ -234,7 +245,11 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if err := comps.writeMetadata(bw, md, t); err != nil {
 		return stats, err
 	}
-	if err := comps.writeHistory(bw, nil, t.History, t.HistoryCompression, scan.Now); err != nil {
+	var prior []metadata.HistoryRecord
+	if base != nil {
+		prior = base.history
+	}
+	if err := comps.writeHistory(bw, prior, t.History, t.HistoryCompression, scan.Now); err != nil {
 		return stats, err
 	}
 	return stats, bw.Close()
