@@ -38,6 +38,8 @@ type AppendOptions struct {
 	MemoryLimit int64
 	// NoCheck skips the consistency check of the image's metadata.
 	NoCheck bool
+	// Header is written before the image (mkdwarfs --header).
+	Header []byte
 }
 
 // MergeInput is one image of a Merge.
@@ -62,6 +64,8 @@ type MergeOptions struct {
 	Configure func(*dedup.Options)
 	// NoCheck skips the consistency check of the inputs' metadata.
 	NoCheck bool
+	// Header is written before the image (mkdwarfs --header).
+	Header []byte
 }
 
 // DefaultMergeAt is the directory an image's tree goes to in a merge
@@ -290,7 +294,7 @@ func (b *bases) hasher(opt *dedup.Options) func(tree int, ino uint32) ([]byte, e
 
 // grow writes the image of the base images (and the scanned tree in scan,
 // if scan.Input is set) to t.Output.
-func grow(ctx context.Context, t Target, scan dedup.Options, b *bases, memLimit int64) (*BuildResult, error) {
+func grow(ctx context.Context, t Target, scan dedup.Options, b *bases, memLimit int64, header []byte) (*BuildResult, error) {
 	for _, s := range []struct {
 		spec *string
 		def  string
@@ -320,7 +324,7 @@ func grow(ctx context.Context, t Target, scan dedup.Options, b *bases, memLimit 
 			}
 		}
 	}
-	stats, err := build(ctx, BuildOptions{Target: t, Scan: scan, MemoryLimit: memLimit}, scan, out, b)
+	stats, err := build(ctx, BuildOptions{Target: t, Scan: scan, MemoryLimit: memLimit, Header: header}, scan, out, b)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +374,7 @@ func Append(ctx context.Context, opts AppendOptions) (*BuildResult, error) {
 	scan.InputAt = opts.At
 	scan.Base = b.dedupBase([]string{""}, opts.Replace)
 	scan.Base.Hash = b.hasher(&scan)
-	r, err := grow(ctx, opts.Target, scan, b, opts.MemoryLimit)
+	r, err := grow(ctx, opts.Target, scan, b, opts.MemoryLimit, opts.Header)
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
@@ -405,7 +409,7 @@ func Merge(ctx context.Context, opts MergeOptions) (*BuildResult, error) {
 	}
 	scan.Input, scan.InputList = "", nil
 	scan.Base = b.dedupBase(at, opts.Replace)
-	r, err := grow(ctx, opts.Target, scan, b, 0)
+	r, err := grow(ctx, opts.Target, scan, b, 0, opts.Header)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
