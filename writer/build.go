@@ -13,6 +13,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/source"
 )
 
 // Target says where and how an image is written; Build and Rewrite share
@@ -112,6 +113,12 @@ type BuildOptions struct {
 type BuildResult struct {
 	Stats      dedup.Stats
 	ImageBytes int64
+	// CopiedBlocks and CopiedBytes count the blocks Append and Merge
+	// copied from their input images, and Fetched what reading the
+	// images at URLs transferred (zero for files).
+	CopiedBlocks int
+	CopiedBytes  int64
+	Fetched      source.Stats
 }
 
 // Build writes an image of the directory opts.Scan.Input to opts.Output.

@@ -331,7 +331,17 @@ func grow(ctx context.Context, t Target, scan dedup.Options, b *bases, memLimit 
 	if err := out.Commit(ctx); err != nil {
 		return nil, err
 	}
-	return &BuildResult{Stats: stats, ImageBytes: out.Size()}, nil
+	r := &BuildResult{Stats: stats, ImageBytes: out.Size(), CopiedBlocks: b.blocks}
+	for _, bi := range b.images {
+		for _, s := range bi.im.Blocks() {
+			r.CopiedBytes += s.Length
+		}
+		f := bi.src.Stats()
+		r.Fetched.Requests += f.Requests
+		r.Fetched.Retries += f.Retries
+		r.Fetched.BytesFetched += f.BytesFetched
+	}
+	return r, nil
 }
 
 // sameFiles refuses an output that is one of the input images.
