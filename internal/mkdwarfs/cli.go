@@ -71,7 +71,7 @@ var options = []cli.Option{
 	{Long: "append", HasValue: true, Arg: "DIR", Help: "with -i IMAGE: add DIR's tree to the image, copying its blocks as they are; only data the image does not hold is compressed"},
 	{Long: "append-at", HasValue: true, Arg: "PATH", Help: "with --append: put DIR's tree at PATH in the image (default: its entries join the root)"},
 	{Long: "merge", Help: "join the images given as arguments ([NAME=]IMAGE, files or URLs) into one, copying their blocks as they are; each tree goes to the directory NAME (default: the file name without .dwarfs)"},
-	{Long: "merge-into-root", Help: "with --merge: put every image's tree into the root"},
+	{Long: "merge-into-root", Help: "with --merge: put the trees of the images given without NAME= into the root"},
 	{Long: "replace", Help: "with --append or --merge: a path in a later tree replaces the same path in an earlier one (default: an error, unless both are directories)"},
 	// Categorizers (see CATEGORIZERS in the manual).
 	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order, the first to claim a file wins (hotness, incompressible; the reference's fits, pcmaudio and binary are not implemented); without a list: incompressible, with -C incompressible::null unless set"},

@@ -20,8 +20,8 @@ Growing images without recompressing them:
     segmented and compressed into new blocks (-C, -l, --order, -F, ...).
   mkdwarfs --merge [NAME=]A.dwarfs [NAME=]B.dwarfs ... -o OUT.dwarfs
     joins images, copying every block as it is; each image's tree goes to
-    the directory NAME (default: its file name without .dwarfs), or with
-    --merge-into-root all into the root.
+    the directory NAME (default: its file name without .dwarfs, or with
+    --merge-into-root the root).
   A path in two trees is an error naming it unless both are directories
   (their entries merge) or --replace is given (the later one wins).
   Images may be files or http(s):// or s3:// URLs. The metadata is made
@@ -84,11 +84,8 @@ func growOptions(cfg *Config, p *cli.Result) error {
 			in := writer.MergeInput{Image: a}
 			if name, img, ok := explicitName(a); ok {
 				in = writer.MergeInput{Image: img, At: name}
-			} else {
+			} else if !p.Has("merge-into-root") {
 				in.At = writer.DefaultMergeAt(a)
-			}
-			if p.Has("merge-into-root") {
-				in.At = ""
 			}
 			mo.Inputs = append(mo.Inputs, in)
 		}

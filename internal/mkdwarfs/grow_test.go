@@ -149,6 +149,14 @@ func TestMergeCLI(t *testing.T) {
 		want[p] = n
 	}
 	compareTrees(t, want, got, cmpOpts{})
+	// NAME= wins over --merge-into-root.
+	mk(t, "--merge", "--merge-into-root", imgA, "added="+imgB, "-o", out, "-f", "--log-level", "warn")
+	got, _ = readBack(t, out)
+	want = under(wantB, "added")
+	for p, n := range wantA {
+		want[p] = n
+	}
+	compareTrees(t, want, got, cmpOpts{})
 	// A missing or corrupt input is named.
 	for _, bad := range []string{filepath.Join(dir, "missing.dwarfs"), a + "/small.txt"} {
 		var stderr bytes.Buffer

@@ -46,7 +46,7 @@ var manual = cli.Manual{
 				"once, and never decoded), and each image's tree goes to the directory NAME, by default the " +
 				"image's file name without .dwarfs; NAME may be a path (a/b=IMAGE). A NAME never starts with " +
 				". or / nor contains a colon, so write ./x=y.dwarfs for a file whose name has an equals sign. " +
-				"--merge-into-root puts every tree into the root instead. Files that share their data in an " +
+				"--merge-into-root puts the trees of images given without NAME= into the root instead. Files that share their data in an " +
 				"image share it in NEW; identical files of different images stay apart, since their data " +
 				"lies in different blocks. Merging cannot find redundancy between the images either: shard " +
 				"a tree along lines its data does not cross (one directory per project or release series).",
