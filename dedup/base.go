@@ -41,6 +41,13 @@ type Base struct {
 	// match a base file is stored as that file, without new data. Hash is
 	// only called for base files of a size some scanned file has.
 	Hash func(tree int, ino uint32) ([]byte, error)
+	// BlockData, if set, returns the decoded data of base block n; the
+	// segmenter then also matches new data against the windows of the
+	// base blocks IndexBlocks names, so that new files that share data
+	// with base files refer to it instead of storing it again. This holds
+	// those blocks' data in memory while segmenting.
+	BlockData   func(n int) ([]byte, error)
+	IndexBlocks []int
 }
 
 // BaseTree is one existing image's tree.

@@ -25,6 +25,7 @@ type builder struct {
 	// first new one; baseSizes counts the base files by size.
 	blockBase int
 	baseSizes map[int64]int
+	baseIdx   *baseIndex
 }
 
 // Build scans opt.Input, writes all blocks to sink (in block-number order)
@@ -154,6 +155,11 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 		}
 	}
 	since(&t0)
+	if len(fresh) > 0 {
+		if b.baseIdx, err = b.buildBaseIndex(ctx); err != nil {
+			return nil, b.stats, err
+		}
+	}
 	if b.opt.BeforeSegmenting != nil {
 		b.opt.BeforeSegmenting()
 	}

@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -40,7 +41,16 @@ type AppendOptions struct {
 	NoCheck bool
 	// Header is written before the image (mkdwarfs --header).
 	Header []byte
+	// SegmentIndex bounds the image's block data (counted as whole blocks
+	// of its block size) that is decoded and indexed so that new data can
+	// refer to matching segments in it: the image's last blocks, up to
+	// this size (0: DefaultSegmentIndex; below 0: none, only whole files
+	// are matched). It is held in memory while new data is segmented.
+	SegmentIndex int64
 }
+
+// DefaultSegmentIndex is AppendOptions.SegmentIndex's default.
+const DefaultSegmentIndex = 1 << 30
 
 // MergeInput is one image of a Merge.
 type MergeInput struct {
@@ -384,6 +394,21 @@ func Append(ctx context.Context, opts AppendOptions) (*BuildResult, error) {
 	scan.InputAt = opts.At
 	scan.Base = b.dedupBase([]string{""}, opts.Replace)
 	scan.Base.Hash = b.hasher(&scan)
+	if limit := cmp.Or(opts.SegmentIndex, DefaultSegmentIndex); limit > 0 {
+		bi := b.images[0]
+		n := bi.im.NumBlocks()
+		k := int(min(limit/max(bi.limit, 1), int64(n)))
+		for i := n - k; i < n; i++ {
+			scan.Base.IndexBlocks = append(scan.Base.IndexBlocks, i)
+		}
+		scan.Base.BlockData = func(i int) ([]byte, error) {
+			s, ok := bi.im.Block(i)
+			if !ok {
+				return nil, fmt.Errorf("no block %d: %w", i, block.ErrCorrupt)
+			}
+			return bi.im.ReadDecompressedLimit(s, bi.limit)
+		}
+	}
 	r, err := grow(ctx, opts.Target, scan, b, opts.MemoryLimit, opts.Header)
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/godwarfs/godwarfs/dedup"
 )
 
@@ -70,10 +72,10 @@ func settle(t *testing.T, dir string) {
 		case d.IsDir():
 			dirs = append(dirs, p)
 			return os.Chmod(p, 0o755)
-		case d.Type().IsRegular():
-			return os.Chtimes(p, at, at)
+		default:
+			ts := unix.NsecToTimespec(at.UnixNano())
+			return unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -404,4 +406,54 @@ func content(desc string) string {
 		f = append(f[:2], f[3:]...)
 	}
 	return strings.Join(f, " ")
+}
+
+// TestAppendSegmentsAgainstImage: a new file that differs from one in the
+// image in a few bytes refers to the image's blocks for the rest, unless
+// SegmentIndex turns that off.
+func TestAppendSegmentsAgainstImage(t *testing.T) {
+	dir := t.TempDir()
+	srcA, srcB := filepath.Join(dir, "A"), filepath.Join(dir, "B")
+	big := filler(7, 200000)
+	growFiles{"big": big, "other": filler(8, 30000)}.write(t, srcA, "")
+	edited := big[:100000] + "an edit in the middle" + big[100000:]
+	growFiles{"big-v2": edited}.write(t, srcB, "")
+	old := filepath.Join(dir, "old.dwarfs")
+	buildTree(t, srcA, old)
+	oldBlocks := openImage(t, old).im.NumBlocks()
+	for _, tc := range []struct {
+		index   int64
+		maxData int64 // bytes of big-v2 allowed in new blocks
+	}{{0, 20000}, {-1, int64(len(edited))}} {
+		out := filepath.Join(dir, fmt.Sprintf("new%d.dwarfs", tc.index))
+		if _, err := Append(context.Background(), AppendOptions{Target: growTarget(out), Image: old, Input: srcB, SegmentIndex: tc.index}); err != nil {
+			t.Fatal(err)
+		}
+		g := openImage(t, out)
+		ino, err := g.fs.LookupPath("big-v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := g.fs.FileChunks(ino)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inNew int64
+		for _, c := range cs {
+			if int(c.Block) >= oldBlocks {
+				inNew += int64(c.Size)
+			}
+		}
+		if tc.index >= 0 && inNew > tc.maxData {
+			t.Errorf("SegmentIndex %d: %d of %d bytes in new blocks, want at most %d", tc.index, inNew, len(edited), tc.maxData)
+		}
+		if tc.index < 0 && inNew != int64(len(edited)) {
+			t.Errorf("SegmentIndex %d: %d of %d bytes in new blocks, want all", tc.index, inNew, len(edited))
+		}
+		srcC := filepath.Join(dir, fmt.Sprintf("C%d", tc.index))
+		growFiles{"big": big, "other": filler(8, 30000), "big-v2": edited}.write(t, srcC, "")
+		want := filepath.Join(dir, fmt.Sprintf("want%d.dwarfs", tc.index))
+		buildTree(t, srcC, want)
+		compareTrees(t, openImage(t, want).tree(t), g.tree(t))
+	}
 }

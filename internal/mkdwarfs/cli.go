@@ -70,6 +70,7 @@ var options = []cli.Option{
 	// Growing images (see grow.go).
 	{Long: "append", HasValue: true, Arg: "DIR", Help: "with -i IMAGE: add DIR's tree to the image, copying its blocks as they are; only data the image does not hold is compressed"},
 	{Long: "append-at", HasValue: true, Arg: "PATH", Help: "with --append: put DIR's tree at PATH in the image (default: its entries join the root)"},
+	{Long: "append-index-size", HasValue: true, Arg: "SIZE", Default: "1g", Help: "with --append: how much of the image's block data (its last blocks) is decoded and indexed so that new data can refer to matching segments in it; held in memory while segmenting (0: match whole files only)"},
 	{Long: "merge", Help: "join the images given as arguments ([NAME=]IMAGE, files or URLs) into one, copying their blocks as they are; each tree goes to the directory NAME (default: the file name without .dwarfs)"},
 	{Long: "merge-into-root", Help: "with --merge: put the trees of the images given without NAME= into the root"},
 	{Long: "replace", Help: "with --append or --merge: a path in a later tree replaces the same path in an earlier one (default: an error, unless both are directories)"},

@@ -17,7 +17,8 @@ Growing images without recompressing them:
     adds DIR's tree to OLD's, at PATH (default: DIR's entries join the
     root). OLD's blocks are copied as they are; files OLD already holds
     (same whole-file hash) are stored once, the rest are ordered,
-    segmented and compressed into new blocks (-C, -l, --order, -F, ...).
+    segmented (also against OLD's last --append-index-size of data) and
+    compressed into new blocks (-C, -l, --order, -F, ...).
   mkdwarfs --merge [NAME=]A.dwarfs [NAME=]B.dwarfs ... -o OUT.dwarfs
     joins images, copying every block as it is; each image's tree goes to
     the directory NAME (default: its file name without .dwarfs, or with
@@ -31,7 +32,7 @@ Growing images without recompressing them:
 
 // isGrow reports whether the command line appends to or merges images.
 func isGrow(p *cli.Result) bool {
-	return p.Has("append") || p.Has("merge") || p.Has("append-at") || p.Has("merge-into-root")
+	return p.Has("append") || p.Has("merge") || p.Has("append-at") || p.Has("merge-into-root") || p.Has("append-index-size")
 }
 
 // growOptions fills cfg.Append or cfg.Merge from the parsed command line.
@@ -46,6 +47,9 @@ func growOptions(cfg *Config, p *cli.Result) error {
 	}
 	if p.Has("append-at") && !p.Has("append") {
 		return usagef("--append-at needs --append")
+	}
+	if p.Has("append-index-size") && !p.Has("append") {
+		return usagef("--append-index-size needs --append")
 	}
 	if p.Has("merge-into-root") && !p.Has("merge") {
 		return usagef("--merge-into-root needs --merge")
@@ -116,6 +120,16 @@ func growOptions(cfg *Config, p *cli.Result) error {
 		o.BlockSizeBits, o.TimeResolution, o.KeepAllTimes = img.BlockSizeBits, img.TimeResolution, img.KeepAllTimes
 		o.NoHardlinks, o.Pack, o.NoCreateTime = img.NoHardlinks, img.Pack, img.NoCreateTime
 		mergeImage(o)
+	}
+	if v, ok := p.Lookup("append-index-size"); ok {
+		n, err := cli.ParseSize(v)
+		if err != nil || n < 0 {
+			return usagef("invalid --append-index-size %q", v)
+		}
+		ao.SegmentIndex = n
+		if n == 0 {
+			ao.SegmentIndex = -1
+		}
 	}
 	cfg.Append = ao
 	return nil

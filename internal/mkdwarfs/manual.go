@@ -36,11 +36,13 @@ var manual = cli.Manual{
 		{Title: "GROWING IMAGES", Paragraphs: []string{
 			"mkdwarfs -i OLD --append DIR [--append-at PATH] -o NEW writes OLD's tree with DIR's added at " +
 				"PATH (without --append-at, DIR's entries join the root). OLD's blocks are copied into NEW byte " +
-				"for byte, checked against their checksums on the way; nothing in OLD is decompressed except " +
-				"the files whose size a new file has, which are read to compare whole-file hashes: a new file " +
+				"for byte, checked against their checksums on the way; none is recompressed. Files of OLD whose " +
+				"size a new file has are read to compare whole-file hashes: a new file " +
 				"with the contents of a file in OLD is stored as that file. The other new files are ordered " +
-				"(--order), segmented (deduplicated among themselves) and compressed (-C, -l) into new blocks " +
-				"as a build would; segments are not yet matched against OLD's data.",
+				"(--order), segmented and compressed (-C, -l) into new blocks as a build would; the segmenter " +
+				"also matches them against OLD's last blocks, up to --append-index-size of them (default 1g, " +
+				"0 turns it off), which are decoded once and held in memory while segmenting, so that data a " +
+				"new file shares with OLD's files is referred to, not stored again.",
 			"mkdwarfs --merge [NAME=]IMAGE... -o NEW joins images: every block of every image is copied as " +
 				"it is (an image at an http(s):// or s3:// URL is read with ranged requests, a few blocks at " +
 				"once, and never decoded), and each image's tree goes to the directory NAME, by default the " +
