@@ -348,10 +348,28 @@ func TestGrowCancel(t *testing.T) {
 	}
 	_, err := Merge(ctx, MergeOptions{Target: tg, Inputs: []MergeInput{{Image: in, At: "one"}, {Image: in, At: "two"}}})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
+		t.Fatalf("merge: err = %v, want context.Canceled", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("left behind: %v", ents)
+		t.Errorf("merge left behind: %v", ents)
+	}
+	// Append, cancelled while the new tree is scanned.
+	src := t.TempDir()
+	treeB.write(t, src, "")
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	tg = growTarget(out)
+	tg.Progress = func(p Progress) {
+		if p.Stats.FilesScanned > 0 {
+			cancel()
+		}
+	}
+	_, err = Append(ctx, AppendOptions{Target: tg, Image: in, Input: src, At: "new"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("append: err = %v, want context.Canceled", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("append left behind: %v", ents)
 	}
 }
 

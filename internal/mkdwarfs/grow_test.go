@@ -3,6 +3,8 @@ package mkdwarfs
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,4 +229,36 @@ func TestGrowUsage(t *testing.T) {
 			t.Errorf("explicitName(%q) = %q, %q, %v", tc.arg, name, image, ok)
 		}
 	}
+}
+
+// TestAppendFromURL appends to an image read over HTTP with range
+// requests, and merges it with itself from there.
+func TestAppendFromURL(t *testing.T) {
+	a := makeTree(t)
+	b := makeSecondTree(t, a)
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.dwarfs")
+	mk(t, "-i", a, "-o", old, "-l", "3", "--log-level", "warn")
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	local, remote := filepath.Join(t.TempDir(), "local.dwarfs"), filepath.Join(t.TempDir(), "remote.dwarfs")
+	mk(t, "-i", old, "--append", b, "--append-at", "b", "-o", local, "-l", "3", "--no-history-timestamps", "--log-level", "warn")
+	mk(t, "-i", srv.URL+"/old.dwarfs", "--append", b, "--append-at", "b", "-o", remote, "-l", "3", "--no-history-timestamps", "--log-level", "warn")
+	l, _ := readBack(t, local)
+	r, _ := readBack(t, remote)
+	compareTrees(t, l, r, cmpOpts{})
+	merged := filepath.Join(t.TempDir(), "merged.dwarfs")
+	out := mk(t, "--merge", srv.URL+"/old.dwarfs", "again="+srv.URL+"/old.dwarfs", "-o", merged, "--log-level", "info")
+	if !strings.Contains(out, "fetched") {
+		t.Errorf("the summary does not say what was fetched:\n%s", out)
+	}
+	want := expected(t, a)
+	got, _ := readBack(t, merged)
+	all := under(want, "old")
+	for p, n := range under(want, "again") {
+		n.inoKey += " again" // a second copy: other inodes
+		all[p] = n
+	}
+	all[""] = want[""]
+	compareTrees(t, all, got, cmpOpts{})
 }
