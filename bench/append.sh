@@ -9,6 +9,9 @@
 # The corpus directory holds one directory per release; releases are
 # ordered by version (sort -V). Trees are hard-linked into a work
 # directory (the scanner stores each entry once, so this changes nothing).
+# STEPS=10 appends the last ten one at a time, checking every intermediate
+# image; FULL=SECONDS:IMAGE reuses a full build timed before; WORK is the
+# work directory.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 CORPUS=${CORPUS:-redis}
@@ -48,7 +51,13 @@ for ((i = first; i < n; i++)); do
 	[[ $img == "$work/base.dwarfs" ]] || rm -f "$img"
 	img=$out
 done
-full_s=$(t "${mk[@]}" -i "$work/all" -o "$work/all.dwarfs")
+if [[ -n ${FULL:-} ]]; then
+	# FULL=SECONDS:IMAGE reuses a full build of the same releases.
+	full_s=${FULL%%:*}
+	cp "${FULL#*:}" "$work/all.dwarfs"
+else
+	full_s=$(t "${mk[@]}" -i "$work/all" -o "$work/all.dwarfs")
+fi
 base_b=$(stat -c %s "$work/base.dwarfs")
 app_b=$(stat -c %s "$img")
 full_b=$(stat -c %s "$work/all.dwarfs")
