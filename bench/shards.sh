@@ -15,7 +15,8 @@
 #   PAR        shard builds run at once (default 1: this machine's cores
 #              are shared; on N machines the shards' wall is the longest)
 #   CHECK=0    skip extracting the merged image
-# Needs the SeaweedFS binary (scripts/install-weed.sh).
+#   S3=0       merge from the local shard files instead (no SeaweedFS)
+# Needs the SeaweedFS binary (scripts/install-weed.sh) unless S3=0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,8 +26,11 @@ LEVEL=${LEVEL:-7}
 PAR=${PAR:-1}
 check_corpus "$CORPUS"
 ensure_bin mkdwarfs dwarfsck dwarfsextract
-weed=$("$REPO_ROOT/scripts/install-weed.sh") || die "cannot build SeaweedFS"
-need curl
+S3=${S3:-1}
+if [[ $S3 == 1 ]]; then
+	weed=$("$REPO_ROOT/scripts/install-weed.sh") || die "cannot build SeaweedFS"
+	need curl
+fi
 src=$(corpus_dir "$CORPUS")
 work=$BENCH_DIR/shards-$CORPUS
 rm -rf "$work"
@@ -58,33 +62,36 @@ shard_max=$(awk -v v="${shard_ms#* }" 'BEGIN { printf "%.3f", v / 1000 }')
 shard_bytes=0
 for ((k = 0; k < SHARDS; k++)); do shard_bytes=$((shard_bytes + $(stat -c %s "$work/shard$k.dwarfs"))); done
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-s3p=$(port) mp=$(port) vp=$(port) fp=$(port)
-mkdir -p "$work/weed"
-"$weed" server -dir="$work/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3 -s3.port="$s3p" \
-	-master.port="$mp" -volume.port="$vp" -filer.port="$fp" -master.volumeSizeLimitMB=1024 -volume.max=0 \
-	>"$work/weed.log" 2>&1 &
-wpid=$!
-stop_weed() {
-	kill "$wpid" 2>/dev/null || return 0
-	for _ in $(seq 50); do kill -0 "$wpid" 2>/dev/null || return 0; sleep 0.2; done
-	kill -9 "$wpid" 2>/dev/null || true
-}
-trap stop_weed EXIT
-url=http://127.0.0.1:$s3p
-for _ in $(seq 300); do
-	curl -fs -X PUT "$url/shards" >/dev/null 2>&1 && break
-	kill -0 "$wpid" 2>/dev/null || die "SeaweedFS exited: $(tail -5 "$work/weed.log")"
-	sleep 0.3
-done
 inputs=()
-for ((k = 0; k < SHARDS; k++)); do
-	curl -fsS -T "$work/shard$k.dwarfs" "$url/shards/shard$k.dwarfs" >/dev/null || die "upload of shard $k failed"
-	inputs+=("s3://shards/shard$k.dwarfs")
-done
-export AWS_ENDPOINT_URL_S3=$url AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=testsecret AWS_REGION=us-east-1 \
-	AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-
+if [[ $S3 == 1 ]]; then
+	port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+	s3p=$(port) mp=$(port) vp=$(port) fp=$(port)
+	mkdir -p "$work/weed"
+	"$weed" server -dir="$work/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3 -s3.port="$s3p" \
+		-master.port="$mp" -volume.port="$vp" -filer.port="$fp" -master.volumeSizeLimitMB=1024 -volume.max=0 \
+		>"$work/weed.log" 2>&1 &
+	wpid=$!
+	stop_weed() {
+		kill "$wpid" 2>/dev/null || return 0
+		for _ in $(seq 50); do kill -0 "$wpid" 2>/dev/null || return 0; sleep 0.2; done
+		kill -9 "$wpid" 2>/dev/null || true
+	}
+	trap stop_weed EXIT
+	url=http://127.0.0.1:$s3p
+	for _ in $(seq 300); do
+		curl -fs -X PUT "$url/shards" >/dev/null 2>&1 && break
+		kill -0 "$wpid" 2>/dev/null || die "SeaweedFS exited: $(tail -5 "$work/weed.log")"
+		sleep 0.3
+	done
+	for ((k = 0; k < SHARDS; k++)); do
+		curl -fsS -T "$work/shard$k.dwarfs" "$url/shards/shard$k.dwarfs" >/dev/null || die "upload of shard $k failed"
+		inputs+=("s3://shards/shard$k.dwarfs")
+	done
+	export AWS_ENDPOINT_URL_S3=$url AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=testsecret AWS_REGION=us-east-1 \
+		AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+else
+	for ((k = 0; k < SHARDS; k++)); do inputs+=("$work/shard$k.dwarfs"); done
+fi
 log "merging ${inputs[*]}"
 s=$(now_ns)
 "$BIN/mkdwarfs" --merge "${inputs[@]}" --merge-into-root -o "$work/merged.dwarfs" --no-progress --log-level info 2>"$work/merge.log"
@@ -104,12 +111,16 @@ single_s=$(t "${mk[@]}" -i "$src" -o "$work/single.dwarfs")
 single_bytes=$(stat -c %s "$work/single.dwarfs")
 
 {
-	echo "# Sharded build of $CORPUS: $SHARDS shards at -l $LEVEL, merged from S3"
+	echo "# Sharded build of $CORPUS: $SHARDS shards at -l $LEVEL, merged from $([[ $S3 == 1 ]] && echo S3 || echo local files)"
 	echo
 	echo "| | wall s | bytes |"
 	echo "|---|---:|---:|"
 	echo "| shard builds (sum; longest $shard_max s) | $shard_sum | $shard_bytes |"
-	echo "| merge from s3:// (fetched $fetched) | $merge_s | $merged_bytes |"
+	if [[ $S3 == 1 ]]; then
+		echo "| merge from s3:// (fetched $fetched) | $merge_s | $merged_bytes |"
+	else
+		echo "| merge from local files | $merge_s | $merged_bytes |"
+	fi
 	echo "| single build | $single_s | $single_bytes |"
 	echo
 	echo "merge wall / single build wall: $(ratio "$merge_s" "$single_s")"
