@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/
 
-.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-scale bench-scale-cores bench-mount check-compat check-filters check-codecs clean
+.PHONY: all build build-static deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount check-compat check-filters check-codecs clean
 
 all: build
 
@@ -174,6 +174,11 @@ bench-remote: build
 # report the bytes fetched; see bench/remote-open.sh.
 bench-remote-open: build
 	BIN=$(abspath $(BIN)) ./bench/remote-open.sh
+
+# A tree built as shards, uploaded to loopback S3 and merged from there,
+# beside a single build; see bench/shards.sh.
+bench-shards: build
+	BIN=$(abspath $(BIN)) ./bench/shards.sh
 
 clean:
 	rm -rf $(BIN)

@@ -86,6 +86,10 @@ rw-rebuild|-S 20|--rebuild-metadata -P all
 rw-rebuild-times|-S 20 --keep-all-times|--rebuild-metadata --time-resolution 60
 rw-block-size|-S 20|--change-block-size -S 16
 rw-twice|-S 20|--recompress -C zstd:level=3 ; --rebuild-metadata -P none
+grow-append|-S 20|APPEND -l 3
+grow-append-pack|-S 18 -P all --keep-all-times|APPEND -C lz4
+grow-merge|-S 20|MERGE -S 16 -C lzma:level=1
+grow-merge-cat|-S 20 --categorize|MERGE -l 1
 LIST
 
 printf '#!/bin/false\nheader\n' >"$WORK/header"
@@ -101,6 +105,12 @@ tree_listing() {
 	) | sort
 }
 tree_listing "$SRC" >"$WORK/src.listing"
+# The grow cases (APPEND, MERGE) build an image of the source without its
+# largest top-level directory, then append that directory to it, or build
+# it alone and merge the two images; the result must be the source tree.
+GROWDIR=$(cd "$SRC" && find . -mindepth 1 -maxdepth 1 -type d -printf '%P\n' | while read -r d; do echo "$(find "$d" | wc -l) $d"; done | sort -k1,1nr -k2 | head -1 | cut -d' ' -f2-)
+SRC1=$WORK/src-without
+cp -a "$SRC" "$SRC1" && rm -rf "${SRC1:?}/$GROWDIR"
 
 pass=0
 fail=0
@@ -137,10 +147,23 @@ while IFS='|' read -r name build rewrite; do
 	img=$WORK/$name.dwarfs
 	hist=(--no-history-timestamps)
 	[[ $name == history-full ]] && hist=()
+	in=$SRC
+	[[ $rewrite == APPEND* || $rewrite == MERGE* ]] && in=$SRC1
 	# shellcheck disable=SC2086
-	if ! "$BIN/mkdwarfs" -i "$SRC" -o "$img" --with-devices --with-specials --progress none "${hist[@]}" ${build//HEADER/$WORK/header} >"$WORK/out" 2>&1; then
+	if ! "$BIN/mkdwarfs" -i "$in" -o "$img" --with-devices --with-specials --progress none "${hist[@]}" ${build//HEADER/$WORK/header} >"$WORK/out" 2>&1; then
 		log "$name: mkdwarfs failed"; head -5 "$WORK/out" >&2
 		ROWS+=("$name|build failed|||||||"); fail=$((fail + 1)); continue
+	fi
+	if [[ $rewrite == APPEND* || $rewrite == MERGE* ]]; then
+		# shellcheck disable=SC2086
+		if [[ $rewrite == APPEND* ]]; then
+			"$BIN/mkdwarfs" -i "$img" --append "$SRC/$GROWDIR" --append-at "$GROWDIR" -o "$img.new" --with-devices --with-specials --progress none ${rewrite#APPEND} >"$WORK/out" 2>&1
+		else
+			"$BIN/mkdwarfs" -i "$SRC/$GROWDIR" -o "$img.part" --with-devices --with-specials --progress none ${rewrite#MERGE} >"$WORK/out" 2>&1 &&
+				"$BIN/mkdwarfs" --merge "$img" "$GROWDIR=$img.part" --merge-into-root -o "$img.new" --progress none >>"$WORK/out" 2>&1
+		fi || { log "$name: '$rewrite' failed"; head -5 "$WORK/out" >&2; ROWS+=("$name|$rewrite failed|||||||"); fail=$((fail + 1)); continue; }
+		mv "$img.new" "$img"
+		rewrite=""
 	fi
 	if [[ -n $rewrite ]]; then
 		IFS=';' read -ra steps <<<"$rewrite"

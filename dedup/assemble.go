@@ -11,7 +11,7 @@ import (
 func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	opt := b.opt
 	md := &metadata.Metadata{
-		BlockSize:           1 << opt.BlockSizeBits,
+		BlockSize:           b.blockSize(),
 		HasDirEntries:       true,
 		HasSharedFilesTable: true,
 		HasDevices:          true,
@@ -74,7 +74,7 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	}
 
 	// Chunks.
-	holeIdx := uint32(b.stats.Blocks)
+	holeIdx := uint32(b.blockBase + b.stats.Blocks)
 	var maxData uint32
 	hasHoles := false
 	contentsInTable := make([]*content, 0, len(n.regs))
@@ -91,7 +91,7 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 			}
 		}
 	}
-	holes := metadata.NewHoleEncoder(holeIdx, uint32(1)<<opt.BlockSizeBits, maxData)
+	holes := metadata.NewHoleEncoder(holeIdx, md.BlockSize, maxData)
 	md.ChunkTable = make([]uint32, 0, len(contentsInTable)+1)
 	for _, c := range contentsInTable {
 		md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
@@ -220,4 +220,16 @@ func sortedIndex(set map[string]struct{}) ([]string, map[string]uint32) {
 		idx[s] = uint32(i)
 	}
 	return strs, idx
+}
+
+// blockSize is the image's block_size: that of new blocks, or that of the
+// largest base image's blocks if larger, so that every block fits it.
+func (b *builder) blockSize() uint32 {
+	bs := uint32(1) << b.opt.BlockSizeBits
+	if b.opt.Base != nil {
+		for _, t := range b.opt.Base.Trees {
+			bs = max(bs, t.FS.BlockSize())
+		}
+	}
+	return bs
 }

@@ -21,6 +21,11 @@ type builder struct {
 	// blockCats is the category of each block written, by block number.
 	blockCats []category
 	cz        *categorizers // nil: none
+	// blockBase is the number of base blocks (Options.Base) before the
+	// first new one; baseSizes counts the base files by size.
+	blockBase int
+	baseSizes map[int64]int
+	baseIdx   *baseIndex
 }
 
 // Build scans opt.Input, writes all blocks to sink (in block-number order)
@@ -81,6 +86,8 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 			return nil, b.stats, errors.New("an input list cannot select from a tree source")
 		}
 		root, err = b.sc.fromTree(ctx, b)
+	case opt.Input == "" && opt.Base != nil:
+		// Only base trees (a merge).
 	case opt.InputList != nil:
 		root, err = b.sc.fromList(opt.InputList)
 	default:
@@ -89,10 +96,35 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	if err != nil {
 		return nil, b.stats, err
 	}
+	if root != nil {
+		if b.cz, err = b.newCategorizers(root); err != nil {
+			return nil, b.stats, err
+		}
+	}
+	if opt.Base != nil {
+		if root != nil && opt.RemoveEmpty {
+			removeEmptyDirs(root) // the scanned tree's only
+		}
+		b.blockBase = opt.Base.Blocks
+		if root, err = b.grow(root); err != nil {
+			return nil, b.stats, err
+		}
+	}
 	files := b.collect(root)
 	b.verbosef("found %d regular files [%v]", len(files), since(&t0))
-	if b.cz, err = b.newCategorizers(root); err != nil {
-		return nil, b.stats, err
+	// Base files have their chunks already; only scanned files are read.
+	var baseFiles []*inode
+	if opt.Base != nil {
+		b.baseSizes = baseSizes(files)
+		scanned := files[:0:0]
+		for _, f := range files {
+			if f.base != nil {
+				baseFiles = append(baseFiles, f)
+			} else {
+				scanned = append(scanned, f)
+			}
+		}
+		files = scanned
 	}
 	hashOn := opt.FileHash != nil
 	if files, err = b.scanFiles(ctx, files); err != nil {
@@ -105,27 +137,43 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 		for _, f := range files {
 			keep[f] = true
 		}
+		for _, f := range baseFiles {
+			keep[f] = true
+		}
 		pruneFiles(root, keep)
 		if opt.RemoveEmpty {
 			removeEmptyDirs(root)
 		}
 	}
 	b.phase("ordering")
-	order := b.number(root, files, hashOn)
-	b.cz.applyHotness(order.unique)
+	var base []*content
+	if opt.Base != nil {
+		base = baseContents(baseFiles)
+		if files, err = b.matchBase(base, files, hashOn); err != nil {
+			return nil, b.stats, err
+		}
+	}
+	order := b.number(root, base, groupContents(files, hashOn))
+	fresh := order.unique[len(base):]
+	b.cz.applyHotness(fresh)
 	b.verbosef("%d distinct contents, %d duplicate files (%d bytes)", len(order.unique), b.stats.DupFiles, b.stats.DupBytes)
 	if b.opt.Debugf != nil {
-		for _, c := range order.unique {
+		for _, c := range fresh {
 			for _, in := range c.inodes[1:] {
 				b.debugf("duplicate: %s has the contents of %s", in.relPath(), c.rep.relPath())
 			}
 		}
 	}
 	since(&t0)
+	if len(fresh) > 0 {
+		if b.baseIdx, err = b.buildBaseIndex(ctx); err != nil {
+			return nil, b.stats, err
+		}
+	}
 	if b.opt.BeforeSegmenting != nil {
 		b.opt.BeforeSegmenting()
 	}
-	if err := b.segmentAll(ctx, order.unique, sink); err != nil {
+	if err := b.segmentAll(ctx, fresh, sink); err != nil {
 		return nil, b.stats, err
 	}
 	b.verbosef("segmented %d bytes into %d blocks of %d bytes; %d segment matches saved %d bytes [%v]",
@@ -136,7 +184,7 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 		return nil, b.stats, err
 	}
 	b.verbosef("built the metadata [%v]", since(&t0))
-	b.categoryMetadata(md, order.unique)
+	b.categoryMetadata(md, fresh)
 	return md, b.stats, nil
 }
 
@@ -175,7 +223,7 @@ func pruneFiles(e *entry, keep map[*inode]bool) {
 // collect applies --remove-empty-dirs, counts entries and returns the
 // distinct regular inodes in traversal order.
 func (b *builder) collect(root *entry) []*inode {
-	if b.opt.RemoveEmpty {
+	if b.opt.RemoveEmpty && b.opt.Base == nil {
 		removeEmptyDirs(root)
 	}
 	var files []*inode
@@ -211,9 +259,10 @@ type numbering struct {
 	all      []*inode
 }
 
-func (b *builder) number(root *entry, files []*inode, hashOn bool) *numbering {
-	// Reset per-inode link counts: pruning may have changed the tree.
-	contents := groupContents(files, hashOn)
+// number orders the inodes; contents are the base contents (files of
+// base images) and then the scanned ones.
+func (b *builder) number(root *entry, base, scanned []*content) *numbering {
+	contents := append(base[:len(base):len(base)], scanned...)
 	n := &numbering{root: root, unique: contents}
 	seen := map[*inode]bool{}
 	var visit func(e *entry)

@@ -422,6 +422,10 @@ func categoryPlan(contents []*content, rank func(category) int) (streams, names 
 // metadata fields are present but empty (neither the incompressible nor
 // the hotness categorizer has metadata).
 func (b *builder) categoryMetadata(md *metadata.Metadata, unique []*content) {
+	if base := b.opt.Base; base != nil && (base.BlockCategories != nil || len(b.opt.Categorize) > 0) {
+		b.baseCategoryMetadata(md, unique)
+		return
+	}
 	if len(b.opt.Categorize) == 0 {
 		return
 	}
@@ -439,5 +443,61 @@ func (b *builder) categoryMetadata(md *metadata.Metadata, unique []*content) {
 	md.HasCategoryNames, md.HasBlockCategories = true, true
 	md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = []string{}, true
 	md.BlockCategoryMetadata, md.HasBlockCategoryMetadata = nil, true
+	b.opt.dropCategories(md)
+}
+
+// baseCategoryMetadata records the categories of a build that grows from
+// base images: the base blocks' categories first, in the order the base
+// names them, then those of the new blocks.
+func (b *builder) baseCategoryMetadata(md *metadata.Metadata, unique []*content) {
+	base := b.opt.Base
+	index := map[string]uint32{}
+	md.CategoryNames = nil
+	add := func(name string) uint32 {
+		if name == "" {
+			name = CategoryDefault
+		}
+		i, ok := index[name]
+		if !ok {
+			i = uint32(len(md.CategoryNames))
+			index[name] = i
+			md.CategoryNames = append(md.CategoryNames, name)
+		}
+		return i
+	}
+	md.BlockCategories = make([]uint32, 0, base.Blocks+len(b.blockCats))
+	for i := range base.Blocks {
+		name := CategoryDefault
+		if i < len(base.BlockCategories) {
+			name = base.BlockCategories[i]
+		}
+		md.BlockCategories = append(md.BlockCategories, add(name))
+	}
+	if len(b.opt.Categorize) > 0 {
+		_, names := categoryPlan(unique, b.opt.rank)
+		for _, cat := range names {
+			add(categoryNames[cat])
+		}
+	}
+	for _, cat := range b.blockCats {
+		md.BlockCategories = append(md.BlockCategories, add(categoryNames[cat]))
+	}
+	md.HasCategoryNames, md.HasBlockCategories = true, true
+	md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = []string{}, true
+	md.BlockCategoryMetadata, md.HasBlockCategoryMetadata = nil, true
+	jsonIdx := map[string]uint32{}
+	for i := range base.Blocks {
+		j, ok := base.BlockCategoryMetadata[i]
+		if !ok {
+			continue
+		}
+		k, ok := jsonIdx[j]
+		if !ok {
+			k = uint32(len(md.CategoryMetadataJSON))
+			jsonIdx[j] = k
+			md.CategoryMetadataJSON = append(md.CategoryMetadataJSON, j)
+		}
+		md.BlockCategoryMetadata = append(md.BlockCategoryMetadata, metadata.KV32{Key: uint32(i), Value: k})
+	}
 	b.opt.dropCategories(md)
 }

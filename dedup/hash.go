@@ -143,6 +143,11 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 	for _, f := range files {
 		sizeCount[f.size]++
 	}
+	for size, n := range b.baseSizes {
+		if sizeCount[size] > 0 {
+			sizeCount[size] += n
+		}
+	}
 	needDigest := (b.opt.Order == OrderNilsimsa || b.opt.Order == OrderSimilarity) && !b.opt.Hollow
 	for _, co := range b.opt.PerCategory {
 		if co.Order != nil && (*co.Order == OrderNilsimsa || *co.Order == OrderSimilarity) {

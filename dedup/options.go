@@ -79,6 +79,11 @@ type Options struct {
 	// Tree, if set, supplies the input tree instead of the directory
 	// Input (an archive; Input then only names it in messages).
 	Tree TreeSource
+	// Base, if set, are existing images the build grows from: their
+	// trees and blocks come first, Input (if not "") is added at
+	// InputAt, a slash separated path ("" for the root).
+	Base    *Base
+	InputAt string
 
 	// Exclude lists OS paths never to include (the output image and its
 	// temporary file when they are written inside the input tree).

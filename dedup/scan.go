@@ -56,6 +56,7 @@ type inode struct {
 	content    *content
 	num        uint32
 	firstEntry *entry
+	base       *baseRef // a file of a base image (nil: scanned)
 }
 
 type entry struct {

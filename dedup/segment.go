@@ -73,6 +73,7 @@ type segmenter struct {
 	stats     *Stats
 
 	blocks []*segBlock // retained finished blocks, oldest first
+	base   *baseIndex  // base blocks to match against too (nil: none)
 	cur    *segBlock
 	next   uint32
 
@@ -254,6 +255,11 @@ func (s *segmenter) blockData(num uint32) []byte {
 	if num == s.cur.num {
 		return s.cur.data
 	}
+	if s.base != nil {
+		if d, ok := s.base.blocks[num]; ok {
+			return d
+		}
+	}
 	for _, b := range s.blocks {
 		if b.num == num {
 			return b.data
@@ -279,23 +285,32 @@ func (s *segmenter) add(d []byte, out []pchunk) ([]pchunk, error) {
 				return out, err
 			}
 		}
+		bn, off, ok := uint32(0), 0, false
 		if s.bloomHas(h) {
-			if v, ok := s.table[h]; ok {
-				bn, off := uint32(v>>32), int(uint32(v))
+			if v, found := s.table[h]; found {
+				bn, off = uint32(v>>32), int(uint32(v))
 				bd := s.blockData(bn)
-				if off+w <= len(bd) && bytes.Equal(bd[off:off+w], d[p:p+w]) {
-					out, p, err = s.match(d, out, lit, p, bn, off)
-					if err != nil {
-						return out, err
-					}
-					lit = p
-					if p+w > len(d) {
-						break
-					}
-					h = buzhash(d[p : p+w])
-					continue
-				}
+				ok = off+w <= len(bd) && bytes.Equal(bd[off:off+w], d[p:p+w])
 			}
+		}
+		if !ok && s.base != nil {
+			// The recent blocks first, then the base's.
+			if bn, off, ok = s.base.lookup(h); ok {
+				bd := s.base.blocks[bn]
+				ok = off+w <= len(bd) && bytes.Equal(bd[off:off+w], d[p:p+w])
+			}
+		}
+		if ok {
+			out, p, err = s.match(d, out, lit, p, bn, off)
+			if err != nil {
+				return out, err
+			}
+			lit = p
+			if p+w > len(d) {
+				break
+			}
+			h = buzhash(d[p : p+w])
+			continue
 		}
 		// Store literal data in pieces so that repeats inside one large
 		// file can be found too.
@@ -433,7 +448,8 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 		b.blockCats = append(b.blockCats, cat)
 		return sink(ctx, data, name)
 	}, &b.stats)
-	seg.startAt(uint32(len(b.blockCats)))
+	seg.base = b.baseIdx
+	seg.startAt(uint32(b.blockBase + len(b.blockCats)))
 	var progMu sync.Mutex
 	for _, c := range contents {
 		if err := ctx.Err(); err != nil {

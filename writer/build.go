@@ -13,6 +13,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/source"
 )
 
 // Target says where and how an image is written; Build and Rewrite share
@@ -117,6 +118,12 @@ type BuildResult struct {
 	ImageBytes int64
 	// Timeline is where the build's time went, phase by phase.
 	Timeline *Timeline
+	// CopiedBlocks and CopiedBytes count the blocks Append and Merge
+	// copied from their input images, and Fetched what reading the
+	// images at URLs transferred (zero for files).
+	CopiedBlocks int
+	CopiedBytes  int64
+	Fetched      source.Stats
 }
 
 // Build writes an image of the directory opts.Scan.Input to opts.Output.
@@ -149,7 +156,7 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 		}
 	}
 	tl := newTimeline(scan.Verbosef)
-	stats, pipe, err := build(ctx, opts, scan, out, tl)
+	stats, pipe, err := build(ctx, opts, scan, out, nil, tl)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +166,10 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	return &BuildResult{Stats: stats, ImageBytes: out.Size(), Timeline: tl.finish(pipe)}, nil
 }
 
-// build writes the whole image to out, marking its phases on tl.
-func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, tl *timeline) (dedup.Stats, *pipeline, error) {
+// build writes the whole image to out, marking its phases on tl; with
+// base (Append, Merge) the base images' blocks come first, copied raw,
+// and their history entries before the new one.
+func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases, tl *timeline) (dedup.Stats, *pipeline, error) {
 	t := &opts.Target
 	comps := compressors{}
 	comp, err := comps.get(t.BlockCompression)
@@ -203,9 +212,21 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 			return dedup.Stats{}, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
 		}
 	}
-	// submit queues block i. Only a build's lone block is cut into jobs
-	// for several threads (block.Split): with two or more blocks every
-	// worker has a block of its own, and a cut would only cost CPU.
+	// Blocks of base images come first, copied raw.
+	firstNew := 0
+	if base != nil {
+		tl.mark("copying")
+		if err := base.copyBlocks(ctx, pipe, report); err != nil {
+			if werr := pipe.Wait(); werr != nil {
+				return dedup.Stats{}, pipe, werr
+			}
+			return dedup.Stats{}, pipe, err
+		}
+		firstNew = base.blocks
+	}
+	// submit queues block i. Only a build's lone new block is cut into
+	// jobs for several threads (block.Split): with two or more blocks
+	// every worker has a block of its own, and a cut would only cost CPU.
 	submit := func(i int, data []byte, cat string, split bool) error {
 		comp := comp
 		if c, ok := catComp[cat]; ok {
@@ -234,7 +255,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	// to learn whether it is the only one. The segmenter makes the second
 	// in a fraction of the time the first takes to compress.
 	var (
-		n         int
+		n         = firstNew
 		first     []byte
 		firstCat  string
 		firstHeld bool
@@ -242,13 +263,13 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	md, stats, err := dedup.BuildCategorized(ctx, scan, func(_ context.Context, data []byte, cat string) error {
 		i := n
 		n++
-		if i == 0 {
+		if i == firstNew {
 			first, firstCat, firstHeld = data, cat, true
 			return nil
 		}
 		if firstHeld {
 			firstHeld = false
-			if err := submit(0, first, firstCat, false); err != nil {
+			if err := submit(firstNew, first, firstCat, false); err != nil {
 				return err
 			}
 			first = nil
@@ -256,7 +277,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		return submit(i, data, cat, false)
 	})
 	if err == nil && firstHeld {
-		err = submit(0, first, firstCat, true)
+		err = submit(firstNew, first, firstCat, true)
 	}
 	if err == nil {
 		// What scanning and segmenting left behind is garbage now, while
@@ -278,7 +299,11 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if err := comps.writeMetadata(bw, md, t); err != nil {
 		return stats, pipe, err
 	}
-	if err := comps.writeHistory(bw, nil, t.History, t.HistoryCompression, scan.Now); err != nil {
+	var prior []metadata.HistoryRecord
+	if base != nil {
+		prior = base.history
+	}
+	if err := comps.writeHistory(bw, prior, t.History, t.HistoryCompression, scan.Now); err != nil {
 		return stats, pipe, err
 	}
 	return stats, pipe, bw.Close()

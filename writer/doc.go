@@ -11,11 +11,15 @@
 // (--rebuild-metadata) or re-chunks the data into blocks of another size
 // (--change-block-size).
 //
-// Both go through the same back half: one ordered, bounded compression
+// Append adds a directory to an existing image and Merge joins images,
+// copying the input images' blocks byte for byte (mkdwarfs --append,
+// --merge); they are builds that start from the images' trees.
+//
+// All go through the same back half: one ordered, bounded compression
 // pipeline (the output does not depend on the number of workers), one
 // writer of the metadata and history sections, and one atomic commit (a
 // temporary file in the output's directory, fsynced, renamed and the
 // directory fsynced), so that a failed or cancelled run never leaves a
-// partial image under the output's name. Both take a context.Context for
+// partial image under the output's name. All take a context.Context for
 // cancellation and report progress through Target.Progress.
 package writer

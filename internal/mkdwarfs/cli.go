@@ -7,7 +7,7 @@ func usagef(format string, args ...any) error { return cli.Usagef(format, args..
 // options are mkdwarfs's command line options; --help, --version and --man
 // come from package cli.
 var options = []cli.Option{
-	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory, or a tar archive (- for standard input; see --input-format), or an image with --recompress, --rebuild-metadata or --change-block-size"},
+	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory, or a tar archive (- for standard input; see --input-format), or an image with --recompress, --rebuild-metadata, --change-block-size or --append"},
 	{Long: "input-format", HasValue: true, Arg: "FMT", Default: "auto", Help: "what -i is: dir, tar (plain, or compressed with gzip, xz, zstd or bzip2, told by its first bytes), or auto (a directory, else a file with a tar header or a compression's magic; - is a tar)"},
 	{Long: "tmpdir", HasValue: true, Arg: "DIR", Help: "where a compressed or piped tar input is decoded to (default: $TMPDIR or /tmp); the first 16 MiB stay in memory"},
 	{Long: "input-list", HasValue: true, Arg: "FILE", Help: "file with the paths to include, one a line, or - for stdin: relative to -i DIR (default: the current directory), or absolute below it; includes devices and specials; not with -F"},
@@ -68,7 +68,14 @@ var options = []cli.Option{
 	{Long: "recompress-categories", HasValue: true, Arg: "[!]CAT,...", Help: "with --recompress: only recompress blocks of these categories (a leading ! excludes them)"},
 	{Long: "remove-header", Help: "with -i IMAGE: drop any header before the image"},
 	{Long: "no-metadata-version-history", Help: "with --rebuild-metadata: don't record the previous metadata version"},
-	{Long: "no-check", Help: "with -i IMAGE: skip the integrity check of the input and of rebuilt metadata"},
+	{Long: "no-check", Help: "with -i IMAGE or --merge: skip the integrity check of the input and of rebuilt metadata"},
+	// Growing images (see grow.go).
+	{Long: "append", HasValue: true, Arg: "DIR", Help: "with -i IMAGE: add DIR's tree to the image, copying its blocks as they are; only data the image does not hold is compressed"},
+	{Long: "append-at", HasValue: true, Arg: "PATH", Help: "with --append: put DIR's tree at PATH in the image (default: its entries join the root)"},
+	{Long: "append-index-size", HasValue: true, Arg: "SIZE", Default: "1g", Help: "with --append: how much of the image's block data (its last blocks) is decoded and indexed so that new data can refer to matching segments in it; held in memory while segmenting (0: match whole files only)"},
+	{Long: "merge", Help: "join the images given as arguments ([NAME=]IMAGE, files or URLs) into one, copying their blocks as they are; each tree goes to the directory NAME (default: the file name without .dwarfs)"},
+	{Long: "merge-into-root", Help: "with --merge: put the trees of the images given without NAME= into the root"},
+	{Long: "replace", Help: "with --append or --merge: a path in a later tree replaces the same path in an earlier one (default: an error, unless both are directories)"},
 	// Categorizers (see CATEGORIZERS in the manual).
 	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order, the first to claim a file wins (hotness, incompressible; the reference's fits, pcmaudio and binary are not implemented); without a list: incompressible, with -C incompressible::null unless set"},
 	{Long: "hotness-list", HasValue: true, Arg: "FILE", Help: "with --categorize=hotness: file listing the hot files, one path a line relative to -i (a leading / is ignored; the dwarfs driver's -o analysis_file writes such a list); their data goes into the category hotness"},
@@ -89,6 +96,8 @@ func Program() *cli.Program {
 			"-i ARCHIVE.tar[.gz|.xz|.zst|.bz2]|- [--input-format=tar] -o IMAGE [OPTIONS...]",
 			"--input-list FILE|- [-i DIR] -o IMAGE [OPTIONS...]",
 			"-i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]",
+			"-i IMAGE --append DIR [--append-at PATH] -o NEW [OPTIONS...]",
+			"--merge [NAME=]IMAGE... [--merge-into-root] -o NEW [OPTIONS...]",
 		},
 		Options:  options,
 		LongHelp: "long-help",

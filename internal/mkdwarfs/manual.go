@@ -14,10 +14,13 @@ var manual = cli.Manual{
 			"metadata options such as --set-owner and --chmod), and --change-block-size re-chunks the file data.",
 		"Given a tar archive with -i (or - for standard input), mkdwarfs builds the image from its " +
 			"members, without extracting them; see TAR INPUT.",
+		"Images can also grow without being recompressed: --append adds a directory to an existing " +
+			"image, and --merge joins images (see GROWING IMAGES).",
 		"The images are compatible with the reference DwarFS tools (format 2.5 is written; every 2.x image can be read).",
 		"Examples:",
 		"  mkdwarfs -i /usr/share/doc -o doc.dwarfs\n  mkdwarfs -i tree -o tree.dwarfs -l 9 -F '- *.o'\n  mkdwarfs -i old.dwarfs -o new.dwarfs --recompress -C lzma:level=9\n" +
-			"  zcat app.tar.gz | mkdwarfs -i - -o app.dwarfs\n  mkdwarfs -i rootfs.tar -o rootfs.dwarfs --with-devices --with-specials",
+			"  zcat app.tar.gz | mkdwarfs -i - -o app.dwarfs\n  mkdwarfs -i rootfs.tar -o rootfs.dwarfs --with-devices --with-specials\n" +
+			"  mkdwarfs -i releases.dwarfs --append v2.0 --append-at v2.0 -o releases-new.dwarfs\n  mkdwarfs --merge shard1.dwarfs shard2.dwarfs docs=s3://bucket/docs.dwarfs -o all.dwarfs",
 	},
 	Sections: []cli.Section{
 		{Title: "TAR INPUT", Paragraphs: []string{
@@ -54,6 +57,37 @@ var manual = cli.Manual{
 				"which repeat more. As with the reference, each block is compressed with and without the " +
 				"filter and the smaller stream is kept, so data that is not such code costs only time. " +
 				"Images with these filters, and with arm64 from newer xz tools, are read in every build.",
+		}},
+		{Title: "GROWING IMAGES", Paragraphs: []string{
+			"mkdwarfs -i OLD --append DIR [--append-at PATH] -o NEW writes OLD's tree with DIR's added at " +
+				"PATH (without --append-at, DIR's entries join the root). OLD's blocks are copied into NEW byte " +
+				"for byte, checked against their checksums on the way; none is recompressed. Files of OLD whose " +
+				"size a new file has are read to compare whole-file hashes: a new file " +
+				"with the contents of a file in OLD is stored as that file. The other new files are ordered " +
+				"(--order), segmented and compressed (-C, -l) into new blocks as a build would; the segmenter " +
+				"also matches them against OLD's last blocks, up to --append-index-size of them (default 1g, " +
+				"0 turns it off), which are decoded once and held in memory while segmenting, so that data a " +
+				"new file shares with OLD's files is referred to, not stored again.",
+			"mkdwarfs --merge [NAME=]IMAGE... -o NEW joins images: every block of every image is copied as " +
+				"it is (an image at an http(s):// or s3:// URL is read with ranged requests, a few blocks at " +
+				"once, and never decoded), and each image's tree goes to the directory NAME, by default the " +
+				"image's file name without .dwarfs; NAME may be a path (a/b=IMAGE). A NAME never starts with " +
+				". or / nor contains a colon, so write ./x=y.dwarfs for a file whose name has an equals sign. " +
+				"--merge-into-root puts the trees of images given without NAME= into the root instead. Files that share their data in an " +
+				"image share it in NEW; identical files of different images stay apart, since their data " +
+				"lies in different blocks. Merging cannot find redundancy between the images either: shard " +
+				"a tree along lines its data does not cross (one directory per project or release series).",
+			"In both, a path that two trees have is an error naming it and the image it comes from, " +
+				"unless both are directories, whose entries merge (the earlier one keeps its attributes), or " +
+				"--replace is given: then the later tree's entry replaces the earlier one. Images of different " +
+				"block sizes merge: blocks keep their sizes and the new image's block size is the largest. " +
+				"The metadata is made for the whole tree with the (first) image's block size, time resolution, " +
+				"packing, hard link table, creation timestamp setting and kept times, unless -S, " +
+				"--time-resolution, -P, --no-hardlink-table, --no-create-timestamp or --keep-all-times say " +
+				"otherwise; --set-owner, --set-group, --set-time and --chmod apply to the whole tree. Birth " +
+				"times are not carried over. The history holds the images' entries, in order, and a new one. " +
+				"A corrupt or truncated image is an error naming it; as with any build, nothing is left " +
+				"under the output name when a run fails or is interrupted.",
 		}},
 		{Title: "LOGGING", Paragraphs: []string{
 			"--log-level sets what is reported on standard error: error, warn (also unreadable inputs " +

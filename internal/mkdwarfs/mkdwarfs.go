@@ -54,6 +54,9 @@ type Config struct {
 	TarInput   string
 	TarOptions tarinput.Options
 	Stdin      io.Reader
+	// Append or Merge is set when images grow (--append, --merge).
+	Append *writer.AppendOptions
+	Merge  *writer.MergeOptions
 	// warnings are shown once logging is set up (at --log-level warn and
 	// above).
 	warnings []string
@@ -122,8 +125,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")
 		return cli.ExitError
 	}
-	if errors.Is(err, fs.ErrExist) {
+	switch {
+	case errors.Is(err, fs.ErrExist):
 		err = fmt.Errorf("%w (use -f to overwrite)", err)
+	case errors.Is(err, dedup.ErrPathExists):
+		err = fmt.Errorf("%w (use --replace to let the later one win)", err)
+	case cfg.Merge == nil && cfg.Append == nil:
+	case errors.Is(err, writer.ErrUsage), errors.Is(err, writer.ErrSameFile):
+		err = &cli.UsageError{Msg: err.Error()}
 	}
 	if err != nil {
 		return prog.Fail(stderr, err)
@@ -144,6 +153,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // moreHelp follows the option list in --help; -H adds the level table.
 func moreHelp(w io.Writer, r *cli.Result) {
 	fmt.Fprint(w, recompressHelp)
+	fmt.Fprint(w, growHelp)
 	fmt.Fprint(w, "\nSizes accept k, m, g, t suffixes (powers of 1024).\n")
 	if r.Has("long-help") {
 		fmt.Fprintln(w)
@@ -163,11 +173,12 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 // configFrom interprets parsed options.
 func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) {
 	var err error
-	if len(p.Args) > 0 {
+	if len(p.Args) > 0 && !p.Has("merge") {
 		return nil, cli.Unexpected(p.Args[0])
 	}
 	cfg := &Config{Build: dedup.DefaultOptions(), Args: append([]string{"mkdwarfs"}, args...)}
 	recomp := isRecompress(p)
+	grow := isGrow(p)
 	o := &cfg.Build
 	atoi := p.Int
 	lvl := 7
@@ -181,8 +192,8 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	cfg.Compression, cfg.SchemaComp, cfg.HistoryComp, cfg.MetaComp = L.block, L.schema, L.schema, L.meta
 
 	in, ok := p.Lookup("input")
-	if !ok {
-		if !p.Has("input-list") || recomp {
+	if !ok && !p.Has("merge") {
+		if !p.Has("input-list") || recomp || grow {
 			return nil, cli.Missing("input")
 		}
 		// As the reference: the list's paths are relative to the
@@ -433,7 +444,11 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		}
 		o.Pack = &pk
 	}
-	if recomp {
+	if grow {
+		if err := growOptions(cfg, p); err != nil {
+			return nil, err
+		}
+	} else if recomp {
 		if err := recompressOptions(cfg, p); err != nil {
 			return nil, err
 		}
@@ -450,6 +465,9 @@ func Run(ctx context.Context, cfg *Config, stdout io.Writer) (*Result, error) {
 }
 
 func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(writer.Progress)) (*Result, error) {
+	if cfg.Append != nil || cfg.Merge != nil {
+		return runGrow(ctx, cfg, stdout, progress)
+	}
 	t := cfg.target(stdout)
 	t.Progress = progress
 	scan := cfg.Build

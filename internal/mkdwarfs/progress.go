@@ -314,8 +314,19 @@ func printSummary(w io.Writer, r *Result, d time.Duration) {
 	if s.Errors > 0 {
 		fmt.Fprintf(w, "skipped %d unreadable entries\n", s.Errors)
 	}
-	fmt.Fprintf(w, "%s input (%s after removing duplicate files) -> %d blocks, %s block data -> %s image (%s of the input) in %s\n",
-		human(s.TreeBytes), human(s.InputBytes), s.Blocks, human(s.BlockBytes), human(r.ImageBytes),
+	if r.CopiedBlocks > 0 {
+		fmt.Fprintf(w, "copied %d blocks (%s) from the input images", r.CopiedBlocks, human(r.CopiedBytes))
+		if f := r.Fetched; f.Requests > 0 {
+			fmt.Fprintf(w, "; fetched %s in %d requests (%d retried)", human(f.BytesFetched), f.Requests, f.Retries)
+		}
+		fmt.Fprintln(w)
+	}
+	blocks := "blocks"
+	if r.CopiedBlocks > 0 {
+		blocks = "new blocks"
+	}
+	fmt.Fprintf(w, "%s input (%s after removing duplicate files) -> %d %s, %s block data -> %s image (%s of the input) in %s\n",
+		human(s.TreeBytes), human(s.InputBytes), s.Blocks, blocks, human(s.BlockBytes), human(r.ImageBytes),
 		ratio(r.ImageBytes, s.TreeBytes), d.Round(time.Millisecond))
 }
 
