@@ -16,8 +16,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
@@ -146,8 +144,8 @@ func checkManifest(t *testing.T, im *godwarfs.Image, want []manifest.Entry) {
 				t.Errorf("%s: target %q, want %q", w.Path, target, w.Target)
 			}
 		case 'c', 'b':
-			if unix.Major(st.Rdev) != w.Major || unix.Minor(st.Rdev) != w.Minor {
-				t.Errorf("%s: rdev %d:%d, want %d:%d", w.Path, unix.Major(st.Rdev), unix.Minor(st.Rdev), w.Major, w.Minor)
+			if metadata.DevMajor(st.Rdev) != w.Major || metadata.DevMinor(st.Rdev) != w.Minor {
+				t.Errorf("%s: rdev %d:%d, want %d:%d", w.Path, metadata.DevMajor(st.Rdev), metadata.DevMinor(st.Rdev), w.Major, w.Minor)
 			}
 		}
 	}

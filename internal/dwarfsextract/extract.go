@@ -545,6 +545,16 @@ type tempNames struct {
 	link  linkMode
 }
 
+// linkMode is how unnamed (O_TMPFILE) files get their name; only Linux
+// has them, elsewhere it stays linkNone.
+type linkMode int
+
+const (
+	linkNone      linkMode = iota // named temporary file and rename
+	linkEmptyPath                 // linkat(fd, "", AT_EMPTY_PATH): needs CAP_DAC_READ_SEARCH
+	linkProc                      // linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW)
+)
+
 // newTempToken returns temporary names with a fresh token.
 func newTempToken() (*tempNames, error) {
 	var rnd [4]byte

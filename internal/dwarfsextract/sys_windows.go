@@ -17,11 +17,8 @@ import (
 // windowsNameProblem).
 func hostNameProblem(name string) error { return windowsNameProblem(name) }
 
-// Every file is written under a temporary name and renamed.
-type linkMode int
-
-const linkNone linkMode = 0
-
+// Every file is written under a temporary name and renamed
+// (tempNames.link stays linkNone).
 func newTempNames(dir string) (*tempNames, error) { return newTempToken() }
 
 // symlink makes a symbolic link where the process may (an elevated

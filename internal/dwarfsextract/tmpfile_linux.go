@@ -8,14 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-type linkMode int
-
-const (
-	linkNone      linkMode = iota // named temporary file and rename
-	linkEmptyPath                 // linkat(fd, "", AT_EMPTY_PATH): needs CAP_DAC_READ_SEARCH
-	linkProc                      // linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW)
-)
-
 // probeUnnamed sets how tn links files created with O_TMPFILE in dir, or
 // leaves linkNone when they cannot be.
 func probeUnnamed(tn *tempNames, dir string) {

@@ -9,10 +9,7 @@ import (
 )
 
 // Without O_TMPFILE every file is written under a temporary name and
-// renamed.
-type linkMode int
-
-const linkNone linkMode = 0
+// renamed (tempNames.link stays linkNone).
 
 func probeUnnamed(*tempNames, string) {}
 
