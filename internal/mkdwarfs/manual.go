@@ -17,6 +17,12 @@ var manual = cli.Manual{
 		"  mkdwarfs -i /usr/share/doc -o doc.dwarfs\n  mkdwarfs -i tree -o tree.dwarfs -l 9 -F '- *.o'\n  mkdwarfs -i old.dwarfs -o new.dwarfs --recompress -C lzma:level=9",
 	},
 	Sections: []cli.Section{
+		{Title: "ENVIRONMENT", Paragraphs: []string{
+			"SOURCE_DATE_EPOCH (seconds since 1970, see reproducible-builds.org) replaces the current " +
+				"time in the creation timestamp, the history entry and --set-time now, so two builds of the " +
+				"same tree with the same arguments by the same binary are byte-identical whenever they run. " +
+				"A value that is not a non-negative integer is an error.",
+		}},
 		{Title: "COMPRESSION", Paragraphs: []string{
 			"-C and the other --*-compression options take ALGO[:OPTION=VALUE...]: null; zstd:level=N " +
 				"(-131072 to 22; levels below 1 are faster and weaker) with :long for long-distance matching; " +
