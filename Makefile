@@ -66,9 +66,10 @@ WINDOWS_PKGS = . ./block/ ./metadata/ ./internal/manifest/ ./internal/dwarfsextr
 test-cross: test-arm64 test-windows
 
 test-arm64:
-	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -count=1 -timeout 40m -exec $(QEMU_ARM64) $(NOFUSE_PKGS)
+	GODWARFS_TEST_EXEC=$(QEMU_ARM64) CGO_ENABLED=0 GOARCH=arm64 $(GO) test -count=1 -timeout 40m -exec $(QEMU_ARM64) $(NOFUSE_PKGS)
 
 test-windows:
+	WINE=$(WINE) ./scripts/wine/setup.sh
 	rm -rf $(BIN)/cross/windows-amd64
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build $(CROSSFLAGS) -o $(BIN)/cross/windows-amd64/ ./cmd/...
 	GODWARFS_WINDOWS_BIN=$(abspath $(BIN))/cross/windows-amd64 GODWARFS_WINE=$(WINE) $(GO) test -count=1 -v -run Windows ./internal/wintest/
