@@ -330,7 +330,7 @@ func toDisk(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config) (Stats
 	first := make([]int32, fsys.InodeCount()) // 1 + node of a regular inode's first name
 	failed := make([]bool, len(t.nodes))      // directories that could not be created
 	var jobs []fileJob
-	var links, dirs []int32
+	var links, dirs, symlinks []int32
 	for i := range t.nodes {
 		if ctx.Err() != nil {
 			break
@@ -378,6 +378,9 @@ func toDisk(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config) (Stats
 			} else {
 				failed[i] = true
 			}
+		} else if linksInPlace && n.typ() == metadata.ModeSymlink {
+			symlinks = append(symlinks, int32(i))
+			continue
 		} else {
 			err = special(im, tn, n, dst(i), cfg.Owners)
 			if errors.Is(err, errNotHere) {
@@ -450,6 +453,20 @@ feed:
 			}
 		}
 	}
+	// Symbolic links made where their targets exist already: Windows
+	// records whether a link is to a directory when it is made.
+	for _, i := range symlinks {
+		err := special(im, tn, &t.nodes[i], dst(int(i)), cfg.Owners)
+		if errors.Is(err, errNotHere) {
+			rep.warn(t.path(int(i)), err)
+			continue
+		}
+		if err != nil {
+			if ferr := rep.fail(t.path(int(i)), err); ferr != nil {
+				return st, ferr
+			}
+		}
+	}
 	// Directory times last, deepest first, so children do not touch them.
 	for k := len(dirs) - 1; k >= 0; k-- {
 		i := int(dirs[k])
@@ -500,6 +517,18 @@ func special(im *godwarfs.Image, tn *tempNames, n *node, dst string, owners bool
 		target, err := imageaccess.Of(im).FS.Readlink(n.ino)
 		if err != nil {
 			return err
+		}
+		if linksInPlace {
+			// Made under the final name: creating a link is atomic, and
+			// a renamed link would be followed where its target is
+			// missing.
+			if fi, err := os.Lstat(dst); err == nil && !fi.IsDir() {
+				os.Remove(dst)
+			}
+			if err := symlink(target, dst); err != nil {
+				return err
+			}
+			return setMeta(dst, in, true, owners)
 		}
 		return place(tn, dst, false, func(tmp string) error {
 			if err := symlink(target, tmp); err != nil {

@@ -14,6 +14,9 @@ import (
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
+// linksInPlace: symbolic links go through place like everything else.
+const linksInPlace = false
+
 // hostNameProblem reports why name cannot be created here; every name an
 // image may hold (no slash, not . or ..) can on Unix.
 func hostNameProblem(name string) error { return nil }

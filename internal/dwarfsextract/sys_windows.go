@@ -13,6 +13,10 @@ import (
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
+// linksInPlace: symbolic links are made under their final names, after
+// the files they point to (see toDisk).
+const linksInPlace = true
+
 // hostNameProblem reports why Windows cannot hold name (see
 // windowsNameProblem).
 func hostNameProblem(name string) error { return windowsNameProblem(name) }
@@ -29,7 +33,18 @@ func symlink(target, name string) error {
 	if errors.Is(err, windows.ERROR_PRIVILEGE_NOT_HELD) || errors.Is(err, windows.ERROR_NOT_SUPPORTED) || errors.Is(err, windows.ERROR_INVALID_FUNCTION) {
 		return fmt.Errorf("symbolic link to %q: %w (%v)", target, errNotHere, err)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Some implementations (Wine's) report success without making a
+	// link; believe only one that is there.
+	if fi, err := os.Lstat(name); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		if err == nil {
+			os.Remove(name)
+		}
+		return fmt.Errorf("symbolic link to %q: %w (the system made no link)", target, errNotHere)
+	}
+	return nil
 }
 
 // makeNode: Windows has no devices or fifos in its filesystems.

@@ -130,8 +130,8 @@ func TestWindowsRoundTrip(t *testing.T) {
 	}
 
 	tarFile := filepath.Join(tmp, "out.tar")
-	if code, _, stderr := winTool(t, bin, wine, "dwarfsextract", "-i", winPath(out), "-o", winPath(tarFile), "-f", "ustar"); code != 0 {
-		t.Fatalf("dwarfsextract.exe -f ustar: exit %d: %s", code, stderr)
+	if code, _, stderr := winTool(t, bin, wine, "dwarfsextract", "-i", winPath(out), "-o", winPath(tarFile), "-f", "tar"); code != 0 {
+		t.Fatalf("dwarfsextract.exe -f tar: exit %d: %s", code, stderr)
 	}
 	f, err := os.Open(tarFile)
 	if err != nil {
