@@ -390,7 +390,7 @@ func TestCorruptBlockFailsAtRead(t *testing.T) {
 	s := imageaccess.Of(im0).Blocks.Blocks()[0]
 	bad := bytes.Clone(raw)
 	bad[imageaccess.Of(im0).Blocks.Offset()+s.DataOffset+10] ^= 0xff
-	dst := filepath.Join(t.TempDir(), "bad.dwarfs")
+	dst := fixtures.TempFile(t, "bad.dwarfs")
 	if err := os.WriteFile(dst, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func TestWarnings(t *testing.T) {
 	}
 	s := imageaccess.Of(im0).Blocks.Blocks()[0]
 	raw[imageaccess.Of(im0).Blocks.Offset()+s.DataOffset+100] ^= 1
-	dst := filepath.Join(t.TempDir(), "bad.dwarfs")
+	dst := fixtures.TempFile(t, "bad.dwarfs")
 	if err := os.WriteFile(dst, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
