@@ -192,6 +192,9 @@ func TestCachePins(t *testing.T) {
 	}, {
 		name: "a load decodes into the memory of a block it evicts",
 		run: func(t *testing.T, e *pinEnv) {
+			if !OffHeap(pinEnvSize(1)) {
+				t.Skip("skipped: decoded blocks are Go heap on this system, left to the collector, not reused")
+			}
 			p := e.pin(t, 1) // pinned: its memory is not the one reused
 			e.touch(t, 2, 3, 4)
 			checkBlock(t, p.Bytes(), 1)
