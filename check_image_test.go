@@ -3,18 +3,19 @@ package godwarfs_test
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/testimage"
 	"github.com/godwarfs/godwarfs/metadata"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 func writeImage(t *testing.T, img []byte) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "img.dwarfs")
+	p := fixtures.TempFile(t, "img.dwarfs")
 	if err := os.WriteFile(p, img, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
@@ -146,8 +144,8 @@ func checkManifest(t *testing.T, im *godwarfs.Image, want []manifest.Entry) {
 				t.Errorf("%s: target %q, want %q", w.Path, target, w.Target)
 			}
 		case 'c', 'b':
-			if unix.Major(st.Rdev) != w.Major || unix.Minor(st.Rdev) != w.Minor {
-				t.Errorf("%s: rdev %d:%d, want %d:%d", w.Path, unix.Major(st.Rdev), unix.Minor(st.Rdev), w.Major, w.Minor)
+			if metadata.DevMajor(st.Rdev) != w.Major || metadata.DevMinor(st.Rdev) != w.Minor {
+				t.Errorf("%s: rdev %d:%d, want %d:%d", w.Path, metadata.DevMajor(st.Rdev), metadata.DevMinor(st.Rdev), w.Major, w.Minor)
 			}
 		}
 	}
@@ -392,7 +390,7 @@ func TestCorruptBlockFailsAtRead(t *testing.T) {
 	s := imageaccess.Of(im0).Blocks.Blocks()[0]
 	bad := bytes.Clone(raw)
 	bad[imageaccess.Of(im0).Blocks.Offset()+s.DataOffset+10] ^= 0xff
-	dst := filepath.Join(t.TempDir(), "bad.dwarfs")
+	dst := fixtures.TempFile(t, "bad.dwarfs")
 	if err := os.WriteFile(dst, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +480,7 @@ func TestWarnings(t *testing.T) {
 	}
 	s := imageaccess.Of(im0).Blocks.Blocks()[0]
 	raw[imageaccess.Of(im0).Blocks.Offset()+s.DataOffset+100] ^= 1
-	dst := filepath.Join(t.TempDir(), "bad.dwarfs")
+	dst := fixtures.TempFile(t, "bad.dwarfs")
 	if err := os.WriteFile(dst, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}

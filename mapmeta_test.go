@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/testimage"
 	"github.com/godwarfs/godwarfs/metadata"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // mapImage builds an image of n files of 16 bytes each in one block, its
@@ -36,7 +37,7 @@ func mapImage(t *testing.T, n, prefix int, corrupt func(*metadata.Metadata)) (pa
 	if err != nil {
 		t.Fatal(err)
 	}
-	path = filepath.Join(t.TempDir(), "map.dwarfs")
+	path = fixtures.TempFile(t, "map.dwarfs")
 	if err := os.WriteFile(path, append(bytes.Repeat([]byte("#"), prefix), img...), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,11 @@ func newPinEnv(t *testing.T, gated ...int) *pinEnv {
 		return buf, nil
 	}, CacheOptions{Capacity: 300, Workers: 2})
 	e.c.mapMin = 1 // map every buffer, so a use after release faults
+	// A clock that moves on every reading: Tidy(0) then finds every
+	// entry idle, also where the system clock is coarse (Windows).
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	e.c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Millisecond); return now }
 	t.Cleanup(e.c.Close)
 	return e
 }
@@ -187,6 +192,9 @@ func TestCachePins(t *testing.T) {
 	}, {
 		name: "a load decodes into the memory of a block it evicts",
 		run: func(t *testing.T, e *pinEnv) {
+			if !OffHeap(pinEnvSize(1)) {
+				t.Skip("skipped: decoded blocks are Go heap on this system, left to the collector, not reused")
+			}
 			p := e.pin(t, 1) // pinned: its memory is not the one reused
 			e.touch(t, 2, 3, 4)
 			checkBlock(t, p.Bytes(), 1)

@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
 )
 
 type kind uint8
@@ -80,41 +78,30 @@ type scanner struct {
 	listPos map[string]int
 }
 
-func statToInode(osPath string, st *syscall.Stat_t) *inode {
-	in := &inode{
-		mode:   st.Mode,
-		uid:    st.Uid,
-		gid:    st.Gid,
-		atime:  timespec{st.Atim.Sec, st.Atim.Nsec},
-		mtime:  timespec{st.Mtim.Sec, st.Mtim.Nsec},
-		ctime:  timespec{st.Ctim.Sec, st.Ctim.Nsec},
-		size:   st.Size,
-		rdev:   st.Rdev,
-		osPath: osPath,
-	}
-	switch st.Mode & syscall.S_IFMT {
+// kindOf classifies a stat(2) mode (the S_IF* values are the same on
+// every system Go supports, Windows included).
+func kindOf(mode uint32) kind {
+	switch mode & syscall.S_IFMT {
 	case syscall.S_IFDIR:
-		in.kind = kDir
+		return kDir
 	case syscall.S_IFLNK:
-		in.kind = kLink
+		return kLink
 	case syscall.S_IFREG:
-		in.kind = kReg
+		return kReg
 	case syscall.S_IFCHR, syscall.S_IFBLK:
-		in.kind = kDev
+		return kDev
 	default:
-		in.kind = kSpecial
+		return kSpecial
 	}
-	return in
 }
 
 // lstat returns an inode for osPath, merging hard links of regular files.
 // It returns nil (and no error) for entries excluded by type.
 func (s *scanner) lstat(osPath string) (*inode, error) {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(osPath, &st); err != nil {
+	in, st, err := statPath(osPath, false)
+	if err != nil {
 		return nil, &os.PathError{Op: "lstat", Path: osPath, Err: err}
 	}
-	in := statToInode(osPath, &st)
 	switch in.kind {
 	case kDev:
 		if !s.opt.WithDevices {
@@ -132,8 +119,8 @@ func (s *scanner) lstat(osPath string) (*inode, error) {
 		in.target = t
 		in.size = int64(len(t))
 	case kReg:
-		if st.Nlink > 1 {
-			key := devIno{uint64(st.Dev), st.Ino}
+		if st.nlink > 1 {
+			key := st.id
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if prev, ok := s.links[key]; ok {
@@ -158,11 +145,10 @@ func (s *scanner) excluded(osPath string) bool {
 
 // rootInode stats the input root, following a symlink to it.
 func (s *scanner) rootInode() (*inode, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(s.root, &st); err != nil {
+	in, _, err := statPath(s.root, true)
+	if err != nil {
 		return nil, fmt.Errorf("scanning input: %w", &os.PathError{Op: "stat", Path: s.root, Err: err})
 	}
-	in := statToInode(s.root, &st)
 	if in.kind != kDir {
 		return nil, fmt.Errorf("input %s is not a directory", s.root)
 	}
@@ -382,49 +368,4 @@ func removeEmptyDirs(e *entry) {
 		kept = append(kept, c)
 	}
 	e.children = kept
-}
-
-// dataExtents returns the data ranges of a file via SEEK_DATA/SEEK_HOLE, or
-// nil if the file has no holes (or the filesystem cannot tell).
-func dataExtents(f *os.File, size int64) ([]extent, error) {
-	if size == 0 {
-		return nil, nil
-	}
-	fd := int(f.Fd())
-	var ext []extent
-	var off int64
-	for off < size {
-		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if err != nil {
-			if errors.Is(err, unix.ENXIO) {
-				break // only a hole remains
-			}
-			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
-				return nil, nil
-			}
-			return nil, err
-		}
-		if d >= size {
-			break
-		}
-		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
-		if err != nil {
-			return nil, err
-		}
-		if h > size {
-			h = size
-		}
-		ext = append(ext, extent{d, h - d})
-		off = h
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	if len(ext) == 1 && ext[0].off == 0 && ext[0].len == size {
-		return nil, nil
-	}
-	if ext == nil {
-		ext = []extent{} // entirely a hole
-	}
-	return ext, nil
 }

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/godwarfs/godwarfs/internal/mmap"
 )
 
 // pchunk is a chunk before hole encoding; holes carry their length.
@@ -563,10 +563,9 @@ func (b *builder) segmentFile(seg *segmenter, c *content, ranges []frange) (_ []
 	}
 	var data []byte
 	if f.size >= 1<<20 && f.size == int64(int(f.size)) {
-		m, merr := unix.Mmap(int(fh.Fd()), 0, int(f.size), unix.PROT_READ, unix.MAP_SHARED)
-		if merr == nil {
-			data = m
-			defer unix.Munmap(m)
+		if r, merr := mmap.Map(fh, 0, f.size); merr == nil {
+			data = r.Bytes()
+			defer r.Unmap()
 			// A truncation while mapped raises SIGBUS; turn it into an error.
 			old := debug.SetPanicOnFault(true)
 			defer func() {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package fusefs
 
 // RequestCounts returns how many FUSE requests of each opcode reached the

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package fusefs
 
 import (
@@ -14,6 +16,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/godwarfs/godwarfs/metadata"
 )
 
 // Extended attribute names served by the driver.
@@ -220,8 +224,7 @@ func (d *driver) fillAttr(ino uint32, a Attr, out *fuse.Attr) {
 	out.Mtime, out.Mtimensec = uint64(a.Mtime.Sec), a.Mtime.Nsec
 	out.Ctime, out.Ctimensec = uint64(a.Ctime.Sec), a.Ctime.Nsec
 	// FUSE carries rdev as the kernel's 32-bit new_encode_dev() form.
-	maj, mnr := unix.Major(a.Rdev), unix.Minor(a.Rdev)
-	out.Rdev = mnr&0xff | maj<<8 | (mnr&^0xff)<<12
+	out.Rdev = fuseRdev(metadata.DevMajor(a.Rdev), metadata.DevMinor(a.Rdev))
 }
 
 // fillEntry answers a lookup of ino: the node id, its attributes and how
@@ -328,6 +331,12 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 	return fuse.OK
 }
 
+// The statx(2) mask bits FUSE carries (Linux's values on every system).
+const (
+	statxBasicStats = 0x7ff
+	statxBtime      = 0x800
+)
+
 // Statx is GetAttr plus the birth time, which images made with
 // --keep-all-times can carry and plain stat(2) cannot report.
 func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
@@ -338,7 +347,7 @@ func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 	var at fuse.Attr
 	r.d.fillAttr(ino, a, &at)
 	sx := &out.Statx
-	sx.Mask = unix.STATX_BASIC_STATS
+	sx.Mask = statxBasicStats
 	sx.Blksize = at.Blksize
 	sx.Nlink = at.Nlink
 	sx.Uid, sx.Gid = at.Uid, at.Gid
@@ -350,10 +359,10 @@ func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 	sx.Mtime = fuse.SxTime{Sec: at.Mtime, Nsec: at.Mtimensec}
 	sx.Ctime = fuse.SxTime{Sec: at.Ctime, Nsec: at.Ctimensec}
 	if a.HasBtime {
-		sx.Mask |= unix.STATX_BTIME
+		sx.Mask |= statxBtime
 		sx.Btime = fuse.SxTime{Sec: uint64(a.Btime.Sec), Nsec: a.Btime.Nsec}
 	}
-	sx.RdevMajor, sx.RdevMinor = unix.Major(a.Rdev), unix.Minor(a.Rdev)
+	sx.RdevMajor, sx.RdevMinor = metadata.DevMajor(a.Rdev), metadata.DevMinor(a.Rdev)
 	out.SetTimeout(kernelTimeout)
 	return fuse.OK
 }

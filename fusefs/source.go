@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Package fusefs is the FUSE driver for DwarFS images, built on the
 // go-fuse/v2 raw protocol API: the kernel's node ids are the image's inode
 // numbers, so the driver keeps no state per inode the kernel knows. The

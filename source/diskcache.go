@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/zeebo/xxh3"
-	"golang.org/x/sys/unix"
 )
 
 // The disk cache keeps fetched ranges of remote objects, one file per
@@ -151,10 +150,10 @@ func (d *diskCache) put(off int64, data []byte) error {
 func (d *diskCache) trim() error {
 	d.evict.Lock()
 	defer d.evict.Unlock()
-	if err := unix.Flock(int(d.lock.Fd()), unix.LOCK_EX); err != nil {
+	if err := lockFile(d.lock); err != nil {
 		return fmt.Errorf("disk cache: lock: %w", err)
 	}
-	defer unix.Flock(int(d.lock.Fd()), unix.LOCK_UN)
+	defer unlockFile(d.lock)
 	ents, err := os.ReadDir(d.dir)
 	if err != nil {
 		return fmt.Errorf("disk cache: %w", err)

@@ -112,12 +112,7 @@ func (o *output) Commit(ctx context.Context) (err error) {
 		return o.fail("renaming temporary file to", err)
 	}
 	o.tmp = nil
-	d, err := os.Open(filepath.Dir(o.path))
-	if err != nil {
-		return o.fail("syncing directory of", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := syncDir(filepath.Dir(o.path)); err != nil {
 		return o.fail("syncing directory of", err)
 	}
 	return nil

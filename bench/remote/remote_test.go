@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package remote benchmarks mounting an image from loopback S3
 // (SeaweedFS) beside the same image mounted from a local file. It runs
 // from `make bench-remote`, which builds the image and sets

@@ -14,6 +14,8 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // TestBuildsReadBackIdentically makes images of one tree with this binary
@@ -51,7 +53,7 @@ func TestBuildsReadBackIdentically(t *testing.T) {
 	}
 
 	var help bytes.Buffer
-	h := exec.Command(pure, "-H")
+	h := fixtures.Command(pure, "-H")
 	h.Stdout = &help
 	if err := h.Run(); err != nil || !strings.Contains(help.String(), "ZSTD compression (klauspost/compress") {
 		t.Errorf("pure-Go -H does not name the pure-Go zstd encoder (%v)", err)
@@ -70,7 +72,7 @@ func TestBuildsReadBackIdentically(t *testing.T) {
 			args := []string{"-i", src, "-o", out, "-l", level, "--log-level=error"}
 			cmd := command(args...)
 			if bin == "purego" {
-				cmd = exec.Command(pure, args...)
+				cmd = fixtures.Command(pure, args...)
 			}
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%s -l%s: %v\n%s", bin, level, err, msg)

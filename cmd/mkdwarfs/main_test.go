@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // TestMain lets the test binary act as mkdwarfs when re-executed.
@@ -22,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 func command(args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := fixtures.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "GODWARFS_RUN_MKDWARFS=1")
 	return cmd
 }

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,7 +131,7 @@ func TestMatchesReferenceFixtures(t *testing.T) {
 	}
 	run := func(t *testing.T, args ...string) {
 		t.Helper()
-		cmd := exec.CommandContext(context.Background(), mk, append([]string{"--progress", "none"}, args...)...)
+		cmd := fixtures.Command(mk, append([]string{"--progress", "none"}, args...)...)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("mkdwarfs %s: %v\n%s", strings.Join(args, " "), err, b)
 		}

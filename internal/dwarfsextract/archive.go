@@ -17,7 +17,6 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
-	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
@@ -345,7 +344,7 @@ func (z *zipWriter) add(e entry, size int64, data io.Reader, _ string) error {
 	for _, b := range []struct {
 		unix uint32
 		mode fs.FileMode
-	}{{unix.S_ISUID, fs.ModeSetuid}, {unix.S_ISGID, fs.ModeSetgid}, {unix.S_ISVTX, fs.ModeSticky}} {
+	}{{0o4000, fs.ModeSetuid}, {0o2000, fs.ModeSetgid}, {0o1000, fs.ModeSticky}} {
 		if in.Mode&b.unix != 0 {
 			perm |= b.mode
 		}
@@ -484,7 +483,7 @@ func (c *cpioWriter) add(e entry, size int64, data io.Reader, _ string) error {
 	}
 	var rmaj, rmin uint32
 	if t := in.Mode & metadata.ModeType; t == metadata.ModeChar || t == metadata.ModeBlock {
-		rmaj, rmin = unix.Major(in.Rdev), unix.Minor(in.Rdev)
+		rmaj, rmin = metadata.DevMajor(in.Rdev), metadata.DevMinor(in.Rdev)
 	}
 	if err := c.header(uint32(e.ino)+1, in.Mode, in.Uid, in.Gid, uint32(nlink), uint32(mtime), uint32(size), rmaj, rmin, e.path); err != nil {
 		return err

@@ -13,16 +13,16 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
+	"syscall"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/glob"
@@ -274,6 +274,29 @@ func (r *reporter) fail(p string, err error) error {
 	return nil
 }
 
+// skip counts p as not extracted and says why, whatever ContinueOnError
+// says: the rest of the tree is still extracted (exit status 2).
+func (r *reporter) skip(p string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.count++
+	if r.cfg.Stderr != nil {
+		fmt.Fprintf(r.cfg.Stderr, "dwarfsextract: warning: %s: %s: %v (skipped)\n", r.name, p, err)
+	}
+}
+
+// warn says p was left out because this system cannot hold it (a symbolic
+// link without the privilege to make one, a device on Windows); that is
+// not an error, as in the reference's Windows build.
+func (r *reporter) warn(p string, err error) {
+	if r.cfg.Stderr == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.cfg.Stderr, "dwarfsextract: warning: %s: %s: %v (skipped)\n", r.name, p, err)
+}
+
 // fileJob is a regular file to write; key is where its data starts in the
 // image (block, offset), so writing in key order decodes each block once.
 type fileJob struct {
@@ -307,13 +330,20 @@ func toDisk(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config) (Stats
 	first := make([]int32, fsys.InodeCount()) // 1 + node of a regular inode's first name
 	failed := make([]bool, len(t.nodes))      // directories that could not be created
 	var jobs []fileJob
-	var links, dirs []int32
+	var links, dirs, symlinks []int32
 	for i := range t.nodes {
 		if ctx.Err() != nil {
 			break
 		}
 		n := &t.nodes[i]
 		if n.parent >= 0 && failed[n.parent] {
+			failed[i] = true
+			continue
+		}
+		if err := hostNameProblem(path.Base(t.path(i))); err != nil {
+			// Never written under another name: the entry (and what is
+			// below it) is left out and reported.
+			rep.skip(t.path(i), err)
 			failed[i] = true
 			continue
 		}
@@ -348,8 +378,15 @@ func toDisk(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config) (Stats
 			} else {
 				failed[i] = true
 			}
+		} else if linksInPlace && n.typ() == metadata.ModeSymlink {
+			symlinks = append(symlinks, int32(i))
+			continue
 		} else {
 			err = special(im, tn, n, dst(i), cfg.Owners)
+			if errors.Is(err, errNotHere) {
+				rep.warn(t.path(i), err)
+				err = nil
+			}
 		}
 		if err != nil {
 			if ferr := rep.fail(t.path(i), err); ferr != nil {
@@ -416,6 +453,20 @@ feed:
 			}
 		}
 	}
+	// Symbolic links made where their targets exist already: Windows
+	// records whether a link is to a directory when it is made.
+	for _, i := range symlinks {
+		err := special(im, tn, &t.nodes[i], dst(int(i)), cfg.Owners)
+		if errors.Is(err, errNotHere) {
+			rep.warn(t.path(int(i)), err)
+			continue
+		}
+		if err != nil {
+			if ferr := rep.fail(t.path(int(i)), err); ferr != nil {
+				return st, ferr
+			}
+		}
+	}
 	// Directory times last, deepest first, so children do not touch them.
 	for k := len(dirs) - 1; k >= 0; k-- {
 		i := int(dirs[k])
@@ -467,22 +518,27 @@ func special(im *godwarfs.Image, tn *tempNames, n *node, dst string, owners bool
 		if err != nil {
 			return err
 		}
+		if linksInPlace {
+			// Made under the final name: creating a link is atomic, and
+			// a renamed link would be followed where its target is
+			// missing.
+			if fi, err := os.Lstat(dst); err == nil && !fi.IsDir() {
+				os.Remove(dst)
+			}
+			if err := symlink(target, dst); err != nil {
+				return err
+			}
+			return setMeta(dst, in, true, owners)
+		}
 		return place(tn, dst, false, func(tmp string) error {
-			if err := os.Symlink(target, tmp); err != nil {
+			if err := symlink(target, tmp); err != nil {
 				return err
 			}
 			return setMeta(tmp, in, true, owners)
 		})
-	case metadata.ModeChar, metadata.ModeBlock:
+	case metadata.ModeChar, metadata.ModeBlock, metadata.ModeFIFO:
 		return place(tn, dst, false, func(tmp string) error {
-			if err := unix.Mknod(tmp, in.Mode, int(in.Rdev)); err != nil {
-				return err
-			}
-			return setMeta(tmp, in, false, owners)
-		})
-	case metadata.ModeFIFO:
-		return place(tn, dst, false, func(tmp string) error {
-			if err := unix.Mkfifo(tmp, in.Mode&0o7777); err != nil {
+			if err := makeNode(tmp, in); err != nil {
 				return err
 			}
 			return setMeta(tmp, in, false, owners)
@@ -518,6 +574,8 @@ type tempNames struct {
 	link  linkMode
 }
 
+// linkMode is how unnamed (O_TMPFILE) files get their name; only Linux
+// has them, elsewhere it stays linkNone.
 type linkMode int
 
 const (
@@ -526,29 +584,13 @@ const (
 	linkProc                      // linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW)
 )
 
-// newTempNames returns the temporary names for extracting into dir,
-// probing whether files can be created unnamed there.
-func newTempNames(dir string) (*tempNames, error) {
+// newTempToken returns temporary names with a fresh token.
+func newTempToken() (*tempNames, error) {
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, err
 	}
-	tn := &tempNames{token: hex.EncodeToString(rnd[:])}
-	fd, err := unix.Open(dir, unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return tn, nil
-	}
-	defer unix.Close(fd)
-	probe := tn.next(filepath.Join(dir, "probe"))
-	for _, m := range []linkMode{linkEmptyPath, linkProc} {
-		tn.link = m
-		if tn.linkFD(fd, probe) == nil {
-			unix.Unlink(probe)
-			return tn, nil
-		}
-	}
-	tn.link = linkNone
-	return tn, nil
+	return &tempNames{token: hex.EncodeToString(rnd[:])}, nil
 }
 
 // next returns a new temporary name beside dst.
@@ -559,72 +601,9 @@ func (tn *tempNames) next(dst string) string {
 	return dir + "." + base + ".dwarfsextract-" + tn.token + "-" + strconv.FormatUint(tn.seq.Add(1), 36)
 }
 
-func (tn *tempNames) linkFD(fd int, dst string) error {
-	if tn.link == linkProc {
-		return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
-	}
-	return unix.Linkat(fd, "", unix.AT_FDCWD, dst, unix.AT_EMPTY_PATH)
-}
-
-// createFile opens a new file for writing what goes to dst: unnamed
-// (tmp "") where possible, else under a temporary name.
-func (tn *tempNames) createFile(dst string) (fd int, tmp string, err error) {
-	if tn.link != linkNone {
-		fd, err := unix.Open(filepath.Dir(dst), unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
-		if err == nil {
-			return fd, "", nil
-		}
-		// A directory on another filesystem (a mount point left by an
-		// earlier extraction) may not support it.
-		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
-			return -1, "", fmt.Errorf("create: %w", err)
-		}
-	}
-	for try := 0; ; try++ {
-		tmp = tn.next(dst)
-		fd, err = unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-		if err == nil {
-			return fd, tmp, nil
-		}
-		if !errors.Is(err, unix.EEXIST) || try >= 16 {
-			return -1, "", fmt.Errorf("create: %w", err)
-		}
-	}
-}
-
-// commitFile puts the complete file fd (named tmp, or unnamed) under
-// dst, replacing what is there.
-func (tn *tempNames) commitFile(fd int, tmp, dst string) error {
-	if tmp != "" {
-		return renameOver(tmp, dst)
-	}
-	err := tn.linkFD(fd, dst)
-	if errors.Is(err, unix.EEXIST) {
-		if os.Remove(dst) == nil {
-			err = tn.linkFD(fd, dst)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("link: %w", err)
-	}
-	return nil
-}
-
-// renameOver renames tmp to dst, replacing what is there (an empty
-// directory too), and removes tmp if that fails.
-func renameOver(tmp, dst string) error {
-	err := unix.Renameat(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
-	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
-		if os.Remove(dst) == nil {
-			err = unix.Renameat(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
-		}
-	}
-	if err != nil {
-		unix.Unlink(tmp)
-		return fmt.Errorf("rename: %w", err)
-	}
-	return nil
-}
+// errNotHere marks an entry this system cannot hold, left out with a
+// warning.
+var errNotHere = errors.New("not supported on this system")
 
 // place creates an entry under a temporary name beside dst and renames
 // it to dst once create (which also sets its metadata) succeeded, so a
@@ -678,37 +657,49 @@ func writeFile(ctx context.Context, im *godwarfs.Image, tn *tempNames, ino uint3
 		return err
 	}
 	defer r.Close()
-	fd, tmp, err := tn.createFile(dst)
+	f, tmp, err := tn.createFile(dst)
 	if err != nil {
 		return err
 	}
-	err = fillFile(ctx, r, fd, buf)
+	err = fillFile(ctx, r, f, buf)
+	fi, _ := r.Stat()
+	st := fi.Sys().(*godwarfs.Stat)
 	if err == nil {
-		fi, _ := r.Stat()
-		err = fdMeta(fd, fi.Sys().(*godwarfs.Stat), owners)
+		err = fileMeta(f, tmp, st, owners)
 	}
 	if err == nil && tmp == "" {
-		err = tn.commitFile(fd, "", dst) // an unnamed file is linked while open
+		err = tn.commitFile(f, "", dst) // an unnamed file is linked while open
 	}
-	if cerr := unix.Close(fd); err == nil && cerr != nil {
+	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close: %w", cerr)
 	}
 	if tmp != "" {
 		if err == nil {
-			return tn.commitFile(-1, tmp, dst)
+			err = closedMeta(tmp, st)
 		}
-		unix.Unlink(tmp)
+		if err == nil {
+			return tn.commitFile(nil, tmp, dst)
+		}
+		os.Remove(tmp)
 	}
 	return err
 }
 
-// fillFile copies the data extents of r to fd and sets the size.
-func fillFile(ctx context.Context, r *godwarfs.File, fd int, buf []byte) error {
+// outFile is a file being extracted: a bare descriptor on Unix, an
+// *os.File elsewhere.
+type outFile interface {
+	io.WriterAt
+	Truncate(size int64) error
+	Close() error
+}
+
+// fillFile copies the data extents of r to f and sets the size.
+func fillFile(ctx context.Context, r *godwarfs.File, f outFile, buf []byte) error {
 	size := r.Size()
 	var end int64 // end of the last extent written
 	for off := int64(0); off < size; {
 		start, err := r.SeekData(off)
-		if errors.Is(err, unix.ENXIO) {
+		if errors.Is(err, syscall.ENXIO) {
 			break // only a hole is left
 		}
 		if err != nil {
@@ -731,7 +722,7 @@ func fillFile(ctx context.Context, r *godwarfs.File, fd int, buf []byte) error {
 				return err
 			}
 			for b, at := buf[:n], pos; len(b) > 0; {
-				w, err := unix.Pwrite(fd, b, at)
+				w, err := f.WriteAt(b, at)
 				if err != nil {
 					return fmt.Errorf("write: %w", err)
 				}
@@ -745,54 +736,9 @@ func fillFile(ctx context.Context, r *godwarfs.File, fd int, buf []byte) error {
 		off, end = stop, stop
 	}
 	if end < size {
-		if err := unix.Ftruncate(fd, size); err != nil {
+		if err := f.Truncate(size); err != nil {
 			return fmt.Errorf("truncate: %w", err)
 		}
-	}
-	return nil
-}
-
-// fdMeta restores owner, permissions and times of an open file; owner
-// first because chown clears set-id bits.
-func fdMeta(fd int, st *godwarfs.Stat, owners bool) error {
-	if owners {
-		if err := unix.Fchown(fd, int(st.Uid), int(st.Gid)); err != nil {
-			return fmt.Errorf("chown: %w", err)
-		}
-	}
-	if err := unix.Fchmod(fd, st.Mode&0o7777); err != nil {
-		return fmt.Errorf("chmod: %w", err)
-	}
-	ts := [2]unix.Timespec{
-		{Sec: st.Atime.Unix(), Nsec: int64(st.Atime.Nanosecond())},
-		{Sec: st.Mtime.Unix(), Nsec: int64(st.Mtime.Nanosecond())},
-	}
-	// utimensat with a NULL path sets the times of fd itself.
-	if _, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0); e != 0 {
-		return fmt.Errorf("utimes: %w", e)
-	}
-	return nil
-}
-
-// setMeta restores owner, permissions and times; owner first because
-// chown clears set-id bits.
-func setMeta(dst string, in metadata.Inode, isLink, owners bool) error {
-	if owners {
-		if err := os.Lchown(dst, int(in.Uid), int(in.Gid)); err != nil {
-			return err
-		}
-	}
-	if !isLink {
-		if err := unix.Fchmodat(unix.AT_FDCWD, dst, in.Mode&0o7777, 0); err != nil {
-			return fmt.Errorf("chmod: %w", err)
-		}
-	}
-	ts := []unix.Timespec{
-		{Sec: in.Atime.Sec, Nsec: int64(in.Atime.Nsec)},
-		{Sec: in.Mtime.Sec, Nsec: int64(in.Mtime.Nsec)},
-	}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, dst, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return fmt.Errorf("utimes: %w", err)
 	}
 	return nil
 }

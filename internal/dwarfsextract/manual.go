@@ -31,6 +31,20 @@ var manual = cli.Manual{
 		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'\n  dwarfsextract -i image.dwarfs -f auto -o tree.tar.zst",
 	},
 	Sections: []cli.Section{
+		{Title: "WINDOWS", Paragraphs: []string{
+			"Extracting to a directory on Windows follows these rules. An entry whose name Windows " +
+				"cannot hold is reported by name and left out, with everything below it, and never written " +
+				"under another name; the other entries are extracted and the exit status is 2. Such names " +
+				"hold a control character or one of \\ / : * ? \" < > |, end in a dot or a space, or are " +
+				"a reserved device name (CON, PRN, AUX, NUL, COM1 to COM9, LPT1 to LPT9, in any case, alone " +
+				"or before a dot, as in NUL.txt).",
+			"Symbolic links are created where the process may (an elevated process, or developer mode); " +
+				"otherwise each is left out with a warning, which does not change the exit status. Devices " +
+				"and fifos are left out with a warning; sockets become empty files, as elsewhere. Owners are " +
+				"not restored; a file whose owner may not write it gets the read-only attribute; times are " +
+				"restored. Hard links are extracted as links where the filesystem has them. Archives (-f) " +
+				"hold every name, as on other systems.",
+		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE DWARFSEXTRACT", Paragraphs: []string{
 			"A pattern that matches a directory also extracts everything below it (the reference " +
 				"matches files only, so it needs dir/**). Archives are written by Go libraries instead of " +

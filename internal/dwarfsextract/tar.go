@@ -6,8 +6,6 @@ import (
 	"io"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -90,7 +88,7 @@ func (t *tarWriter) add(e entry, size int64, data io.Reader, linkTo string) erro
 		if in.Mode&metadata.ModeType == metadata.ModeBlock {
 			h.Typeflag = tar.TypeBlock
 		}
-		h.Devmajor, h.Devminor = int64(unix.Major(in.Rdev)), int64(unix.Minor(in.Rdev))
+		h.Devmajor, h.Devminor = int64(metadata.DevMajor(in.Rdev)), int64(metadata.DevMinor(in.Rdev))
 	case metadata.ModeFIFO:
 		h.Typeflag = tar.TypeFifo
 	case metadata.ModeSocket:

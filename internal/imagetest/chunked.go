@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/metadata"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // File is one regular file of a Chunked image.
@@ -109,7 +110,7 @@ func RandomOffsets(n int, size, readSize int64) []int64 {
 // its path.
 func (c *Chunked) WriteTemp(tb testing.TB) string {
 	tb.Helper()
-	p := filepath.Join(tb.TempDir(), "chunked.dwarfs")
+	p := fixtures.TempFile(tb, "chunked.dwarfs")
 	if err := c.Write(p); err != nil {
 		tb.Fatal(err)
 	}

@@ -15,9 +15,16 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
+
+// stat is what a manifest line needs beyond fs.FileInfo.
+type stat struct {
+	mode         uint32 // S_IFMT type and permission bits
+	uid, gid     uint32
+	sec, nsec    int64 // modification time
+	nlink        int
+	major, minor uint32
+}
 
 // Entry is one manifest line.
 type Entry struct {
@@ -154,15 +161,15 @@ func FromDir(root string) ([]Entry, error) {
 		if err != nil {
 			return err
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			return fmt.Errorf("%s: no stat data", p)
+		st, err := statOf(p, fi)
+		if err != nil {
+			return err
 		}
 		e := Entry{
-			Path: filepath.ToSlash(rel), Perm: st.Mode & 0o7777, Uid: st.Uid, Gid: st.Gid,
-			Size: st.Size, Sec: st.Mtim.Sec, Nsec: st.Mtim.Nsec, Nlink: int(st.Nlink),
+			Path: filepath.ToSlash(rel), Perm: st.mode & 0o7777, Uid: st.uid, Gid: st.gid,
+			Size: fi.Size(), Sec: st.sec, Nsec: st.nsec, Nlink: st.nlink,
 		}
-		switch st.Mode & syscall.S_IFMT {
+		switch st.mode & syscall.S_IFMT {
 		case syscall.S_IFDIR:
 			e.Type = 'd'
 		case syscall.S_IFLNK:
@@ -185,10 +192,10 @@ func FromDir(root string) ([]Entry, error) {
 			e.SHA256 = hex.EncodeToString(h.Sum(nil))
 		case syscall.S_IFCHR, syscall.S_IFBLK:
 			e.Type = 'c'
-			if st.Mode&syscall.S_IFMT == syscall.S_IFBLK {
+			if st.mode&syscall.S_IFMT == syscall.S_IFBLK {
 				e.Type = 'b'
 			}
-			e.HasRdev, e.Major, e.Minor = true, unix.Major(st.Rdev), unix.Minor(st.Rdev)
+			e.HasRdev, e.Major, e.Minor = true, st.major, st.minor
 		case syscall.S_IFIFO:
 			e.Type = 'p'
 		case syscall.S_IFSOCK:

@@ -1,3 +1,5 @@
+//go:build unix
+
 package mkdwarfs
 
 import (
@@ -136,7 +138,7 @@ func TestSpecialFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "f"), []byte("x"), 0o644)
 	haveDev := false
 	if os.Geteuid() == 0 {
-		if err := unix.Mknod(filepath.Join(src, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err == nil {
+		if err := unix.Mknod(filepath.Join(src, "null"), unix.S_IFCHR|0o666, mkdev(1, 3)); err == nil {
 			haveDev = true
 		}
 	} else {

@@ -44,6 +44,12 @@ var manual = cli.Manual{
 				"a bad header or a member whose data ends early is an error naming the member and the " +
 				"offset of its header, and no image is written.",
 		}},
+		{Title: "ENVIRONMENT", Paragraphs: []string{
+			"SOURCE_DATE_EPOCH (seconds since 1970, see reproducible-builds.org) replaces the current " +
+				"time in the creation timestamp, the history entry and --set-time now, so two builds of the " +
+				"same tree with the same arguments by the same binary are byte-identical whenever they run. " +
+				"A value that is not a non-negative integer is an error.",
+		}},
 		{Title: "COMPRESSION", Paragraphs: []string{
 			"-C and the other --*-compression options take ALGO[:OPTION=VALUE...]: null; zstd:level=N " +
 				"(-131072 to 22; levels below 1 are faster and weaker) with :long for long-distance matching; " +

@@ -23,6 +23,24 @@ import (
 	"github.com/godwarfs/godwarfs/writer"
 )
 
+// sourceDateEpoch returns the clock SOURCE_DATE_EPOCH (seconds since
+// 1970, reproducible-builds.org) sets: the creation timestamp, the history
+// entry's time and --set-time now all read it, so two builds of a tree are
+// byte-identical whenever they run. nil when the variable is unset or
+// empty; an error when it is not a non-negative integer, as the
+// specification asks.
+func sourceDateEpoch(v string) (func() time.Time, error) {
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds since 1970", v)
+	}
+	t := time.Unix(n, 0).UTC()
+	return func() time.Time { return t }, nil
+}
+
 // Config is a fully parsed mkdwarfs invocation.
 type Config struct {
 	Build       dedup.Options
@@ -180,6 +198,11 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	recomp := isRecompress(p)
 	grow := isGrow(p)
 	o := &cfg.Build
+	if now, err := sourceDateEpoch(os.Getenv("SOURCE_DATE_EPOCH")); err != nil {
+		return nil, err
+	} else if now != nil {
+		o.Now = now
+	}
 	atoi := p.Int
 	lvl := 7
 	if n, ok, err := atoi("compress-level", 0, 9); err != nil {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package mkdwarfs
 
 import (
@@ -14,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -139,13 +143,13 @@ func expected(t testing.TB, root string) map[string]node {
 		if rel == "." {
 			rel = ""
 		}
-		var st syscall.Stat_t
-		if err := syscall.Lstat(p, &st); err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
 			return err
 		}
-		n := node{mode: st.Mode, uid: st.Uid, gid: st.Gid, mtime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
-			inoKey: fmt.Sprint(st.Dev, ":", st.Ino), nlink: 1, rdev: st.Rdev}
-		switch st.Mode & syscall.S_IFMT {
+		n := node{mode: uint32(st.Mode), uid: st.Uid, gid: st.Gid, mtime: time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)),
+			inoKey: fmt.Sprint(st.Dev, ":", st.Ino), nlink: 1, rdev: hostRdev(uint64(st.Rdev))}
+		switch uint32(st.Mode) & syscall.S_IFMT {
 		case syscall.S_IFREG:
 			b, err := os.ReadFile(p)
 			if err != nil {

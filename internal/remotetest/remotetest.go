@@ -113,7 +113,7 @@ func start(t testing.TB, name string, args ...string) *Server {
 	cmd := exec.Command(name, args...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}

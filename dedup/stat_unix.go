@@ -1,0 +1,99 @@
+//go:build unix
+
+package dedup
+
+import (
+	"errors"
+	"io"
+	"os"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/godwarfs/godwarfs/metadata"
+)
+
+// statLinks is what the scanner needs of a file beyond its inode fields:
+// the link count and identity that merge hard links.
+type statLinks struct {
+	nlink uint64
+	id    devIno
+}
+
+// statPath stats osPath (following a final symlink when follow is set).
+// x/sys/unix names the fields alike on every Unix; only their widths
+// differ, hence the conversions.
+func statPath(osPath string, follow bool) (*inode, statLinks, error) {
+	var st unix.Stat_t
+	var err error
+	if follow {
+		err = unix.Stat(osPath, &st)
+	} else {
+		err = unix.Lstat(osPath, &st)
+	}
+	if err != nil {
+		return nil, statLinks{}, err
+	}
+	rdev := uint64(st.Rdev)
+	if runtime.GOOS != "linux" {
+		rdev = metadata.MakeDev(unix.Major(rdev), unix.Minor(rdev))
+	}
+	in := &inode{
+		mode:   uint32(st.Mode),
+		uid:    st.Uid,
+		gid:    st.Gid,
+		atime:  timespec{int64(st.Atim.Sec), int64(st.Atim.Nsec)},
+		mtime:  timespec{int64(st.Mtim.Sec), int64(st.Mtim.Nsec)},
+		ctime:  timespec{int64(st.Ctim.Sec), int64(st.Ctim.Nsec)},
+		size:   st.Size,
+		rdev:   rdev,
+		osPath: osPath,
+	}
+	in.kind = kindOf(in.mode)
+	return in, statLinks{uint64(st.Nlink), devIno{uint64(st.Dev), uint64(st.Ino)}}, nil
+}
+
+// dataExtents returns the data ranges of a file via SEEK_DATA/SEEK_HOLE, or
+// nil if the file has no holes (or the filesystem cannot tell).
+func dataExtents(f *os.File, size int64) ([]extent, error) {
+	if size == 0 {
+		return nil, nil
+	}
+	fd := int(f.Fd())
+	var ext []extent
+	var off int64
+	for off < size {
+		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if err != nil {
+			if errors.Is(err, unix.ENXIO) {
+				break // only a hole remains
+			}
+			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOTSUP) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if d >= size {
+			break
+		}
+		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
+		if err != nil {
+			return nil, err
+		}
+		if h > size {
+			h = size
+		}
+		ext = append(ext, extent{d, h - d})
+		off = h
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if len(ext) == 1 && ext[0].off == 0 && ext[0].len == size {
+		return nil, nil
+	}
+	if ext == nil {
+		ext = []extent{} // entirely a hole
+	}
+	return ext, nil
+}

@@ -1,0 +1,24 @@
+//go:build unix && !linux
+
+package dwarfsextract
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// Without O_TMPFILE every file is written under a temporary name and
+// renamed (tempNames.link stays linkNone).
+
+func probeUnnamed(*tempNames, string) {}
+
+func openUnnamed(string) (int, error) { return -1, errors.ErrUnsupported }
+
+func (tn *tempNames) linkFD(int, string) error { return errors.ErrUnsupported }
+
+// futimens sets the times through the temporary name the file always has
+// here.
+func futimens(_ int, tmp string, ts *[2]unix.Timespec) error {
+	return unix.UtimesNanoAt(unix.AT_FDCWD, tmp, ts[:], 0)
+}
