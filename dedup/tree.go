@@ -205,7 +205,7 @@ type nopCloser struct{ *io.SectionReader }
 
 func (nopCloser) Close() error { return nil }
 
-// extentsOf returns a TreeSource file's data ranges.
+// dataExtents returns a TreeSource file's data ranges.
 func (f *inode) dataExtents() []extent {
 	if f.data.Extents == nil {
 		return nil

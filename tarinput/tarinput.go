@@ -191,7 +191,7 @@ func (s *Source) ReadTree(ctx context.Context, progress func(int64), warn func(s
 		}
 		dec = z
 	case "zstd":
-		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(2))
 		if err != nil {
 			return nil, fmt.Errorf("%s: zstd: %w", s.name, err)
 		}
