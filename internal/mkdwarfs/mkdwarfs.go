@@ -258,7 +258,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 			return nil, usagef("--input-list cannot be combined with --filter")
 		}
 	}
-	if !recomp {
+	if !recomp && !grow {
 		if err := inputFormat(p, cfg, stdin); err != nil {
 			return nil, err
 		}

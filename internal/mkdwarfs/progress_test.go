@@ -190,7 +190,7 @@ func TestProgressNotTerminal(t *testing.T) {
 		}
 		defer f.Close()
 		img := filepath.Join(t.TempDir(), "x.dwarfs")
-		if code := Main(context.Background(), append([]string{"-i", src, "-o", img, "-l", "1"}, args...), nil, io.Discard, f); code != 0 {
+		if code := Main(context.Background(), append([]string{"-i", src, "-o", img, "-l", "1", "--no-history"}, args...), nil, io.Discard, f); code != 0 {
 			t.Fatalf("%q: exit %d", args, code)
 		}
 		b, err := os.ReadFile(f.Name())
