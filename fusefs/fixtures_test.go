@@ -145,7 +145,7 @@ func checkManifest(t *testing.T, dir string, want []manifest.Entry, linkTimes ma
 			if st.Size != e.Size {
 				t.Errorf("%s: size %d, want %d", e.Path, st.Size, e.Size)
 			}
-			if st.Nlink != uint64(e.Nlink) {
+			if uint64(st.Nlink) != uint64(e.Nlink) {
 				t.Errorf("%s: nlink %d, want %d", e.Path, st.Nlink, e.Nlink)
 			}
 		}

@@ -55,7 +55,7 @@ func TestMemTree(t *testing.T) {
 		}
 		st := fi.Sys().(*syscall.Stat_t)
 		want := m.attrs[ino]
-		if st.Mode != want.Mode || st.Uid != want.UID || st.Gid != want.GID || st.Nlink != uint64(want.Nlink) {
+		if st.Mode != want.Mode || st.Uid != want.UID || st.Gid != want.GID || uint64(st.Nlink) != uint64(want.Nlink) {
 			t.Errorf("%s: mode %o uid %d gid %d nlink %d, want %o %d %d %d", p, st.Mode, st.Uid, st.Gid, st.Nlink, want.Mode, want.UID, want.GID, want.Nlink)
 		}
 		if st.Ino != uint64(ino)+1 {

@@ -193,7 +193,7 @@ func TestReaddirplusAttrs(t *testing.T) {
 		ino := paths[e.Name()]
 		want := m.attrs[ino]
 		if st.Ino != uint64(ino)+1 || st.Mode != want.Mode || st.Size != want.Size || st.Uid != want.UID ||
-			st.Gid != want.GID || st.Nlink != uint64(want.Nlink) || st.Rdev != want.Rdev ||
+			st.Gid != want.GID || uint64(st.Nlink) != uint64(want.Nlink) || st.Rdev != want.Rdev ||
 			st.Mtim.Sec != want.Mtime.Sec || st.Mtim.Nsec != int64(want.Mtime.Nsec) {
 			t.Errorf("%s: stat %+v, want ino %d attrs %+v", e.Name(), *st, ino+1, want)
 		}
