@@ -79,13 +79,13 @@ if [[ $S3 == 1 ]]; then
 	trap stop_weed EXIT
 	url=http://127.0.0.1:$s3p
 	for _ in $(seq 300); do
-		curl -fs -X PUT "$url/shards" >/dev/null 2>&1 && break
+		curl -fs -X PUT "$url/godwarfs-shards" >/dev/null 2>&1 && break
 		kill -0 "$wpid" 2>/dev/null || die "SeaweedFS exited: $(tail -5 "$work/weed.log")"
 		sleep 0.3
 	done
 	for ((k = 0; k < SHARDS; k++)); do
-		curl -fsS -T "$work/shard$k.dwarfs" "$url/shards/shard$k.dwarfs" >/dev/null || die "upload of shard $k failed"
-		inputs+=("s3://shards/shard$k.dwarfs")
+		curl -fsS -T "$work/shard$k.dwarfs" "$url/godwarfs-shards/shard$k.dwarfs" >/dev/null || die "upload of shard $k failed"
+		inputs+=("s3://godwarfs-shards/shard$k.dwarfs")
 	done
 	export AWS_ENDPOINT_URL_S3=$url AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=testsecret AWS_REGION=us-east-1 \
 		AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
