@@ -64,7 +64,19 @@ for ((k = 0; k < SHARDS; k++)); do shard_bytes=$((shard_bytes + $(stat -c %s "$w
 
 inputs=()
 if [[ $S3 == 1 ]]; then
-	port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+	# SeaweedFS serves gRPC on port+10000: both must be free.
+	port() {
+		python3 -c '
+import random, socket
+while True:
+    p = random.randint(20000, 50000)
+    try:
+        for q in (p, p + 10000):
+            s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
+        print(p); break
+    except OSError:
+        pass'
+	}
 	s3p=$(port) mp=$(port) vp=$(port) fp=$(port)
 	mkdir -p "$work/weed"
 	"$weed" server -dir="$work/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3 -s3.port="$s3p" \
