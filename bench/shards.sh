@@ -64,7 +64,19 @@ for ((k = 0; k < SHARDS; k++)); do shard_bytes=$((shard_bytes + $(stat -c %s "$w
 
 inputs=()
 if [[ $S3 == 1 ]]; then
-	port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+	# SeaweedFS serves gRPC on port+10000: both must be free.
+	port() {
+		python3 -c '
+import random, socket
+while True:
+    p = random.randint(20000, 50000)
+    try:
+        for q in (p, p + 10000):
+            s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
+        print(p); break
+    except OSError:
+        pass'
+	}
 	s3p=$(port) mp=$(port) vp=$(port) fp=$(port)
 	mkdir -p "$work/weed"
 	"$weed" server -dir="$work/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3 -s3.port="$s3p" \
@@ -79,13 +91,13 @@ if [[ $S3 == 1 ]]; then
 	trap stop_weed EXIT
 	url=http://127.0.0.1:$s3p
 	for _ in $(seq 300); do
-		curl -fs -X PUT "$url/shards" >/dev/null 2>&1 && break
+		curl -fs -X PUT "$url/godwarfs-shards" >/dev/null 2>&1 && break
 		kill -0 "$wpid" 2>/dev/null || die "SeaweedFS exited: $(tail -5 "$work/weed.log")"
 		sleep 0.3
 	done
 	for ((k = 0; k < SHARDS; k++)); do
-		curl -fsS -T "$work/shard$k.dwarfs" "$url/shards/shard$k.dwarfs" >/dev/null || die "upload of shard $k failed"
-		inputs+=("s3://shards/shard$k.dwarfs")
+		curl -fsS -T "$work/shard$k.dwarfs" "$url/godwarfs-shards/shard$k.dwarfs" >/dev/null || die "upload of shard $k failed"
+		inputs+=("s3://godwarfs-shards/shard$k.dwarfs")
 	done
 	export AWS_ENDPOINT_URL_S3=$url AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=testsecret AWS_REGION=us-east-1 \
 		AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null

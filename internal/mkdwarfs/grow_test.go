@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/internal/remotetest"
+	"github.com/godwarfs/godwarfs/source"
 )
 
 // makeSecondTree is a tree to add to makeTree's: new files, one with the
@@ -181,13 +182,29 @@ func TestMergeFromS3(t *testing.T) {
 	mk(t, "-i", a, "-o", imgA, "-l", "3", "--log-level", "warn")
 	mk(t, "-i", b, "-o", imgB, "-l", "3", "--log-level", "warn")
 	w := remotetest.SeaweedFS(t)
-	w.Bucket(t, "shards")
-	w.Upload(t, "shards", "first.dwarfs", imgA)
-	w.Upload(t, "shards", "sub/second.dwarfs", imgB)
+	w.Bucket(t, "merge")
+	w.Upload(t, "merge", "first.dwarfs", imgA)
+	w.Upload(t, "merge", "sub/second.dwarfs", imgB)
 	w.Env(t)
+	// SeaweedFS may answer a first read of a fresh object with a response
+	// the S3 client cannot parse: wait until both objects read.
+	for _, u := range []string{"s3://merge/first.dwarfs", "s3://merge/sub/second.dwarfs"} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			src, err := source.Open(context.Background(), u, source.Options{Attempts: 1})
+			if err == nil {
+				src.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never became readable: %v", u, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	local, remote := filepath.Join(dir, "local.dwarfs"), filepath.Join(dir, "remote.dwarfs")
 	mk(t, "--merge", imgA, imgB, "-o", local, "--no-history-timestamps", "--log-level", "warn")
-	mk(t, "--merge", "s3://shards/first.dwarfs", "s3://shards/sub/second.dwarfs", "-o", remote, "--no-history-timestamps", "--log-level", "warn")
+	mk(t, "--merge", "s3://merge/first.dwarfs", "s3://merge/sub/second.dwarfs", "-o", remote, "--no-history-timestamps", "--log-level", "warn")
 	l, _ := readBack(t, local)
 	r, _ := readBack(t, remote)
 	compareTrees(t, l, r, cmpOpts{})

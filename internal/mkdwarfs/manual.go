@@ -73,7 +73,10 @@ var manual = cli.Manual{
 				"(--order), segmented and compressed (-C, -l) into new blocks as a build would; the segmenter " +
 				"also matches them against OLD's last blocks, up to --append-index-size of them (default 1g, " +
 				"0 turns it off), which are decoded once and held in memory while segmenting, so that data a " +
-				"new file shares with OLD's files is referred to, not stored again.",
+				"new file shares with OLD's files is referred to, not stored again. New blocks are compressed " +
+				"on their own, so changed files do not compress against their old versions as they would in " +
+				"one build; a smaller segmenter window (-W 10) finds more of what they share with OLD (on " +
+				"redis releases a third less new data than -W 12).",
 			"mkdwarfs --merge [NAME=]IMAGE... -o NEW joins images: every block of every image is copied as " +
 				"it is (an image at an http(s):// or s3:// URL is read with ranged requests, a few blocks at " +
 				"once, and never decoded), and each image's tree goes to the directory NAME, by default the " +
