@@ -95,8 +95,9 @@ unit:
 
 # The concurrent code under the race detector: block cache and codec
 # buffer pools, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load and its read-ahead hints,
-# the mkdwarfs pipeline, scanner, hasher and nilsimsa ordering, parallel extraction and the
-# recompress workers. Only the tests that drive concurrency run here; the
+# the mkdwarfs pipeline, scanner, hasher and nilsimsa ordering, parallel extraction, the
+# recompress workers, append and merge (base blocks copied through the pipeline) and the
+# tar reader (decoding ahead of the scanner). Only the tests that drive concurrency run here; the
 # full suites above already ran without -race, which is 5-10x cheaper.
 RACE = $(GO) test -race -count=1 -timeout 10m
 .PHONY: race
@@ -109,7 +110,8 @@ race:
 	$(RACE) -run 'TestBuildDeterministic|TestSparseHoles|TestNilsimsaOrderOptions' ./dedup/
 	$(RACE) -run 'TestExtractToDisk|TestExtractDataOrder' ./internal/dwarfsextract/
 	$(RACE) -run 'TestIntegrity' ./internal/dwarfsck/
-	$(RACE) -run 'TestPipeline' ./writer/
+	$(RACE) -run 'TestPipeline|TestAppendRoundTrip|TestMergeRoundTrip|TestGrowCancel' ./writer/
+	$(RACE) ./tarinput/
 	$(RACE) -run '^(TestRecompressCodecs|TestCancel)$$/^(default|categorize)\.dwarfs$$/^(zstd:level=3|lz4)$$' ./writer/
 
 # Run every fuzzer of FUZZPKGS for FUZZSHORT each (seed corpus plus a short mutation run).
