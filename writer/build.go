@@ -138,6 +138,13 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 			*s.spec = s.def
 		}
 	}
+	return buildImage(ctx, opts, nil)
+}
+
+// buildImage writes the image opts describe, grown from base (if not
+// nil), under a temporary name and commits it.
+func buildImage(ctx context.Context, opts BuildOptions, base *bases) (*BuildResult, error) {
+	t := &opts.Target
 	out, err := createOutput(t.Output, t.Overwrite, t.Stdout)
 	if err != nil {
 		return nil, err
@@ -146,7 +153,7 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 	scan := opts.Scan
 	// An output inside the input tree must not be scanned.
 	for _, p := range []string{out.TempName(), t.Output} {
-		if p == "" || p == "-" {
+		if p == "" || p == "-" || scan.Input == "" {
 			continue
 		}
 		if abs, err := filepath.Abs(p); err == nil {
@@ -156,7 +163,7 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 		}
 	}
 	tl := newTimeline(scan.Verbosef)
-	stats, pipe, err := build(ctx, opts, scan, out, nil, tl)
+	stats, pipe, err := build(ctx, opts, scan, out, base, tl)
 	if err != nil {
 		return nil, err
 	}

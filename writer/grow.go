@@ -317,32 +317,11 @@ func grow(ctx context.Context, t Target, scan dedup.Options, b *bases, memLimit 
 	if err := sameFiles(t.Output, b); err != nil {
 		return nil, err
 	}
-	out, err := createOutput(t.Output, t.Overwrite, t.Stdout)
+	r, err := buildImage(ctx, BuildOptions{Target: t, Scan: scan, MemoryLimit: memLimit, Header: header}, b)
 	if err != nil {
 		return nil, err
 	}
-	defer out.Abort()
-	if scan.Input != "" {
-		for _, p := range []string{out.TempName(), t.Output} {
-			if p == "" || p == "-" {
-				continue
-			}
-			if abs, err := filepath.Abs(p); err == nil {
-				if in, err := filepath.Abs(scan.Input); err == nil && strings.HasPrefix(abs, in+string(filepath.Separator)) {
-					scan.Exclude = append(scan.Exclude, filepath.Join(scan.Input, abs[len(in)+1:]))
-				}
-			}
-		}
-	}
-	tl := newTimeline(scan.Verbosef)
-	stats, pipe, err := build(ctx, BuildOptions{Target: t, Scan: scan, MemoryLimit: memLimit, Header: header}, scan, out, b, tl)
-	if err != nil {
-		return nil, err
-	}
-	if err := out.Commit(ctx); err != nil {
-		return nil, err
-	}
-	r := &BuildResult{Stats: stats, ImageBytes: out.Size(), CopiedBlocks: b.blocks, Timeline: tl.finish(pipe)}
+	r.CopiedBlocks = b.blocks
 	for _, bi := range b.images {
 		for _, s := range bi.im.Blocks() {
 			r.CopiedBytes += s.Length
