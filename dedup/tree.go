@@ -2,11 +2,14 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/godwarfs/godwarfs/internal/mmap"
 )
 
 // A TreeSource supplies an input tree that is not a directory on disk,
@@ -223,10 +226,12 @@ func (b *builder) mapData(f *inode) ([]byte, func(), error) {
 	d := f.data
 	if m, ok := d.R.(Mapper); ok && f.size >= 1<<20 {
 		data, release, err := m.Map(d.Off, f.size)
-		if err != nil {
+		if err == nil {
+			return data, release, nil
+		}
+		if !errors.Is(err, mmap.ErrUnsupported) {
 			return nil, nil, fmt.Errorf("cannot read %s: %w", f.osPath, err)
 		}
-		return data, release, nil
 	}
 	if int64(cap(b.segBuf)) < f.size {
 		b.segBuf = make([]byte, f.size)

@@ -8,7 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"golang.org/x/sys/unix"
+	"github.com/godwarfs/godwarfs/internal/mmap"
 )
 
 // spill holds file data decoded from a compressed archive or a pipe, so
@@ -219,18 +219,12 @@ func (a archiveFile) ReadAt(p []byte, off int64) (int, error) { return a.f.ReadA
 
 func (a archiveFile) Map(off, n int64) ([]byte, func(), error) { return mapFile(a.f, off, n) }
 
-// mapFile maps [off, off+n) of f read-only. Members start at 512-byte
-// boundaries, so the mapping starts at the page below.
+// mapFile maps [off, off+n) of f read-only; where files cannot be mapped
+// it fails with mmap.ErrUnsupported and the caller reads instead.
 func mapFile(f *os.File, off, n int64) ([]byte, func(), error) {
-	page := int64(os.Getpagesize())
-	start := off &^ (page - 1)
-	length := off + n - start
-	if length != int64(int(length)) {
-		return nil, nil, fmt.Errorf("%d bytes cannot be mapped", n)
-	}
-	m, err := unix.Mmap(int(f.Fd()), start, int(length), unix.PROT_READ, unix.MAP_SHARED)
+	r, err := mmap.Map(f, off, n)
 	if err != nil {
 		return nil, nil, err
 	}
-	return m[off-start:], func() { unix.Munmap(m) }, nil
+	return r.Bytes(), func() { _ = r.Unmap() }, nil
 }

@@ -23,9 +23,9 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
-	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/metadata"
 )
 
 // Options configure a Source.
@@ -400,7 +400,7 @@ func (r *reader) add(tr *tar.Reader, hdr *tar.Header, start int64) error {
 	case tar.TypeSymlink:
 		n.Target = hdr.Linkname
 	case tar.TypeChar, tar.TypeBlock:
-		n.Rdev = unix.Mkdev(uint32(hdr.Devmajor), uint32(hdr.Devminor))
+		n.Rdev = metadata.MakeDev(uint32(hdr.Devmajor), uint32(hdr.Devminor))
 	case tar.TypeReg, tar.TypeRegA, tar.TypeCont, tar.TypeGNUSparse:
 		if hdr.Size < 0 {
 			return r.memberError(hdr.Name, start, fmt.Errorf("negative size %d", hdr.Size))
