@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/godwarfs/godwarfs/metadata"
 )
 
 // statLinks is what the scanner needs of a file beyond its inode fields.
@@ -34,18 +36,7 @@ func statPath(osPath string, follow bool) (*inode, statLinks, error) {
 		}
 		return nil, statLinks{}, err
 	}
-	m := fi.Mode()
-	mode := uint32(m.Perm())
-	switch {
-	case m.IsDir():
-		mode |= syscall.S_IFDIR
-	case m&fs.ModeSymlink != 0:
-		mode |= syscall.S_IFLNK
-	case m.IsRegular():
-		mode |= syscall.S_IFREG
-	default:
-		mode |= syscall.S_IFIFO
-	}
+	mode := metadata.ModeOf(fi.Mode())
 	in := &inode{mode: mode, size: fi.Size(), osPath: osPath}
 	mt := fi.ModTime()
 	in.mtime = timespec{mt.Unix(), int64(mt.Nanosecond())}
