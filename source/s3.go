@@ -168,14 +168,18 @@ func s3Err(err error) error {
 		code := re.HTTPStatusCode()
 		var api smithy.APIError
 		msg := fmt.Sprintf("HTTP status %d", code)
-		if errors.As(err, &api) {
+		if code == 0 {
+			msg = fmt.Sprintf("unreadable reply (%v)", re.Err)
+		} else if errors.As(err, &api) {
 			msg += " " + api.ErrorCode()
 		}
 		e := errors.New(msg)
 		switch {
 		case code == http.StatusPreconditionFailed:
 			return fmt.Errorf("%w (server answered %s)", ErrChanged, msg)
-		case code == http.StatusTooManyRequests, code == http.StatusRequestTimeout, code >= 500:
+		// Code 0: the SDK wrapped a response it could not read (a torn
+		// or garbled reply), which is no answer from the server at all.
+		case code == 0, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout, code >= 500:
 			var after time.Duration
 			if re.Response != nil {
 				after = retryAfter(re.Response.Header.Get("Retry-After"))

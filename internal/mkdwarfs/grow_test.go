@@ -195,8 +195,11 @@ func TestMergeFromS3(t *testing.T) {
 		for {
 			src, err := source.Open(context.Background(), u, source.Options{Attempts: 1})
 			if err == nil {
+				_, err = src.ReadAt(make([]byte, 16), 0)
 				src.Close()
-				break
+				if err == nil {
+					break
+				}
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("%s never became readable: %v", u, err)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,11 +115,25 @@ func start(t testing.TB, name string, args ...string) *Server {
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.SysProcAttr = dieWithParent()
-	if err := cmd.Start(); err != nil {
+	// The kernel's parent-death signal follows the thread that forked,
+	// not the process, and code under test may end threads (the writer's
+	// niced encoder threads do). Fork from a thread held for the server's
+	// life so that the signal fires only when the test binary dies.
+	s := &Server{cmd: cmd, log: &log, done: make(chan struct{})}
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(s.done)
+	}()
+	if err := <-started; err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	s := &Server{cmd: cmd, log: &log, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(s.done) }()
 	t.Cleanup(s.Stop)
 	return s
 }

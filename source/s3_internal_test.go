@@ -1,0 +1,57 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+func TestS3ErrClassifies(t *testing.T) {
+	resp := func(code int) error {
+		return &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+			Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code, Header: http.Header{}}},
+			Err:      errors.New("reply"),
+		}}
+	}
+	for _, tc := range []struct {
+		name      string
+		err       error
+		retry     bool
+		changed   bool
+		canceled  bool
+		wantInMsg string
+	}{
+		{"not found", resp(404), false, false, false, "HTTP status 404"},
+		{"forbidden", resp(403), false, false, false, "HTTP status 403"},
+		{"precondition", resp(412), false, true, false, "HTTP status 412"},
+		{"throttled", resp(429), true, false, false, "HTTP status 429"},
+		{"server error", resp(503), true, false, false, "HTTP status 503"},
+		// A reply the SDK could not read carries no status.
+		{"unreadable reply", resp(0), true, false, false, "unreadable reply (reply)"},
+		{"deadline", context.DeadlineExceeded, true, false, false, "timed out"},
+		{"canceled", context.Canceled, false, false, true, "canceled"},
+		{"transport", errors.New("connection reset by peer"), true, false, false, "reset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := s3Err(tc.err)
+			var rt *retryable
+			if errors.As(got, &rt) != tc.retry {
+				t.Errorf("retryable = %v, want %v (%v)", !tc.retry, tc.retry, got)
+			}
+			if errors.Is(got, ErrChanged) != tc.changed {
+				t.Errorf("ErrChanged = %v, want %v (%v)", !tc.changed, tc.changed, got)
+			}
+			if errors.Is(got, context.Canceled) != tc.canceled {
+				t.Errorf("canceled = %v, want %v", !tc.canceled, tc.canceled)
+			}
+			if msg := got.Error(); !strings.Contains(msg, tc.wantInMsg) {
+				t.Errorf("message %q lacks %q", msg, tc.wantInMsg)
+			}
+		})
+	}
+}
