@@ -17,6 +17,10 @@ type baseIndex struct {
 	bloomBits uint
 }
 
+// maxBaseEntries bounds the base index's table (about 40 bytes an entry
+// with the map's overhead).
+const maxBaseEntries = 1 << 23
+
 // buildBaseIndex decodes the base blocks Base.IndexBlocks names (through
 // Base.BlockData) and indexes their windows at the segmenter's sampling.
 func (b *builder) buildBaseIndex(ctx context.Context) (*baseIndex, error) {
@@ -39,6 +43,9 @@ func (b *builder) buildBaseIndex(ctx context.Context) (*baseIndex, error) {
 		ix.blocks[uint32(n)] = d
 		total += len(d)
 	}
+	// Sample sparser over a large base so that the table stays bounded:
+	// matches then need to be longer (step+window-1 bytes) to be found.
+	step = max(step, (total+maxBaseEntries-1)/maxBaseEntries)
 	entries := max(total/step, 1)
 	ix.bloomBits = max(uint(bits.Len(uint(entries)))+uint(max(opt.BloomSizeShift, 0)), 6)
 	ix.bloom = make([]uint64, (1<<ix.bloomBits)/64)
@@ -62,7 +69,7 @@ func (b *builder) buildBaseIndex(ctx context.Context) (*baseIndex, error) {
 			ix.bloom[j/64] |= 1 << (j % 64)
 		}
 	}
-	b.verbosef("indexed %d bytes of %d base blocks for segment matches", total, len(base.IndexBlocks))
+	b.verbosef("indexed %d bytes of %d base blocks for segment matches (%d-byte window every %d bytes)", total, len(base.IndexBlocks), window, step)
 	return ix, nil
 }
 

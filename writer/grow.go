@@ -52,6 +52,13 @@ type AppendOptions struct {
 // DefaultSegmentIndex is AppendOptions.SegmentIndex's default.
 const DefaultSegmentIndex = 1 << 30
 
+// AppendWindowBits is the segmenter window (as bits of its size) an
+// append starts with, finer than a build's. New blocks are compressed on
+// their own: where one build lets the compressor find what a changed file
+// shares with its old version, an append can only refer to it by segments,
+// so the segments must be short. Configure may set another.
+const AppendWindowBits = 7
+
 // MergeInput is one image of a Merge.
 type MergeInput struct {
 	// Image is a file or an http(s):// or s3:// URL.
@@ -368,6 +375,7 @@ func Append(ctx context.Context, opts AppendOptions) (*BuildResult, error) {
 	defer b.close()
 	scan := dedup.ImageOptions(b.images[0].fs)
 	scan.Input = opts.Input
+	scan.WindowBits = AppendWindowBits
 	if opts.Configure != nil {
 		opts.Configure(&scan)
 	}

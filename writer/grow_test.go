@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/dedup"
 )
 
@@ -475,5 +477,68 @@ func TestAppendSegmentsAgainstImage(t *testing.T) {
 		want := filepath.Join(dir, fmt.Sprintf("want%d.dwarfs", tc.index))
 		buildTree(t, srcC, want)
 		compareTrees(t, openImage(t, want).tree(t), g.tree(t))
+	}
+}
+
+// TestAppendFineWindow: an append segments with AppendWindowBits, so a new
+// version of a file that differs from the old one every kilobyte (no 4 KiB
+// window in common) still refers to the image for most of its bytes; a
+// build's window finds nothing.
+func TestAppendFineWindow(t *testing.T) {
+	dir := t.TempDir()
+	srcA, srcB := filepath.Join(dir, "A"), filepath.Join(dir, "B")
+	rnd := rand.New(rand.NewPCG(1, 2))
+	data := make([]byte, 300000)
+	for i := range data {
+		data[i] = byte(rnd.Uint32())
+	}
+	edited := bytes.Clone(data)
+	for i := 500; i < len(edited); i += 1000 {
+		edited[i] ^= 0xff
+	}
+	growFiles{"v1": string(data)}.write(t, srcA, "")
+	growFiles{"v2": string(edited)}.write(t, srcB, "")
+	old := filepath.Join(dir, "old.dwarfs")
+	buildTree(t, srcA, old)
+	oldBlocks := openImage(t, old).im.NumBlocks()
+	for _, tc := range []struct {
+		window         int // 0: the append's default
+		minNew, maxNew int64
+	}{{0, 0, int64(len(edited)) / 4}, {12, int64(len(edited)) * 9 / 10, int64(len(edited))}} {
+		out := filepath.Join(dir, fmt.Sprintf("new%d.dwarfs", tc.window))
+		ao := AppendOptions{Target: growTarget(out), Image: old, Input: srcB}
+		if tc.window > 0 {
+			ao.Configure = func(o *dedup.Options) { o.WindowBits = tc.window }
+		}
+		if _, err := Append(context.Background(), ao); err != nil {
+			t.Fatal(err)
+		}
+		g := openImage(t, out)
+		ino, err := g.fs.LookupPath("v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := g.fs.FileChunks(ino)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inNew int64
+		for _, c := range cs {
+			if int(c.Block) >= oldBlocks {
+				inNew += int64(c.Size)
+			}
+		}
+		if inNew < tc.minNew || inNew > tc.maxNew {
+			t.Errorf("window %d: %d of %d bytes in new blocks, want %d..%d", tc.window, inNew, len(edited), tc.minNew, tc.maxNew)
+		}
+		im, err := godwarfs.Open(out, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fs.ReadFile(im, "v2")
+		im.Close()
+		if err != nil || !bytes.Equal(got, edited) {
+			t.Errorf("window %d: v2 reads back wrong (%v)", tc.window, err)
+		}
 	}
 }

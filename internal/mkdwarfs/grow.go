@@ -119,6 +119,9 @@ func growOptions(cfg *Config, p *cli.Result) error {
 		o.Input = dir
 		o.BlockSizeBits, o.TimeResolution, o.KeepAllTimes = img.BlockSizeBits, img.TimeResolution, img.KeepAllTimes
 		o.NoHardlinks, o.Pack, o.NoCreateTime = img.NoHardlinks, img.Pack, img.NoCreateTime
+		if !p.Has("window-size") {
+			o.WindowBits = writer.AppendWindowBits
+		}
 		mergeImage(o)
 	}
 	if v, ok := p.Lookup("append-index-size"); ok {
