@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make bench-shards: a tree built as N shards, each in its own mkdwarfs
 # process (as if on its own machine), uploaded to a loopback S3 server
-# (SeaweedFS) and merged straight from their s3:// URLs without decoding
-# a block; beside a single build of the whole tree. Reports the bytes the
+# (SeaweedFS) and merged straight from their s3:// URLs, blocks copied as
+# they are (only blocks that hold files of a size two shards have are also
+# decoded, to find identical files; MERGE_ARGS=--no-merge-dedup decodes
+# none); beside a single build of the whole tree. Reports the bytes the
 # merge fetched, wall times and sizes, and checks the merged image
 # (dwarfsck --check-integrity, dwarfsextract compared with the source).
 #
@@ -16,6 +18,7 @@
 #              are shared; on N machines the shards' wall is the longest)
 #   CHECK=0    skip extracting the merged image
 #   S3=0       merge from the local shard files instead (no SeaweedFS)
+#   MERGE_ARGS more mkdwarfs options for the merge
 # Needs the SeaweedFS binary (scripts/install-weed.sh) unless S3=0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -106,7 +109,8 @@ else
 fi
 log "merging ${inputs[*]}"
 s=$(now_ns)
-"$BIN/mkdwarfs" --merge "${inputs[@]}" --merge-into-root -o "$work/merged.dwarfs" --no-progress --log-level info 2>"$work/merge.log"
+# shellcheck disable=SC2086
+"$BIN/mkdwarfs" --merge "${inputs[@]}" --merge-into-root ${MERGE_ARGS:-} -o "$work/merged.dwarfs" --no-progress --log-level info 2>"$work/merge.log"
 merge_s=$(secs "$s" "$(now_ns)")
 fetched=$(sed -n 's/.*; fetched \(.*\) in \([0-9]*\) requests.*/\1 in \2 requests/p' "$work/merge.log")
 merged_bytes=$(stat -c %s "$work/merged.dwarfs")
@@ -123,7 +127,7 @@ single_s=$(t "${mk[@]}" -i "$src" -o "$work/single.dwarfs")
 single_bytes=$(stat -c %s "$work/single.dwarfs")
 
 {
-	echo "# Sharded build of $CORPUS: $SHARDS shards at -l $LEVEL, merged from $([[ $S3 == 1 ]] && echo S3 || echo local files)"
+	echo "# Sharded build of $CORPUS: $SHARDS shards at -l $LEVEL, merged from $([[ $S3 == 1 ]] && echo S3 || echo local files)${MERGE_ARGS:+ with $MERGE_ARGS}"
 	echo
 	echo "| | wall s | bytes |"
 	echo "|---|---:|---:|"

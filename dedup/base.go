@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -48,6 +49,11 @@ type Base struct {
 	// those blocks' data in memory while segmenting.
 	BlockData   func(n int) ([]byte, error)
 	IndexBlocks []int
+	// MatchAcross stores files of different trees that have the same
+	// size and Hash once, as the earliest tree's file (mkdwarfs --merge):
+	// the later copies' data stays in their blocks but nothing refers to
+	// it. Only files of a size that two trees have are hashed.
+	MatchAcross bool
 }
 
 // BaseTree is one existing image's tree.
@@ -328,6 +334,88 @@ func baseContents(files []*inode) []*content {
 		out = append(out, c)
 	}
 	return out
+}
+
+// matchAcross implements Base.MatchAcross: it returns base without the
+// contents that an earlier content of the same size and hash replaces.
+func (b *builder) matchAcross(ctx context.Context, base []*content) ([]*content, error) {
+	hf := b.opt.Base.Hash
+	if hf == nil || !b.opt.Base.MatchAcross || len(b.opt.Base.Trees) < 2 {
+		return base, nil
+	}
+	bySize := map[int64][]*content{}
+	for _, c := range base {
+		if c.size > 0 {
+			bySize[c.size] = append(bySize[c.size], c)
+		}
+	}
+	var cand []*content
+	for _, cs := range bySize {
+		for _, c := range cs[1:] {
+			if c.rep.base.tree != cs[0].rep.base.tree {
+				cand = append(cand, cs...)
+				break
+			}
+		}
+	}
+	if len(cand) == 0 {
+		return base, nil
+	}
+	// Hash in block order, so that each block is decoded about once.
+	sort.Slice(cand, func(i, j int) bool {
+		x, y := cand[i].rep.base, cand[j].rep.base
+		if x.tree != y.tree {
+			return x.tree < y.tree
+		}
+		if len(x.chunks) > 0 && len(y.chunks) > 0 {
+			if cx, cy := x.chunks[0], y.chunks[0]; cx.block != cy.block || cx.off != cy.off {
+				if cx.block != cy.block {
+					return cx.block < cy.block
+				}
+				return cx.off < cy.off
+			}
+		}
+		return x.ino < y.ino
+	})
+	hashes := make(map[*content]string, len(cand))
+	var hashed int64
+	for _, c := range cand {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h, err := hf(c.rep.base.tree, c.rep.base.ino)
+		if err != nil {
+			return nil, fmt.Errorf("%s: hashing %s: %w", b.opt.Base.Trees[c.rep.base.tree].Name, c.rep.relPath(), err)
+		}
+		hashes[c] = string(h)
+		hashed += c.size
+	}
+	type key struct {
+		size int64
+		hash string
+	}
+	first := map[key]*content{}
+	out := base[:0:0]
+	var files, dupBytes int64
+	for _, c := range base {
+		if h, ok := hashes[c]; ok {
+			k := key{c.size, h}
+			if f, dup := first[k]; dup {
+				for _, in := range c.inodes {
+					in.content = f
+					b.debugf("duplicate: %s in %s has the contents of %s in %s", in.relPath(), b.opt.Base.Trees[c.rep.base.tree].Name, f.rep.relPath(), b.opt.Base.Trees[f.rep.base.tree].Name)
+				}
+				f.inodes = append(f.inodes, c.inodes...)
+				files += int64(len(c.inodes))
+				dupBytes += c.size * int64(len(c.inodes))
+				continue
+			}
+			first[k] = c
+		}
+		out = append(out, c)
+	}
+	b.verbosef("hashed %d files (%d bytes) that share their size with a file of another image: %d files (%d bytes) are stored as an earlier image's", len(cand), hashed, files, dupBytes)
+	return out, nil
 }
 
 // matchBase stores each scanned file whose size and hash equal those of

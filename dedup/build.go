@@ -149,6 +149,9 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	var base []*content
 	if opt.Base != nil {
 		base = baseContents(baseFiles)
+		if base, err = b.matchAcross(ctx, base); err != nil {
+			return nil, b.stats, err
+		}
 		if files, err = b.matchBase(base, files, hashOn); err != nil {
 			return nil, b.stats, err
 		}

@@ -83,6 +83,12 @@ type MergeOptions struct {
 	NoCheck bool
 	// Header is written before the image (mkdwarfs --header).
 	Header []byte
+	// KeepApart leaves files of different inputs apart even when their
+	// contents are equal. Without it, files of a size that two inputs
+	// have are read (their blocks decoded) and hashed, and a file with
+	// the contents of an earlier input's file is stored as that file.
+	// Either way no block is changed.
+	KeepApart bool
 }
 
 // DefaultMergeAt is the directory an image's tree goes to in a merge
@@ -432,6 +438,10 @@ func Merge(ctx context.Context, opts MergeOptions) (*BuildResult, error) {
 	}
 	scan.Input, scan.InputList = "", nil
 	scan.Base = b.dedupBase(at, opts.Replace)
+	if !opts.KeepApart {
+		scan.Base.Hash = b.hasher(&scan)
+		scan.Base.MatchAcross = true
+	}
 	r, err := grow(ctx, opts.Target, scan, b, 0, opts.Header)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/metadata"
 )
 
 // growFiles is a small tree: path -> contents ("->target" for a symlink,
@@ -540,5 +541,68 @@ func TestAppendFineWindow(t *testing.T) {
 		if err != nil || !bytes.Equal(got, edited) {
 			t.Errorf("window %d: v2 reads back wrong (%v)", tc.window, err)
 		}
+	}
+}
+
+// TestMergeMatchesAcross: a file with the contents of an earlier input's
+// file is stored as that file (its chunks point into the earlier input's
+// blocks), a file of the same size with other contents is not, and
+// KeepApart leaves both where they were. No block changes either way.
+func TestMergeMatchesAcross(t *testing.T) {
+	dir := t.TempDir()
+	srcA, srcB := filepath.Join(dir, "A"), filepath.Join(dir, "B")
+	treeA.write(t, srcA, "")
+	treeB.write(t, srcB, "")
+	growFiles{"nine": filler(5, 9000)}.write(t, srcB, "") // a.txt's size, not its contents
+	imgA, imgB := filepath.Join(dir, "a.dwarfs"), filepath.Join(dir, "b.dwarfs")
+	buildTree(t, srcA, imgA)
+	buildTree(t, srcB, imgB)
+	blocksA := openImage(t, imgA).im.NumBlocks()
+	chunksOf := func(g *image, p string) []metadata.ChunkRef {
+		t.Helper()
+		ino, err := g.fs.LookupPath(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := g.fs.FileChunks(ino)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	for _, apart := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("m-%v.dwarfs", apart))
+		if _, err := Merge(context.Background(), MergeOptions{Target: growTarget(out), KeepApart: apart,
+			Inputs: []MergeInput{{Image: imgA, At: "a"}, {Image: imgB, At: "b"}}}); err != nil {
+			t.Fatal(err)
+		}
+		g := openImage(t, out)
+		orig, cp, nine := chunksOf(g, "a/a.txt"), chunksOf(g, "b/dir/copy-of-a"), chunksOf(g, "b/nine")
+		if shared := fmt.Sprint(orig) == fmt.Sprint(cp); shared == apart {
+			t.Errorf("KeepApart %v: copy-of-a shares a.txt's chunks: %v (%v, %v)", apart, shared, cp, orig)
+		}
+		for _, c := range nine {
+			if int(c.Block) < blocksA {
+				t.Errorf("KeepApart %v: nine refers to block %d of the first input", apart, c.Block)
+			}
+		}
+		for _, c := range cp {
+			if inA := int(c.Block) < blocksA; inA == apart {
+				t.Errorf("KeepApart %v: copy-of-a has a chunk in block %d (first input has %d)", apart, c.Block, blocksA)
+			}
+		}
+		if n := g.im.NumBlocks(); n != blocksA+openImage(t, imgB).im.NumBlocks() {
+			t.Errorf("KeepApart %v: %d blocks", apart, n)
+		}
+		im, err := godwarfs.Open(out, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, want := range map[string]string{"a/a.txt": filler(1, 9000), "b/dir/copy-of-a": filler(1, 9000), "b/nine": filler(5, 9000)} {
+			if got, err := fs.ReadFile(im, p); err != nil || string(got) != want {
+				t.Errorf("KeepApart %v: %s reads back wrong (%v)", apart, p, err)
+			}
+		}
+		im.Close()
 	}
 }

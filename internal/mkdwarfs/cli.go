@@ -75,6 +75,7 @@ var options = []cli.Option{
 	{Long: "append-index-size", HasValue: true, Arg: "SIZE", Default: "1g", Help: "with --append: how much of the image's block data (its last blocks) is decoded and indexed so that new data can refer to matching segments in it; held in memory while segmenting (0: match whole files only)"},
 	{Long: "merge", Help: "join the images given as arguments ([NAME=]IMAGE, files or URLs) into one, copying their blocks as they are; each tree goes to the directory NAME (default: the file name without .dwarfs)"},
 	{Long: "merge-into-root", Help: "with --merge: put the trees of the images given without NAME= into the root"},
+	{Long: "no-merge-dedup", Help: "with --merge: keep files of different images apart even when their contents are equal (without it, files of a size two images have are read and hashed, which decodes their blocks; no block is changed either way)"},
 	{Long: "replace", Help: "with --append or --merge: a path in a later tree replaces the same path in an earlier one (default: an error, unless both are directories)"},
 	// Categorizers (see CATEGORIZERS in the manual).
 	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order, the first to claim a file wins (hotness, incompressible; the reference's fits, pcmaudio and binary are not implemented); without a list: incompressible, with -C incompressible::null unless set"},

@@ -32,7 +32,7 @@ Growing images without recompressing them:
 
 // isGrow reports whether the command line appends to or merges images.
 func isGrow(p *cli.Result) bool {
-	return p.Has("append") || p.Has("merge") || p.Has("append-at") || p.Has("merge-into-root") || p.Has("append-index-size")
+	return p.Has("append") || p.Has("merge") || p.Has("append-at") || p.Has("merge-into-root") || p.Has("append-index-size") || p.Has("no-merge-dedup")
 }
 
 // growOptions fills cfg.Append or cfg.Merge from the parsed command line.
@@ -53,6 +53,9 @@ func growOptions(cfg *Config, p *cli.Result) error {
 	}
 	if p.Has("merge-into-root") && !p.Has("merge") {
 		return usagef("--merge-into-root needs --merge")
+	}
+	if p.Has("no-merge-dedup") && !p.Has("merge") {
+		return usagef("--no-merge-dedup needs --merge")
 	}
 	// The image's options (dedup.ImageOptions) stay unless these are
 	// given.
@@ -83,7 +86,8 @@ func growOptions(cfg *Config, p *cli.Result) error {
 		if len(p.Args) == 0 {
 			return usagef("--merge needs the images to merge")
 		}
-		mo := &writer.MergeOptions{Target: t, Replace: p.Has("replace"), NoCheck: p.Has("no-check"), Header: cfg.Header}
+		mo := &writer.MergeOptions{Target: t, Replace: p.Has("replace"), NoCheck: p.Has("no-check"), Header: cfg.Header,
+			KeepApart: p.Has("no-merge-dedup")}
 		for _, a := range p.Args {
 			in := writer.MergeInput{Image: a}
 			if name, img, ok := explicitName(a); ok {

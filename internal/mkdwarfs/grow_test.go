@@ -230,6 +230,7 @@ func TestGrowUsage(t *testing.T) {
 		{[]string{"-i", a, "--append", a, "-o", "x.dwarfs"}, "is a directory"},
 		{[]string{"-i", img, "--append", a, "--recompress", "-o", "x.dwarfs"}, "cannot be used together"},
 		{[]string{"-i", img, "--append-at", "x", "-o", "x.dwarfs"}, "--append-at needs --append"},
+		{[]string{"-i", img, "--no-merge-dedup", "-o", "x.dwarfs"}, "--no-merge-dedup needs --merge"},
 		{[]string{"--merge", "-o", "x.dwarfs"}, "needs the images"},
 		{[]string{"--merge", img, "-i", a, "-o", "x.dwarfs"}, "cannot be used together"},
 		{[]string{"--merge", img, img, "-o", img, "-f"}, "same as the input"},

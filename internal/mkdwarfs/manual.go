@@ -86,8 +86,11 @@ var manual = cli.Manual{
 				"image's file name without .dwarfs; NAME may be a path (a/b=IMAGE). A NAME never starts with " +
 				". or / nor contains a colon, so write ./x=y.dwarfs for a file whose name has an equals sign. " +
 				"--merge-into-root puts the trees of images given without NAME= into the root instead. Files that share their data in an " +
-				"image share it in NEW; identical files of different images stay apart, since their data " +
-				"lies in different blocks. Merging cannot find redundancy between the images either: shard " +
+				"image share it in NEW. Files of a size that two images have are read (their blocks decoded, " +
+				"fetched again for a remote image) and hashed, and a file with the contents of an earlier " +
+				"image's file is stored as that file: its own copy stays in its image's blocks, which are " +
+				"copied unchanged, but nothing refers to it (--no-merge-dedup keeps them apart and decodes " +
+				"nothing). Merging cannot find redundancy below whole files between the images: shard " +
 				"a tree along lines its data does not cross (one directory per project or release series).",
 			"In both, a path that two trees have is an error naming it and the image it comes from, " +
 				"unless both are directories, whose entries merge (the earlier one keeps its attributes), or " +
