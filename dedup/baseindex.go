@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // baseIndex is the segmenter's view of base blocks (Options.Base): the
@@ -12,13 +14,54 @@ import (
 // built; every segmenter of a build shares it.
 type baseIndex struct {
 	blocks    map[uint32][]byte
-	table     map[uint32]uint64 // hash -> block<<32 | offset
+	table     probeTable // hash -> block<<32 | offset
 	bloom     []uint64
 	bloomBits uint
 }
 
-// maxBaseEntries bounds the base index's table (about 40 bytes an entry
-// with the map's overhead).
+// probeTable is an open-addressing hash table from window hash to
+// location, sized once: filling it is several times faster than a Go map
+// of millions of entries, which is most of an append's set-up time. A
+// later put of a key replaces the earlier value, as a map's would.
+type probeTable struct {
+	keys []uint32
+	vals []uint64 // location | 1<<63; 0 marks an empty slot
+	mask uint32
+}
+
+func newProbeTable(entries int) probeTable {
+	n := 1 << bits.Len(uint(max(2*entries, 16)-1))
+	return probeTable{keys: make([]uint32, n), vals: make([]uint64, n), mask: uint32(n - 1)}
+}
+
+func (t *probeTable) slot(h uint32) uint32 {
+	// The buzhash's low bits are well mixed, but spread them anyway: a
+	// multiply costs nothing beside a cache miss.
+	return (h * 0x9E3779B1) & t.mask
+}
+
+func (t *probeTable) put(h uint32, v uint64) {
+	for i := t.slot(h); ; i = (i + 1) & t.mask {
+		if t.vals[i] == 0 || t.keys[i] == h {
+			t.keys[i], t.vals[i] = h, v|1<<63
+			return
+		}
+	}
+}
+
+func (t *probeTable) get(h uint32) (uint64, bool) {
+	for i := t.slot(h); ; i = (i + 1) & t.mask {
+		switch {
+		case t.vals[i] == 0:
+			return 0, false
+		case t.keys[i] == h:
+			return t.vals[i] &^ (1 << 63), true
+		}
+	}
+}
+
+// maxBaseEntries bounds the base index's table (24 bytes an entry at
+// half load).
 const maxBaseEntries = 1 << 23
 
 // buildBaseIndex decodes the base blocks Base.IndexBlocks names (through
@@ -29,19 +72,37 @@ func (b *builder) buildBaseIndex(ctx context.Context) (*baseIndex, error) {
 		return nil, nil
 	}
 	window := 1 << opt.WindowBits
-	step := max(1, window>>opt.WindowStep)
+	// Half the window at most: an append indexes all of a large image
+	// where a build indexes one block, and filling the table (a cache
+	// miss per entry) would otherwise take most of a small append's time.
+	// Matches then need 1.5 windows to be found.
+	step := max(1, window>>min(opt.WindowStep, 1))
 	ix := &baseIndex{blocks: map[uint32][]byte{}}
+	// Decode the blocks in parallel; the index is then filled in block
+	// order, so that it does not depend on the number of workers.
+	data := make([][]byte, len(base.IndexBlocks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(opt.ScannerWorkers, 1))
+	for i, n := range base.IndexBlocks {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			d, err := base.BlockData(n)
+			if err != nil {
+				return fmt.Errorf("reading base block %d: %w", n, err)
+			}
+			data[i] = d
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	var total int
-	for _, n := range base.IndexBlocks {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		d, err := base.BlockData(n)
-		if err != nil {
-			return nil, fmt.Errorf("reading base block %d: %w", n, err)
-		}
-		ix.blocks[uint32(n)] = d
-		total += len(d)
+	for i, n := range base.IndexBlocks {
+		ix.blocks[uint32(n)] = data[i]
+		total += len(data[i])
 	}
 	// Sample sparser over a large base so that the table stays bounded:
 	// matches then need to be longer (step+window-1 bytes) to be found.
@@ -49,7 +110,7 @@ func (b *builder) buildBaseIndex(ctx context.Context) (*baseIndex, error) {
 	entries := max(total/step, 1)
 	ix.bloomBits = max(uint(bits.Len(uint(entries)))+uint(max(opt.BloomSizeShift, 0)), 6)
 	ix.bloom = make([]uint64, (1<<ix.bloomBits)/64)
-	ix.table = make(map[uint32]uint64, entries)
+	ix.table = newProbeTable(entries)
 	s := &segmenter{window: window, rollOut: uint32(window % 32)}
 	for _, n := range base.IndexBlocks {
 		d := ix.blocks[uint32(n)]
@@ -63,7 +124,7 @@ func (b *builder) buildBaseIndex(ctx context.Context) (*baseIndex, error) {
 					h = rotl1(h, s, d[q], d[q+window])
 				}
 			}
-			ix.table[h] = uint64(n)<<32 | uint64(o)
+			ix.table.put(h, uint64(n)<<32|uint64(o))
 			i, j := ix.bloomIdx(h)
 			ix.bloom[i/64] |= 1 << (i % 64)
 			ix.bloom[j/64] |= 1 << (j % 64)
@@ -87,6 +148,6 @@ func (ix *baseIndex) lookup(h uint32) (uint32, int, bool) {
 	if ix.bloom[i/64]&(1<<(i%64)) == 0 || ix.bloom[j/64]&(1<<(j%64)) == 0 {
 		return 0, 0, false
 	}
-	v, ok := ix.table[h]
+	v, ok := ix.table.get(h)
 	return uint32(v >> 32), int(uint32(v)), ok
 }
