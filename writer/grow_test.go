@@ -169,18 +169,8 @@ func TestAppendRoundTrip(t *testing.T) {
 			if at != "" {
 				p = at + "/" + p
 			}
-			ino, err := g.fs.LookupPath(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs, err := g.fs.FileChunks(ino)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range cs {
-				if int(c.Block) >= len(ob) {
-					t.Errorf("%s has a chunk in new block %d", p, c.Block)
-				}
+			if n := bytesFrom(g.chunks(t, p), len(ob)); n > 0 {
+				t.Errorf("%s has %d bytes in new blocks", p, n)
 			}
 			if n := historyEntries(t, g.im); n != historyEntries(t, o.im)+1 {
 				t.Errorf("%d history entries", n)
@@ -453,20 +443,7 @@ func TestAppendSegmentsAgainstImage(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := openImage(t, out)
-		ino, err := g.fs.LookupPath("big-v2")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs, err := g.fs.FileChunks(ino)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var inNew int64
-		for _, c := range cs {
-			if int(c.Block) >= oldBlocks {
-				inNew += int64(c.Size)
-			}
-		}
+		inNew := bytesFrom(g.chunks(t, "big-v2"), oldBlocks)
 		if tc.index >= 0 && inNew > tc.maxData {
 			t.Errorf("SegmentIndex %d: %d of %d bytes in new blocks, want at most %d", tc.index, inNew, len(edited), tc.maxData)
 		}
@@ -515,20 +492,7 @@ func TestAppendFineWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := openImage(t, out)
-		ino, err := g.fs.LookupPath("v2")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs, err := g.fs.FileChunks(ino)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var inNew int64
-		for _, c := range cs {
-			if int(c.Block) >= oldBlocks {
-				inNew += int64(c.Size)
-			}
-		}
+		inNew := bytesFrom(g.chunks(t, "v2"), oldBlocks)
 		if inNew < tc.minNew || inNew > tc.maxNew {
 			t.Errorf("window %d: %d of %d bytes in new blocks, want %d..%d", tc.window, inNew, len(edited), tc.minNew, tc.maxNew)
 		}
@@ -558,18 +522,6 @@ func TestMergeMatchesAcross(t *testing.T) {
 	buildTree(t, srcA, imgA)
 	buildTree(t, srcB, imgB)
 	blocksA := openImage(t, imgA).im.NumBlocks()
-	chunksOf := func(g *image, p string) []metadata.ChunkRef {
-		t.Helper()
-		ino, err := g.fs.LookupPath(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs, err := g.fs.FileChunks(ino)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cs
-	}
 	for _, apart := range []bool{false, true} {
 		out := filepath.Join(dir, fmt.Sprintf("m-%v.dwarfs", apart))
 		if _, err := Merge(context.Background(), MergeOptions{Target: growTarget(out), KeepApart: apart,
@@ -577,7 +529,7 @@ func TestMergeMatchesAcross(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := openImage(t, out)
-		orig, cp, nine := chunksOf(g, "a/a.txt"), chunksOf(g, "b/dir/copy-of-a"), chunksOf(g, "b/nine")
+		orig, cp, nine := g.chunks(t, "a/a.txt"), g.chunks(t, "b/dir/copy-of-a"), g.chunks(t, "b/nine")
 		if shared := fmt.Sprint(orig) == fmt.Sprint(cp); shared == apart {
 			t.Errorf("KeepApart %v: copy-of-a shares a.txt's chunks: %v (%v, %v)", apart, shared, cp, orig)
 		}
@@ -605,4 +557,29 @@ func TestMergeMatchesAcross(t *testing.T) {
 		}
 		im.Close()
 	}
+}
+
+// chunks returns the chunks of the regular file at p.
+func (img *image) chunks(t *testing.T, p string) []metadata.ChunkRef {
+	t.Helper()
+	ino, err := img.fs.LookupPath(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := img.fs.FileChunks(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// bytesFrom counts the bytes of cs in blocks first and later.
+func bytesFrom(cs []metadata.ChunkRef, first int) int64 {
+	var n int64
+	for _, c := range cs {
+		if !c.Hole && int(c.Block) >= first {
+			n += int64(c.Size)
+		}
+	}
+	return n
 }
