@@ -77,7 +77,7 @@ var manual = cli.Manual{
 				"on their own, so changed files do not compress against their old versions as they would in " +
 				"one build. So that segments find what they share with their old versions instead, an append " +
 				"segments with a finer window than a build: -W 7 (128 bytes) unless -W is given. Ten redis " +
-				"releases appended one at a time at -l7 made an image 1.05 times the size of one build of all " +
+				"releases appended one at a time at -l7 made an image 1.06 times the size of one build of all " +
 				"of them (1.33 times with a build's -W 12); a large OLD is indexed at sparser steps so that " +
 				"the index stays under about 8 million entries.",
 			"mkdwarfs --merge [NAME=]IMAGE... -o NEW joins images: every block of every image is copied as " +
