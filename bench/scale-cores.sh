@@ -123,9 +123,9 @@ if [[ $first == 1 && $last == 2 ]]; then
 	echo "|---|---:|---:|---:|---:|---:|---:|"
 	t16=0 t64=0
 	for ph in scanning ordering segmenting metadata compressing writing; do
-		a=$(awk -v p="$ph" '$1 == p && NF == 7 { sub("s", "", $4); print $4 }' "$work/godwarfs-1-1.log")
-		b=$(awk -v p="$ph" '$1 == p && NF == 7 { sub("s", "", $4); print $4 }' "$work/godwarfs-2-1.log")
-		cpu=$(awk -v p="$ph" '$1 == p && NF == 7 { sub("s", "", $5); print $5 }' "$work/godwarfs-2-1.log")
+		a=$(awk -v p="$ph" '$1 == p && NF == 6 { sub("s", "", $4); print $4 }' "$work/godwarfs-1-1.log")
+		b=$(awk -v p="$ph" '$1 == p && NF == 6 { sub("s", "", $4); print $4 }' "$work/godwarfs-2-1.log")
+		cpu=$(awk -v p="$ph" '$1 == p && NF == 6 { sub("s", "", $5); print $5 }' "$work/godwarfs-2-1.log")
 		[[ -n $a && -n $b ]] || continue
 		p16=$(amdahl "$a" "$b" 16) p64=$(amdahl "$a" "$b" 64)
 		t16=$(awk -v x="$t16" -v y="$p16" 'BEGIN { printf "%.1f", x + y }')
