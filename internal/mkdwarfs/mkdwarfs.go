@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -509,8 +510,32 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		defer src.Close()
 		scan.Tree = src
 	}
+	// Once the tree is scanned, what the heap gains is block buffers that
+	// die when written, while the scan's live structures stay: the default
+	// GOGC=100 then lets dead blocks pile up to the size of all that is
+	// live (about 400 MiB at -l9 on a 4 GiB tree, on top of the encoders).
+	// A collection marks only the live part, a few times per block
+	// written, so a lower percentage costs little. The scan itself, which
+	// allocates much and keeps little, keeps the default. A GOGC set by
+	// the user wins.
+	if os.Getenv("GOGC") == "" {
+		restore := false
+		prev := 0
+		scan.BeforeSegmenting = func() {
+			prev, restore = debug.SetGCPercent(segmentingGCPercent), true
+			debug.FreeOSMemory()
+		}
+		defer func() {
+			if restore {
+				debug.SetGCPercent(prev)
+			}
+		}()
+	}
 	return writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
 }
+
+// segmentingGCPercent is the GOGC of a build from the end of its scan.
+const segmentingGCPercent = 25
 
 // inputFormat sets cfg up for a tar input (--input-format).
 func inputFormat(p *cli.Result, cfg *Config, stdin io.Reader) error {

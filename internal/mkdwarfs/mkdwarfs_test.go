@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -404,5 +405,30 @@ func TestRoundTripPackAndCompression(t *testing.T) {
 			got, _ := readBack(t, img)
 			compareTrees(t, want, got, cmpOpts{})
 		})
+	}
+}
+
+// A build lowers the collector's percentage for segmenting; the caller's
+// setting must be back when it returns, whether the build succeeds or not.
+func TestBuildRestoresGCPercent(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set in the environment, so a build leaves the collector alone")
+	}
+	const mine = 77
+	prev := debug.SetGCPercent(mine)
+	defer debug.SetGCPercent(prev)
+	src := makeTree(t)
+	mk(t, "-i", src, "-o", filepath.Join(t.TempDir(), "a.dwarfs"), "-l", "3", "--log-level", "error")
+	if got := debug.SetGCPercent(mine); got != mine {
+		t.Errorf("GC percent after a build: %d, want %d", got, mine)
+	}
+	// A build that fails after its scan (the output directory is gone).
+	out := filepath.Join(t.TempDir(), "gone", "b.dwarfs")
+	var stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"-i", src, "-o", out, "--log-level", "error"}, nil, &bytes.Buffer{}, &stderr); code == 0 {
+		t.Fatalf("build into a missing directory succeeded")
+	}
+	if got := debug.SetGCPercent(mine); got != mine {
+		t.Errorf("GC percent after a failed build: %d, want %d", got, mine)
 	}
 }
