@@ -511,31 +511,31 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		scan.Tree = src
 	}
 	// Once the tree is scanned, what the heap gains is block buffers that
-	// die when written, while the scan's live structures stay: the default
-	// GOGC=100 then lets dead blocks pile up to the size of all that is
-	// live (about 400 MiB at -l9 on a 4 GiB tree, on top of the encoders).
-	// A collection marks only the live part, a few times per block
-	// written, so a lower percentage costs little. The scan itself, which
-	// allocates much and keeps little, keeps the default. A GOGC set by
-	// the user wins.
-	if os.Getenv("GOGC") == "" {
-		restore := false
-		prev := 0
-		scan.BeforeSegmenting = func() {
-			prev, restore = debug.SetGCPercent(segmentingGCPercent), true
-			debug.FreeOSMemory()
-		}
-		defer func() {
-			if restore {
-				debug.SetGCPercent(prev)
-			}
-		}()
+	// die when written, while the scan's structures stay live; the scan
+	// itself, which allocates much and keeps little, keeps the default.
+	restore := func() {}
+	scan.BeforeSegmenting = func() {
+		restore = collectOften()
+		debug.FreeOSMemory()
 	}
+	defer func() { restore() }()
 	return writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
 }
 
-// segmentingGCPercent is the GOGC of a build from the end of its scan.
-const segmentingGCPercent = 25
+// collectOften lowers GOGC to 25 while block data streams through the
+// heap and returns what puts the previous setting back. What the heap
+// gains then is block buffers that die once written, while the default
+// GOGC=100 lets them pile up to the size of all that is live: a
+// rewrite's 1 GiB bench peak fell by a quarter, a 4 GiB -l9 build's by
+// 8%, at no measurable CPU cost (a collection marks only the live part).
+// A GOGC set by the user wins.
+func collectOften() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(25)
+	return func() { debug.SetGCPercent(prev) }
+}
 
 // inputFormat sets cfg up for a tar input (--input-format).
 func inputFormat(p *cli.Result, cfg *Config, stdin io.Reader) error {

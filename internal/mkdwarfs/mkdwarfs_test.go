@@ -422,7 +422,7 @@ func TestBuildRestoresGCPercent(t *testing.T) {
 	if got := debug.SetGCPercent(mine); got != mine {
 		t.Errorf("GC percent after a build: %d, want %d", got, mine)
 	}
-	// A build that fails after its scan (the output directory is gone).
+	// A build that fails (its output directory does not exist).
 	out := filepath.Join(t.TempDir(), "gone", "b.dwarfs")
 	var stderr bytes.Buffer
 	if code := Main(context.Background(), []string{"-i", src, "-o", out, "--log-level", "error"}, nil, &bytes.Buffer{}, &stderr); code == 0 {
