@@ -249,8 +249,8 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 				report(func(p *Progress) { p.Blocks++; p.BlockBytes += size })
 			}
 		}
-		return pipe.Submit(int64(len(data)), func(threads Threads) (block.Compression, []byte, error) {
-			c := block.WithThreads(comp, threads(block.MaxThreads(comp, len(data))))
+		return pipe.Submit(int64(len(data)), func(threads Threads, ws *block.Workspace) (block.Compression, []byte, error) {
+			c := block.WithWorkspace(block.WithThreads(comp, threads(block.MaxThreads(comp, len(data)))), ws)
 			ct, p, err := block.CompressSection(c, data)
 			if err != nil {
 				err = fmt.Errorf("block %d: %w", i, err)

@@ -28,7 +28,7 @@ func TestPipelineNiceness(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[int]bool{}
 		for range 8 {
-			err := p.Submit(1, func(Threads) (block.Compression, []byte, error) {
+			err := p.Submit(1, func(Threads, *block.Workspace) (block.Compression, []byte, error) {
 				n, err := threadNice(unix.Gettid())
 				if err != nil {
 					return 0, nil, err

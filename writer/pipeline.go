@@ -48,7 +48,7 @@ type pipeline struct {
 type Threads func(want int) int
 
 type job struct {
-	encode  func(Threads) (block.Compression, []byte, error)
+	encode  func(Threads, *block.Workspace) (block.Compression, []byte, error)
 	written func(block.Compression, []byte)
 	weight  int64
 	done    chan struct{}
@@ -81,6 +81,10 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 				// cannot be niced still compresses.
 				_ = niceThread(niceness)
 			}
+			// The encoder's state stays from block to block; it goes
+			// when the worker does, at the end of the pipeline.
+			ws := block.NewWorkspace()
+			defer ws.Close()
 			for j := range p.jobs {
 				if err := p.threads.Acquire(gctx, 1); err != nil {
 					return err
@@ -96,7 +100,7 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 						held++
 					}
 					return held
-				})
+				}, ws)
 				if cpu1, ok1 := threadCPU(); ok0 && ok1 {
 					p.encoderCPU.Add(int64(cpu1 - cpu0))
 					p.encoderCPUKnown.Store(true)
@@ -135,9 +139,10 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 
 // Submit queues one block of the given weight (its size, or a bound of
 // it). encode runs on a worker and returns the section's compression and
-// payload; written, if not nil, runs once the section is written, in
+// payload, given the worker's threads and its encoder workspace (see
+// block.WithWorkspace); written, if not nil, runs once the section is written, in
 // submission order (to recycle buffers or report progress).
-func (p *pipeline) Submit(weight int64, encode func(Threads) (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
+func (p *pipeline) Submit(weight int64, encode func(Threads, *block.Workspace) (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
 	j := &job{encode: encode, written: written, weight: min(weight, p.limit), done: make(chan struct{})}
 	if err := p.sem.Acquire(p.ctx, j.weight); err != nil {
 		return p.failure(err)

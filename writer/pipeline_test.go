@@ -30,7 +30,7 @@ func pipelineImage(t *testing.T, workers int, limit int64, blocks [][]byte) ([]b
 		if limit > 0 {
 			w = min(w, limit) // a block larger than the bound goes alone
 		}
-		err := p.Submit(w, func(Threads) (block.Compression, []byte, error) {
+		err := p.Submit(w, func(Threads, *block.Workspace) (block.Compression, []byte, error) {
 			if n := inFlight.Add(w); n > peak.Load() {
 				peak.Store(n) // racy max is fine: only ever too low by a step
 			}
@@ -77,7 +77,7 @@ func TestPipelineError(t *testing.T) {
 	bad := errors.New("bad block")
 	var err error
 	for i := 0; i < 100 && err == nil; i++ {
-		err = p.Submit(1, func(Threads) (block.Compression, []byte, error) {
+		err = p.Submit(1, func(Threads, *block.Workspace) (block.Compression, []byte, error) {
 			if i == 3 {
 				return 0, nil, bad
 			}
@@ -100,7 +100,7 @@ func TestPipelineThreads(t *testing.T) {
 		var held, peak atomic.Int64
 		alone := make(chan int)
 		// First a job alone in the pipeline: it gets every thread.
-		err := p.Submit(1, func(threads Threads) (block.Compression, []byte, error) {
+		err := p.Submit(1, func(threads Threads, _ *block.Workspace) (block.Compression, []byte, error) {
 			n := threads(8)
 			if again := threads(1); again != n {
 				return 0, nil, fmt.Errorf("a second call gave %d threads after %d", again, n)
@@ -115,7 +115,7 @@ func TestPipelineThreads(t *testing.T) {
 			t.Errorf("%d workers: a job alone got %d threads, want %d", workers, n, workers)
 		}
 		for i := range 30 {
-			err := p.Submit(1, func(threads Threads) (block.Compression, []byte, error) {
+			err := p.Submit(1, func(threads Threads, _ *block.Workspace) (block.Compression, []byte, error) {
 				want := 1 + i%4
 				n := threads(want)
 				if n < 1 || n > want {

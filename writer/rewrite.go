@@ -401,8 +401,8 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 		case <-pipe.Done():
 			return pipe.Stop()
 		}
-		return pipe.Submit(r.blockLimit, func(threads Threads) (block.Compression, []byte, error) {
-			res := r.recodeBlock(j, threads)
+		return pipe.Submit(r.blockLimit, func(threads Threads, ws *block.Workspace) (block.Compression, []byte, error) {
+			res := r.recodeBlock(j, threads, ws)
 			return res.comp, res.payload, res.err
 		}, func(c block.Compression, p []byte) {
 			free <- j.buf
@@ -448,7 +448,7 @@ func (r *rewriter) compFor(cat uint32) block.Compressor {
 	return r.blockComp
 }
 
-func (r *rewriter) recodeBlock(j blockJob, threads Threads) blockResult {
+func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *block.Workspace) blockResult {
 	if err := r.ctx.Err(); err != nil {
 		return blockResult{err: err}
 	}
@@ -458,7 +458,7 @@ func (r *rewriter) recodeBlock(j blockJob, threads Threads) blockResult {
 	}
 	if j.data != nil {
 		b.sizeOut(len(j.data))
-		comp := block.WithThreads(j.comp, threads(block.MaxThreads(j.comp, len(j.data))))
+		comp := block.WithWorkspace(block.WithThreads(j.comp, threads(block.MaxThreads(j.comp, len(j.data)))), ws)
 		c, p, err := block.CompressSectionInto(comp, b.out, j.data)
 		if err != nil {
 			return blockResult{err: fmt.Errorf("new block %d: %w", i, err)}
@@ -498,7 +498,7 @@ func (r *rewriter) recodeBlock(j blockJob, threads Threads) blockResult {
 	}
 	b.data = keep(b.data, data)
 	b.sizeOut(len(data))
-	comp := block.WithThreads(j.comp, threads(block.MaxThreads(j.comp, len(data))))
+	comp := block.WithWorkspace(block.WithThreads(j.comp, threads(block.MaxThreads(j.comp, len(data)))), ws)
 	c, p, err := block.CompressSectionInto(comp, b.out, data)
 	if err != nil {
 		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}

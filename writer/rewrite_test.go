@@ -605,7 +605,7 @@ func TestBlockBufNoAliasing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := r.recodeBlock(blockJob{idx: i, sec: s, buf: b}, func(int) int { return 1 })
+			res := r.recodeBlock(blockJob{idx: i, sec: s, buf: b}, func(int) int { return 1 }, nil)
 			if res.err != nil {
 				t.Fatal(res.err)
 			}
