@@ -75,7 +75,9 @@ func NewFileHash(name string) (func() hash.Hash, error) {
 // votes, together with bytes of the preceding 4, into 256 trigram buckets;
 // the digest bit is set where a bucket is above the mean.
 type simAcc struct {
-	acc   [256]uint32
+	// acc counts the votes of each of the four trigrams apart: votes
+	// that follow each other then rarely wait on the same counter.
+	acc   [4][256]uint32
 	prev  [4]byte
 	n     int
 	total uint64
@@ -89,29 +91,35 @@ func trigram(a, b, c byte, n uint32) uint8 {
 }
 
 func (s *simAcc) Write(p []byte) (int, error) {
+	size := len(p)
 	c1, c2, c3, c4 := s.prev[0], s.prev[1], s.prev[2], s.prev[3]
-	n := s.n
+	// The first four bytes of a stream only fill the window; the loop
+	// below then needs no test per byte.
+	for s.n < 4 && len(p) > 0 {
+		c4, c3, c2, c1 = c3, c2, c1, p[0]
+		p = p[1:]
+		s.n++
+	}
+	// The counts in a local array: through s, every vote would be a load
+	// and a store the compiler cannot keep apart from s's other fields.
+	acc := &s.acc
 	for _, c0 := range p {
-		if n >= 4 {
-			s.acc[trigram(c0, c1, c2, 0)]++
-			s.acc[trigram(c0, c1, c3, 1)]++
-			s.acc[trigram(c0, c2, c3, 2)]++
-			s.acc[trigram(c0, c1, c4, 3)]++
-			s.total += 4
-		} else {
-			n++
-		}
+		acc[0][trigram(c0, c1, c2, 0)]++
+		acc[1][trigram(c0, c1, c3, 1)]++
+		acc[2][trigram(c0, c2, c3, 2)]++
+		acc[3][trigram(c0, c1, c4, 3)]++
 		c4, c3, c2, c1 = c3, c2, c1, c0
 	}
+	s.total += 4 * uint64(len(p))
 	s.prev = [4]byte{c1, c2, c3, c4}
-	s.n = n
-	return len(p), nil
+	return size, nil
 }
 
 func (s *simAcc) digest() (d [4]uint64, sim uint32) {
 	mean := s.total / 256
 	var fold [32]uint64
-	for i, v := range s.acc {
+	for i := range 256 {
+		v := s.acc[0][i] + s.acc[1][i] + s.acc[2][i] + s.acc[3][i]
 		if uint64(v) > mean {
 			d[i/64] |= 1 << (i % 64)
 		}

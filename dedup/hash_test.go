@@ -11,10 +11,10 @@ func plainDigest(data []byte) (d [4]uint64, sim uint32) {
 	var s simAcc
 	for i := 4; i < len(data); i++ {
 		c0, c1, c2, c3, c4 := data[i], data[i-1], data[i-2], data[i-3], data[i-4]
-		s.acc[trigram(c0, c1, c2, 0)]++
-		s.acc[trigram(c0, c1, c3, 1)]++
-		s.acc[trigram(c0, c2, c3, 2)]++
-		s.acc[trigram(c0, c1, c4, 3)]++
+		s.acc[0][trigram(c0, c1, c2, 0)]++
+		s.acc[0][trigram(c0, c1, c3, 1)]++
+		s.acc[0][trigram(c0, c2, c3, 2)]++
+		s.acc[0][trigram(c0, c1, c4, 3)]++
 		s.total += 4
 	}
 	return s.digest()
