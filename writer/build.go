@@ -295,16 +295,41 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, stats.Blocks })
 		tl.mark(PhaseCompressing)
 	}
+	// The metadata is final once the last block is made: it is encoded
+	// and compressed while the last blocks are, on the cores that their
+	// workers, one by one, leave idle, and written after them.
+	var (
+		meta     []encodedSection
+		metaErr  error
+		metaDone = make(chan struct{})
+	)
+	if err == nil {
+		err = comps.prepare(t.SchemaCompression, t.MetadataCompression)
+	}
+	if err == nil {
+		go func() {
+			defer close(metaDone)
+			meta, metaErr = comps.encodeMetadata(md, t)
+		}()
+	} else {
+		close(metaDone)
+	}
 	if perr := pipe.Wait(); err == nil {
 		err = perr
+	}
+	<-metaDone
+	if err == nil {
+		err = metaErr
 	}
 	if err != nil {
 		return stats, pipe, err
 	}
 	report(func(p *Progress) { p.Phase = PhaseWriting })
 	tl.mark(PhaseWriting)
-	if err := comps.writeMetadata(bw, md, t); err != nil {
-		return stats, pipe, err
+	for _, s := range meta {
+		if err := bw.WriteSection(s.t, s.ct, s.out); err != nil {
+			return stats, pipe, err
+		}
 	}
 	var prior []metadata.HistoryRecord
 	if base != nil {
@@ -316,14 +341,20 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	return stats, pipe, bw.Close()
 }
 
-// writeMetadata encodes md and writes its schema and data sections.
-func (c compressors) writeMetadata(bw *block.Writer, md *metadata.Metadata, t *Target) error {
+// encodeMetadata encodes md and compresses its schema and data sections,
+// in the order they are written. It only reads c (see prepare).
+func (c compressors) encodeMetadata(md *metadata.Metadata, t *Target) ([]encodedSection, error) {
 	schema, data, err := metadata.Encode(md)
 	if err != nil {
-		return fmt.Errorf("encoding metadata: %w", err)
+		return nil, fmt.Errorf("encoding metadata: %w", err)
 	}
-	if err := c.writeSection(bw, block.SectionMetadataSchema, t.SchemaCompression, schema); err != nil {
-		return err
+	s, err := c.encodeSection(block.SectionMetadataSchema, t.SchemaCompression, schema)
+	if err != nil {
+		return nil, err
 	}
-	return c.writeSection(bw, block.SectionMetadata, t.MetadataCompression, data)
+	d, err := c.encodeSection(block.SectionMetadata, t.MetadataCompression, data)
+	if err != nil {
+		return nil, err
+	}
+	return []encodedSection{s, d}, nil
 }

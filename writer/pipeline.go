@@ -41,6 +41,11 @@ type pipeline struct {
 	encoderCPUKnown         atomic.Bool
 }
 
+// idleFree is how long a worker keeps its encoder's memory while it waits
+// for a block: long enough for a producer between two blocks, short next
+// to compressing one at the levels where that memory is large.
+const idleFree = time.Second
+
 // Threads is how an encode function learns how many threads it may use:
 // it passes how many it could keep busy and gets at least 1 and at most
 // that many, taking idle ones without waiting for them. Later calls can
@@ -81,11 +86,25 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 				// cannot be niced still compresses.
 				_ = niceThread(niceness)
 			}
-			// The encoder's state stays from block to block; it goes
-			// when the worker does, at the end of the pipeline.
+			// The encoder's state stays from block to block, and is
+			// given back when the worker has waited idleFree for a
+			// block (a slow producer) or there are no more.
 			ws := block.NewWorkspace()
 			defer ws.Close()
-			for j := range p.jobs {
+			idle := time.NewTimer(idleFree)
+			defer idle.Stop()
+			for {
+				var j *job
+				idle.Reset(idleFree)
+				select {
+				case j = <-p.jobs:
+				case <-idle.C:
+					ws.Close()
+					j = <-p.jobs
+				}
+				if j == nil { // closed: no more blocks
+					break
+				}
 				if err := p.threads.Acquire(gctx, 1); err != nil {
 					return err
 				}

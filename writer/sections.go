@@ -22,16 +22,43 @@ func (c compressors) get(spec string) (block.Compressor, error) {
 	return comp, nil
 }
 
-// writeSection compresses payload with spec and writes it as a section of
-// type t.
-func (c compressors) writeSection(w *block.Writer, t block.SectionType, spec string, payload []byte) error {
+// prepare sets up the compressors for specs, so that encodeSection with
+// them only reads c and can run beside other users.
+func (c compressors) prepare(specs ...string) error {
+	for _, spec := range specs {
+		if _, err := c.get(spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodedSection is a section compressed ahead of its writing.
+type encodedSection struct {
+	t   block.SectionType
+	ct  block.Compression
+	out []byte
+}
+
+// encodeSection compresses payload with spec for a section of type t.
+func (c compressors) encodeSection(t block.SectionType, spec string, payload []byte) (encodedSection, error) {
 	comp, err := c.get(spec)
 	if err != nil {
-		return fmt.Errorf("%s compression: %w", t, err)
+		return encodedSection{}, fmt.Errorf("%s compression: %w", t, err)
 	}
 	ct, out, err := block.CompressSection(comp, payload)
 	if err != nil {
-		return fmt.Errorf("compressing %s: %w", t, err)
+		return encodedSection{}, fmt.Errorf("compressing %s: %w", t, err)
 	}
-	return w.WriteSection(t, ct, out)
+	return encodedSection{t, ct, out}, nil
+}
+
+// writeSection compresses payload with spec and writes it as a section of
+// type t.
+func (c compressors) writeSection(w *block.Writer, t block.SectionType, spec string, payload []byte) error {
+	s, err := c.encodeSection(t, spec, payload)
+	if err != nil {
+		return err
+	}
+	return w.WriteSection(s.t, s.ct, s.out)
 }
