@@ -254,28 +254,34 @@ func (o *nilsimsaOrderer) spawn(f func()) {
 // else the nearest child.
 func (o *nilsimsaOrderer) cluster(n *clusterNode, maxDist int) {
 	var children []*clusterNode
+	// The children's centroids side by side, for the search below that
+	// reads them all for every item.
+	var cents [][4]uint64
 	for _, c := range n.items {
-		var match, best *clusterNode
+		d0 := &c.rep.simDigest
+		match, best := -1, -1
 		bestD := math.MaxInt
-		for _, ch := range children {
-			d := hamming(&ch.centroid, &c.rep.simDigest)
+		for j := range cents {
+			d := hamming(&cents[j], d0)
 			if d <= maxDist {
-				match = ch
+				match = j
 				break
 			}
 			if d < bestD {
-				best, bestD = ch, d
+				best, bestD = j, d
 			}
 		}
-		if match == nil {
+		if match < 0 {
 			if len(children) < o.opt.MaxChildren {
-				match = &clusterNode{}
-				children = append(children, match)
+				match = len(children)
+				children = append(children, &clusterNode{})
+				cents = append(cents, [4]uint64{})
 			} else {
 				match = best
 			}
 		}
-		match.add(c)
+		children[match].add(c)
+		cents[match] = children[match].centroid
 	}
 	n.items, n.children = nil, children
 	for _, ch := range children {
@@ -292,13 +298,34 @@ func (o *nilsimsaOrderer) cluster(n *clusterNode, maxDist int) {
 // order's first.
 func (o *nilsimsaOrderer) orderLeaf(items []*content) {
 	slices.SortStableFunc(items, o.base)
-	chainNearest(len(items), func(i, k int) int {
-		return hamming(&items[i].rep.simDigest, &items[k].rep.simDigest)
-	}, func(i, k int) { items[i], items[k] = items[k], items[i] })
+	// chainNearest over a copy of the digests side by side: the search
+	// reads them all for every item, and through the items it would
+	// follow two pointers for each.
+	ds := make([][4]uint64, len(items))
+	for i, c := range items {
+		ds[i] = c.rep.simDigest
+	}
+	for i := 0; i < len(ds)-1; i++ {
+		best, bestD := i+1, math.MaxInt
+		d0 := &ds[i]
+		for k := i + 1; k < len(ds); k++ {
+			if d := hamming(d0, &ds[k]); d < bestD {
+				best, bestD = k, d
+				if d <= 1 {
+					break
+				}
+			}
+		}
+		if best != i+1 {
+			ds[i+1], ds[best] = ds[best], ds[i+1]
+			items[i+1], items[best] = items[best], items[i+1]
+		}
+	}
 }
 
 // chainNearest reorders n elements so that each is followed by the
-// nearest (by dist from it) of those after it.
+// nearest (by dist from it) of those after it. (orderLeaf does the same
+// over digests.)
 func chainNearest(n int, dist func(i, k int) int, swap func(i, k int)) {
 	for i := 0; i < n-1; i++ {
 		best, bestD := i+1, math.MaxInt
