@@ -296,8 +296,8 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		tl.mark(PhaseCompressing)
 	}
 	// The metadata is final once the last block is made: it is encoded
-	// and compressed while the last blocks are, on the cores that their
-	// workers, one by one, leave idle, and written after them.
+	// and compressed while the last blocks are, on the first core that
+	// their workers leave idle, and written after them.
 	var (
 		meta     []encodedSection
 		metaErr  error
@@ -309,7 +309,9 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if err == nil {
 		go func() {
 			defer close(metaDone)
-			meta, metaErr = comps.encodeMetadata(md, t)
+			if err := pipe.RunIdle(func() { meta, metaErr = comps.encodeMetadata(md, t) }); err != nil {
+				metaErr = err
+			}
 		}()
 	} else {
 		close(metaDone)

@@ -179,6 +179,18 @@ func (p *pipeline) Submit(weight int64, encode func(Threads, *block.Workspace) (
 	return nil
 }
 
+// RunIdle runs f on a thread that no worker is using, waiting for one
+// to be left idle, so that work beside the encoders neither slows them
+// nor adds an encoder's memory to theirs while they all run.
+func (p *pipeline) RunIdle(f func()) error {
+	if err := p.threads.Acquire(p.ctx, 1); err != nil {
+		return p.ctx.Err()
+	}
+	defer p.threads.Release(1)
+	f()
+	return nil
+}
+
 // Done is closed when the pipeline fails (or its context ends), for a
 // producer that waits on something other than Submit; Stop then returns
 // the reason.
