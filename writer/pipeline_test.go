@@ -140,3 +140,41 @@ func TestPipelineThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineRunIdle: work given to RunIdle waits until a worker's
+// thread is free, and then runs while the pipeline goes on.
+func TestPipelineRunIdle(t *testing.T) {
+	var buf bytes.Buffer
+	bw := block.NewWriter(&buf, block.WriterOptions{})
+	p := newPipeline(context.Background(), bw, 1, 0, 0)
+	started, release := make(chan struct{}), make(chan struct{})
+	var encoded atomic.Bool
+	err := p.Submit(1, func(Threads, *block.Workspace) (block.Compression, []byte, error) {
+		close(started)
+		<-release
+		encoded.Store(true)
+		return block.CompNone, []byte("x"), nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	ran := make(chan bool, 1)
+	go func() {
+		if err := p.RunIdle(func() { ran <- encoded.Load() }); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-ran:
+		t.Fatal("RunIdle ran while the only worker was encoding")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if !<-ran {
+		t.Fatal("RunIdle ran before the worker's block was encoded")
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
