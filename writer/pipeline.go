@@ -25,7 +25,8 @@ import (
 type pipeline struct {
 	bw      *block.Writer
 	g       *errgroup.Group
-	ctx     context.Context
+	ctx     context.Context // ends with the first failure or Wait
+	parent  context.Context // the caller's
 	jobs    chan *job
 	order   chan *job
 	sem     *semaphore.Weighted
@@ -72,7 +73,7 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 		limit = 1 << 62
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	p := &pipeline{bw: bw, g: g, ctx: gctx, limit: limit,
+	p := &pipeline{bw: bw, g: g, ctx: gctx, parent: ctx, limit: limit,
 		jobs: make(chan *job), order: make(chan *job, 4*workers+16)}
 	p.sem = semaphore.NewWeighted(limit)
 	p.threads = semaphore.NewWeighted(int64(workers))
@@ -182,9 +183,11 @@ func (p *pipeline) Submit(weight int64, encode func(Threads, *block.Workspace) (
 // RunIdle runs f on a thread that no worker is using, waiting for one
 // to be left idle, so that work beside the encoders neither slows them
 // nor adds an encoder's memory to theirs while they all run.
+// It may be called while or after Wait runs: only the caller's context
+// ends the wait.
 func (p *pipeline) RunIdle(f func()) error {
-	if err := p.threads.Acquire(p.ctx, 1); err != nil {
-		return p.ctx.Err()
+	if err := p.threads.Acquire(p.parent, 1); err != nil {
+		return err
 	}
 	defer p.threads.Release(1)
 	f()

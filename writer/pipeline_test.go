@@ -142,7 +142,7 @@ func TestPipelineThreads(t *testing.T) {
 }
 
 // TestPipelineRunIdle: work given to RunIdle waits until a worker's
-// thread is free, and then runs while the pipeline goes on.
+// thread is free, and then runs while the pipeline goes on, or after it.
 func TestPipelineRunIdle(t *testing.T) {
 	var buf bytes.Buffer
 	bw := block.NewWriter(&buf, block.WriterOptions{})
@@ -176,5 +176,10 @@ func TestPipelineRunIdle(t *testing.T) {
 	}
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
+	}
+	// After Wait (a build that ends before its metadata got a thread).
+	after := false
+	if err := p.RunIdle(func() { after = true }); err != nil || !after {
+		t.Fatalf("RunIdle after Wait: ran %v, err %v", after, err)
 	}
 }
