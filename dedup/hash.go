@@ -100,8 +100,6 @@ func (s *simAcc) Write(p []byte) (int, error) {
 		p = p[1:]
 		s.n++
 	}
-	// The counts in a local array: through s, every vote would be a load
-	// and a store the compiler cannot keep apart from s's other fields.
 	acc := &s.acc
 	for _, c0 := range p {
 		acc[0][trigram(c0, c1, c2, 0)]++

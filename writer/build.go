@@ -250,7 +250,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 			}
 		}
 		return pipe.Submit(int64(len(data)), func(threads Threads, ws *block.Workspace) (block.Compression, []byte, error) {
-			c := block.WithWorkspace(block.WithThreads(comp, threads(block.MaxThreads(comp, len(data)))), ws)
+			c := encoderFor(comp, len(data), threads, ws)
 			ct, p, err := block.CompressSection(c, data)
 			if err != nil {
 				err = fmt.Errorf("block %d: %w", i, err)

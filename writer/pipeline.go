@@ -53,6 +53,13 @@ const idleFree = time.Second
 // only add threads; all are returned when encode returns.
 type Threads func(want int) int
 
+// encoderFor returns comp set up to compress an n-byte input on the
+// worker that was given threads and ws: on as many of the worker's threads
+// as comp can use for it, keeping its state in the worker's workspace.
+func encoderFor(comp block.Compressor, n int, threads Threads, ws *block.Workspace) block.Compressor {
+	return block.WithWorkspace(block.WithThreads(comp, threads(block.MaxThreads(comp, n))), ws)
+}
+
 type job struct {
 	encode  func(Threads, *block.Workspace) (block.Compression, []byte, error)
 	written func(block.Compression, []byte)
@@ -158,9 +165,9 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 }
 
 // Submit queues one block of the given weight (its size, or a bound of
-// it). encode runs on a worker and returns the section's compression and
-// payload, given the worker's threads and its encoder workspace (see
-// block.WithWorkspace); written, if not nil, runs once the section is written, in
+// it). encode runs on a worker, given the worker's threads and encoder
+// workspace (see encoderFor), and returns the section's compression and
+// payload; written, if not nil, runs once the section is written, in
 // submission order (to recycle buffers or report progress).
 func (p *pipeline) Submit(weight int64, encode func(Threads, *block.Workspace) (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
 	j := &job{encode: encode, written: written, weight: min(weight, p.limit), done: make(chan struct{})}

@@ -458,7 +458,7 @@ func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *block.Workspace)
 	}
 	if j.data != nil {
 		b.sizeOut(len(j.data))
-		comp := block.WithWorkspace(block.WithThreads(j.comp, threads(block.MaxThreads(j.comp, len(j.data)))), ws)
+		comp := encoderFor(j.comp, len(j.data), threads, ws)
 		c, p, err := block.CompressSectionInto(comp, b.out, j.data)
 		if err != nil {
 			return blockResult{err: fmt.Errorf("new block %d: %w", i, err)}
@@ -498,7 +498,7 @@ func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *block.Workspace)
 	}
 	b.data = keep(b.data, data)
 	b.sizeOut(len(data))
-	comp := block.WithWorkspace(block.WithThreads(j.comp, threads(block.MaxThreads(j.comp, len(data)))), ws)
+	comp := encoderFor(j.comp, len(data), threads, ws)
 	c, p, err := block.CompressSectionInto(comp, b.out, data)
 	if err != nil {
 		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
