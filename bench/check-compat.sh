@@ -10,7 +10,7 @@
 #               check prints "skipped" and exits 0)
 #   BIN         godwarfs binaries (default <repo>/bin; built if missing)
 #   SRC         source tree (default: the reference fixture tree, extracted
-#               from ../shared/fixtures/reference/images/default.dwarfs)
+#               from testdata/fixtures/reference/images/default.dwarfs)
 #   CASES       subset of case names to run
 #   KEEP=1      keep the work directory
 set -uo pipefail
@@ -36,7 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 if [[ -z ${SRC:-} ]]; then
-	fix=$REPO_ROOT/../shared/fixtures/reference/images/default.dwarfs
+	fix=$REPO_ROOT/testdata/fixtures/reference/images/default.dwarfs
 	[[ -f $fix ]] || die "no SRC given and $fix not found"
 	SRC=$WORK/src
 	"$BIN/dwarfsextract" -i "$fix" -o "$SRC" || die "extracting the fixture tree failed"

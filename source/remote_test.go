@@ -130,7 +130,7 @@ func readAll(t *testing.T, im *godwarfs.Image) map[string][]byte {
 
 func TestHTTPFixtures(t *testing.T) {
 	imgs := goodImages(t)
-	ng := remotetest.Nginx(t, fixtures.Dir())
+	ng := remotetest.Nginx(t, fixtures.Require(t))
 	for _, img := range imgs {
 		if img.Manifest == "" {
 			continue
@@ -190,7 +190,7 @@ func bigFixture(t *testing.T) fixtures.Image {
 
 func TestFaultProxy(t *testing.T) {
 	img := bigFixture(t)
-	ng := remotetest.Nginx(t, fixtures.Dir())
+	ng := remotetest.Nginx(t, fixtures.Require(t))
 	// Every request but the first few fails in a rotating way; no more
 	// than three in a row, so five attempts always get through.
 	plan := func(n int64, r *http.Request) remotetest.Fault {
@@ -289,7 +289,7 @@ func TestHTTPErrors(t *testing.T) {
 
 func TestServerStopped(t *testing.T) {
 	img := bigFixture(t)
-	ng := remotetest.Nginx(t, fixtures.Dir())
+	ng := remotetest.Nginx(t, fixtures.Require(t))
 	src := openSource(t, ng.URL+"/"+rel(t, img.Path), source.Options{Timeout: 2 * time.Second, RetryWait: 10 * time.Millisecond})
 	im := openImage(t, src)
 	var names []string
@@ -324,7 +324,7 @@ func TestServerStopped(t *testing.T) {
 
 func TestSmallReadTransfersItsBlocks(t *testing.T) {
 	img := bigFixture(t)
-	ng := remotetest.Nginx(t, fixtures.Dir())
+	ng := remotetest.Nginx(t, fixtures.Require(t))
 	src := openSource(t, ng.URL+"/"+rel(t, img.Path), source.Options{})
 	im := openImage(t, src)
 	opened := src.Stats().BytesFetched
@@ -378,7 +378,7 @@ func TestSmallReadTransfersItsBlocks(t *testing.T) {
 
 func TestDiskCache(t *testing.T) {
 	img := bigFixture(t)
-	ng := remotetest.Nginx(t, fixtures.Dir())
+	ng := remotetest.Nginx(t, fixtures.Require(t))
 	url := ng.URL + "/" + rel(t, img.Path)
 	cache := t.TempDir()
 	o := source.Options{DiskCache: cache, MemCache: -1}

@@ -15,7 +15,7 @@ import (
 // for the local file.
 func TestRemoteIntegrity(t *testing.T) {
 	imgs := good(t)
-	ng := remotetest.Nginx(t, fixtures.Dir())
+	ng := remotetest.Nginx(t, fixtures.Require(t))
 	check := func(t *testing.T, img fixtures.Image, url string) {
 		rc, out, errs := runck("--check-integrity", "-d", "2", url)
 		if rc != 0 {

@@ -15,7 +15,7 @@ import (
 // TestExtractRemote extracts images served by nginx and SeaweedFS.
 func TestExtractRemote(t *testing.T) {
 	fxs := fixturesFor(t)
-	ng := remotetest.Nginx(t, fixtures.Dir())
+	ng := remotetest.Nginx(t, fixtures.Require(t))
 	root := os.Geteuid() == 0
 	for _, fx := range fxs {
 		rel, err := filepath.Rel(fixtures.Dir(), fx.image)
