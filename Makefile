@@ -152,7 +152,15 @@ nocgo:
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./block/
 
-test: vet unit race nocgo fuzz-short
+test: check-cdeps vet unit race nocgo fuzz-short
+
+# The cgo build encodes lzma with the system liblzma; without its headers
+# every package fails to compile, so say what to install before trying.
+.PHONY: check-cdeps
+check-cdeps:
+	@if [ "$$($(GO) env CGO_ENABLED)" = 1 ] && ! echo '#include <lzma.h>' | $$($(GO) env CC) -E - >/dev/null 2>&1; then \
+	  echo "liblzma's headers are missing: install Debian's liblzma-dev (make deps, as root)" >&2; exit 1; \
+	fi
 
 demo: build
 	./scripts/demo.sh
