@@ -72,7 +72,7 @@ test-windows:
 	WINE=$(WINE) ./scripts/wine/setup.sh
 	rm -rf $(BIN)/cross/windows-amd64
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build $(CROSSFLAGS) -o $(BIN)/cross/windows-amd64/ ./cmd/...
-	GODWARFS_WINDOWS_BIN=$(abspath $(BIN))/cross/windows-amd64 GODWARFS_WINE=$(WINE) $(GO) test -count=1 -v -run Windows ./internal/wintest/
+	GODWARFS_WINDOWS_BIN=$(abspath $(BIN))/cross/windows-amd64 GODWARFS_WINE=$(WINE) $(GO) test -tags wintest -count=1 -v -run Windows ./internal/wintest/
 	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) test -count=1 -timeout 20m -exec $(WINE) $(WINDOWS_PKGS)
 
 # What a cgo build needs beyond Go and a C compiler: liblzma's headers
@@ -89,6 +89,7 @@ deps:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	$(GO) vet -tags benchremote,wintest ./bench/remote/ ./internal/wintest/
 
 unit:
 	$(GO) test -count=1 -timeout 12m ./...

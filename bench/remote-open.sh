@@ -67,5 +67,5 @@ size=$(stat -c %s "$img")
 report=$BENCH_DIR/results/remote-open-$(date -u +%Y%m%dT%H%M%SZ).md
 cd "$REPO_ROOT"
 GODWARFS_BENCH_OPEN_IMAGE=$img BIN=$BIN BENCH_REPORT=$report GODWARFS_REQUIRE_REMOTE=1 REMOTE_DELAY=${REMOTE_DELAY:-10ms} \
-	go test -count=1 -timeout 90m -run '^TestBenchRemoteOpen$' -v ./bench/remote/ | grep -v '^=== RUN'
+	go test -tags benchremote -count=1 -timeout 90m -run '^TestBenchRemoteOpen$' -v ./bench/remote/ | grep -v '^=== RUN'
 log "report: $report"

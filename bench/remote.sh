@@ -37,5 +37,5 @@ mkdir -p "$BENCH_DIR/results"
 report=$BENCH_DIR/results/remote-$(date -u +%Y%m%dT%H%M%SZ).md
 cd "$REPO_ROOT"
 GODWARFS_BENCH_REMOTE_IMAGE=$img BIN=$BIN RUNS=${RUNS:-3} BENCH_REPORT=$report GODWARFS_REQUIRE_REMOTE=1 \
-	go test -count=1 -timeout 60m -run '^TestBenchRemote$' -v ./bench/remote/ | grep -v '^=== RUN'
+	go test -tags benchremote -count=1 -timeout 60m -run '^TestBenchRemote$' -v ./bench/remote/ | grep -v '^=== RUN'
 log "report: $report"

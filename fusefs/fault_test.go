@@ -4,19 +4,23 @@ package fusefs_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/faultio"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/testimage"
 )
@@ -98,84 +102,84 @@ func TestFaultEIO(t *testing.T) {
 	})
 }
 
-// skipFault skips with a reason printed even without -v.
-func skipFault(t *testing.T, format string, args ...any) {
-	t.Helper()
-	reason := fmt.Sprintf(format, args...)
-	fmt.Fprintf(os.Stderr, "skipped: %s: %s\n", t.Name(), reason)
-	t.Skip(reason)
+// failingFile is a file served by a FUSE file system of the test's own,
+// whose reads overlapping [lo, hi) fail with EIO while bad is set: storage
+// that fails under the image, as a disk with bad sectors does, seen by the
+// driver through the kernel's page cache and mmap like any other file.
+type failingFile struct {
+	fs.Inode
+	data   []byte
+	lo, hi int64
+	bad    atomic.Bool
 }
 
-func run(t *testing.T, name string, args ...string) (string, error) {
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(out))
+var (
+	_ fs.NodeOpener    = (*failingFile)(nil)
+	_ fs.NodeReader    = (*failingFile)(nil)
+	_ fs.NodeGetattrer = (*failingFile)(nil)
+)
+
+func (f *failingFile) Open(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return nil, 0, 0
+}
+
+func (f *failingFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o444
+	out.Size = uint64(len(f.data))
+	return 0
+}
+
+func (f *failingFile) Read(_ context.Context, _ fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(f.data)) {
+		return fuse.ReadResultData(nil), 0
 	}
-	return strings.TrimSpace(string(out)), nil
+	end := min(off+int64(len(dest)), int64(len(f.data)))
+	if f.bad.Load() && off < f.hi && end > f.lo {
+		return nil, syscall.EIO
+	}
+	return fuse.ReadResultData(f.data[off:end]), 0
 }
 
-// TestFaultDeviceMapper puts the image on a loop device behind a
-// device-mapper table whose sectors inside block 1 are an "error" target:
-// real EIO from the kernel's block layer. The mount must give EIO for the
-// files needing block 1 and serve the rest; after the table is replaced
-// by a healthy one, every file reads again.
-func TestFaultDeviceMapper(t *testing.T) {
+// TestFaultBackingStore opens the image by path from a file whose pages
+// inside block 1 fail with EIO: real read errors from the kernel, through
+// pread or a mapping. The mount must give EIO for the files needing block
+// 1 and serve the rest; once the storage heals, every file reads again.
+func TestFaultBackingStore(t *testing.T) {
 	requireFuse(t)
-	if os.Geteuid() != 0 {
-		skipFault(t, "device-mapper needs root")
-	}
-	for _, tool := range []string{"dmsetup", "losetup"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skipFault(t, "%s not installed", tool)
-		}
-	}
-	if _, err := run(t, "dmsetup", "targets"); err != nil {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		skipFault(t, "kernel device-mapper unavailable: %s", first)
-	}
-	// Blocks of 48 KiB span many sectors, so the error range can lie wholly
-	// inside block 1 and nothing else.
+	// Blocks of 48 KiB span many pages, so the failing range can lie
+	// wholly inside block 1 and nothing else.
 	sp, err := testimage.NewSpread("zstd", 48<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Where block 1 lies in the image.
 	probe, err := godwarfs.OpenReaderAt(bytes.NewReader(sp.Image), int64(len(sp.Image)), "probe", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	off, n := blockSpan(probe, 1)
 	probe.Close()
-	const sector = 512
-	first, end := (off+sector-1)/sector, (off+n)/sector
+	const page = 4096
+	first, end := (off+page-1)/page*page, (off+n)/page*page
 	if end <= first {
-		t.Fatalf("block 1 (%d bytes at %d) spans no whole sector", n, off)
+		t.Fatalf("block 1 (%d bytes at %d) spans no whole page", n, off)
 	}
-	img := append(bytes.Clone(sp.Image), make([]byte, sector-len(sp.Image)%sector)...)
-	total := int64(len(img)) / sector
-	file := filepath.Join(t.TempDir(), "img.dwarfs")
-	if err := os.WriteFile(file, img, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	loop, err := run(t, "losetup", "-f", "--show", file)
+	file := &failingFile{data: sp.Image, lo: first, hi: end}
+	file.bad.Store(true)
+	dir := t.TempDir()
+	root := &fs.Inode{}
+	store, err := fs.Mount(dir, root, &fs.Options{
+		OnAdd: func(ctx context.Context) {
+			root.AddChild("img.dwarfs", root.NewPersistentInode(ctx, file, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+		},
+	})
 	if err != nil {
-		skipFault(t, "no loop device: %v", err)
+		fixtures.FUSEUnusable(t, fmt.Sprintf("mounting the failing store: %v", err))
 	}
-	t.Cleanup(func() { run(t, "losetup", "-d", loop) })
-	name := fmt.Sprintf("godwarfs-fault-%d", os.Getpid())
-	bad := fmt.Sprintf("0 %d linear %s 0\n%d %d error\n%d %d linear %s %d",
-		first, loop, first, end-first, end, total-end, loop, end)
-	if _, err := run(t, "dmsetup", "create", name, "--table", bad); err != nil {
-		skipFault(t, "cannot create a device-mapper device: %v", err)
-	}
-	t.Cleanup(func() { run(t, "dmsetup", "remove", "--retry", name) })
-	dev := "/dev/mapper/" + name
-	if _, err := os.Stat(dev); err != nil {
-		run(t, "dmsetup", "mknodes", name)
-	}
-	im, err := godwarfs.Open(dev, nil)
+	t.Cleanup(func() { store.Unmount() })
+
+	im, err := godwarfs.Open(filepath.Join(dir, "img.dwarfs"), nil)
 	if err != nil {
-		t.Fatalf("open on a device with a bad block 1: %v", err)
+		t.Fatalf("open on storage with a bad block 1: %v", err)
 	}
 	if w := im.Warnings(); len(w) == 0 {
 		t.Error("the unreadable block gave no warning at open")
@@ -184,12 +188,6 @@ func TestFaultDeviceMapper(t *testing.T) {
 	t.Cleanup(func() { src.Close(); im.Close() })
 	srv := mountSrc(t, src, "")
 	checkMount(t, srv, sp, 1)
-
-	good := fmt.Sprintf("0 %d linear %s 0", total, loop)
-	for _, args := range [][]string{{"suspend", name}, {"reload", name, "--table", good}, {"resume", name}} {
-		if _, err := run(t, "dmsetup", args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	file.bad.Store(false)
 	checkMount(t, srv, sp, -1)
 }

@@ -118,10 +118,13 @@ func (g *genericThaw) thaw(n *lnode, l *Layout, pos layoutPos) (fval, error) {
 // generic value shape and requires byte-identical output for images of
 // format >= 2.3.
 func TestLayoutGenericRoundTrip(t *testing.T) {
-	forEachFixture(t, func(t *testing.T, fi *fixtureImage) {
+	oldFormat := func(fi *fixtureImage) string {
 		if fi.minor < 3 {
-			t.Skipf("format 2.%d: old writers aligned items, no byte-exact check", fi.minor)
+			return fmt.Sprintf("format 2.%d: old writers aligned items, no byte-exact check", fi.minor)
 		}
+		return ""
+	}
+	forEachFixtureWhere(t, oldFormat, func(t *testing.T, fi *fixtureImage) {
 		s, err := DecodeSchema(fi.schema)
 		if err != nil {
 			t.Fatalf("DecodeSchema: %v", err)

@@ -142,11 +142,24 @@ func decompressFixture(comp int, p []byte) ([]byte, error) {
 // forEachFixture runs fn on every fixture image whose metadata sections the
 // helper can read; images it cannot read are skipped with the reason.
 func forEachFixture(t *testing.T, fn func(t *testing.T, fi *fixtureImage)) {
+	forEachFixtureWhere(t, nil, fn)
+}
+
+// forEachFixtureWhere is forEachFixture for the fixtures a test applies
+// to: those for which leaveOut returns "" (nil keeps all). The others get
+// no subtest of their own; the parent logs which and why.
+func forEachFixtureWhere(t *testing.T, leaveOut func(fi *fixtureImage) string, fn func(t *testing.T, fi *fixtureImage)) {
 	for _, p := range fixturePaths(t) {
 		fi, err := loadFixture(p)
 		if err != nil {
 			t.Logf("skipping %s: %v", filepath.Base(p), err)
 			continue
+		}
+		if leaveOut != nil {
+			if why := leaveOut(fi); why != "" {
+				t.Logf("not for %s: %s", fi.name, why)
+				continue
+			}
 		}
 		t.Run(fi.name, func(t *testing.T) { fn(t, fi) })
 	}

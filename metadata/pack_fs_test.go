@@ -39,17 +39,27 @@ func fsSnapshot(t *testing.T, f *FS) []string {
 // tables and rebuilt (FSST, packed-index) string tables, freezes it and
 // checks that the decoder's FS sees exactly the same tree.
 func TestPackedFixturesReadBack(t *testing.T) {
-	forEachFixture(t, func(t *testing.T, fi *fixtureImage) {
+	applies := func(fi *fixtureImage) string {
 		if fi.minor < 3 {
-			t.Skip("legacy model has no packed variants")
+			return "the legacy model has no packed variants"
 		}
+		md, err := Decode(fi.schema, fi.data)
+		if err != nil {
+			return ""
+		}
+		if _, err := NewFS(md); err != nil {
+			return fmt.Sprintf("no tree to compare with (NewFS on the original: %v)", err)
+		}
+		return ""
+	}
+	forEachFixtureWhere(t, applies, func(t *testing.T, fi *fixtureImage) {
 		md, err := Decode(fi.schema, fi.data)
 		if err != nil {
 			t.Fatal(err)
 		}
 		f1, err := NewFS(md)
 		if err != nil {
-			t.Skipf("NewFS on original: %v", err)
+			t.Fatalf("NewFS on original: %v", err)
 		}
 		norm := f1.Metadata()
 		p := *norm

@@ -310,16 +310,24 @@ func TestUserMount(t *testing.T) {
 		t.Fatalf("user mount: %v\n%s", err, out)
 	}
 	defer unmount(mnt)
-	if b, err := os.ReadFile(filepath.Join(mnt, "a/hello.txt")); err != nil || string(b) != "hello\n" {
-		t.Errorf("read: %q %v", b, err)
+	// Without allow_other only the mounting user may enter the mount
+	// (root included), so the checks run as that user.
+	asUser := func(name string, args ...string) (string, error) {
+		c := exec.Command(name, args...)
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+		out, err := c.CombinedOutput()
+		return string(out), err
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(mnt, &st); err != nil || st.Uid != 0 {
-		t.Errorf("root owner %d %v", st.Uid, err)
+	if out, err := asUser("cat", filepath.Join(mnt, "a/hello.txt")); err != nil || out != "hello\n" {
+		t.Errorf("read as user: %q %v", out, err)
 	}
-	umount := exec.Command("fusermount3", "-u", mnt)
-	umount.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
-	if out, err := umount.CombinedOutput(); err != nil {
+	if out, err := asUser("stat", "-c", "%u", mnt); err != nil || strings.TrimSpace(out) != "0" {
+		t.Errorf("root owner as user: %q %v", out, err)
+	}
+	if _, err := os.ReadFile(filepath.Join(mnt, "a/hello.txt")); !errors.Is(err, os.ErrPermission) {
+		t.Errorf("read by another user of a mount without allow_other: %v, want permission denied", err)
+	}
+	if out, err := asUser("fusermount3", "-u", mnt); err != nil {
 		t.Errorf("fusermount3 -u as user: %v %s", err, out)
 	}
 }

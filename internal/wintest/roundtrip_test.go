@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && wintest
 
 // Package wintest runs the Windows builds of the tools under Wine: a
 // round trip of the fixture tree (mkdwarfs, dwarfsck --check-integrity,
