@@ -91,8 +91,12 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags benchremote,wintest ./bench/remote/ ./internal/wintest/
 
+# The unit run's output goes through scripts/testsum: package results,
+# failed tests' output, every skipped test with its reason, and a count.
+# GODWARFS_REQUIRE_NO_SKIP=1 (CI) fails the run if any test skipped.
 unit:
-	$(GO) test -count=1 -timeout 12m ./...
+	@$(GO) build -o $(BIN)/testsum ./scripts/testsum
+	$(GO) test -count=1 -timeout 12m -json ./... | $(BIN)/testsum $(if $(filter 1,$(GODWARFS_REQUIRE_NO_SKIP)),-no-skip)
 
 # The concurrent code under the race detector: block cache and codec
 # buffer pools, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load and its read-ahead hints,
