@@ -38,13 +38,20 @@ type Config struct {
 	Compression     string
 	Patterns        []string
 	ContinueOnError bool
-	SkipDevices     bool // leave out block and character devices
-	SkipSpecials    bool // leave out sockets and fifos
-	Workers         int
-	DiskWriters     int       // files written at once (0: Workers)
-	Stdout          io.Writer // tar stream target for "-"
-	Stderr          io.Writer // warnings with ContinueOnError
-	Progress        *Progress // nil: none
+	// CaseCollision is what to do, on a target that folds letter case,
+	// with entries whose names differ only in case from one already
+	// extracted to their directory: CaseSkip (also ""), CaseRename or
+	// CaseError.
+	CaseCollision string
+	// probeCase replaces foldsCase in tests.
+	probeCase    func(dir string) (bool, error)
+	SkipDevices  bool // leave out block and character devices
+	SkipSpecials bool // leave out sockets and fifos
+	Workers      int
+	DiskWriters  int       // files written at once (0: Workers)
+	Stdout       io.Writer // tar stream target for "-"
+	Stderr       io.Writer // warnings with ContinueOnError
+	Progress     *Progress // nil: none
 	// Owners restores uid/gid; the default (set by Main) is "when root".
 	Owners bool
 }
@@ -297,6 +304,17 @@ func (r *reporter) warn(p string, err error) {
 	fmt.Fprintf(r.cfg.Stderr, "dwarfsextract: warning: %s: %s: %v (skipped)\n", r.name, p, err)
 }
 
+// renamed says p was extracted as name because its name folds to that of
+// other, already on a case-insensitive target (--case-collision=rename).
+func (r *reporter) renamed(p, other, name string) {
+	if r.cfg.Stderr == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.cfg.Stderr, "dwarfsextract: warning: %s: %s: differs only in letter case from %s on this case-insensitive target: extracted as %s\n", r.name, p, other, name)
+}
+
 // fileJob is a regular file to write; key is where its data starts in the
 // image (block, offset), so writing in key order decodes each block once.
 type fileJob struct {
@@ -325,6 +343,20 @@ func toDisk(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config) (Stats
 	if err != nil {
 		return st, err
 	}
+	probe := cfg.probeCase
+	if probe == nil {
+		probe = foldsCase
+	}
+	folds, err := probe(cfg.Output)
+	if err != nil {
+		return st, err
+	}
+	var caseDrop []bool
+	if folds {
+		if caseDrop, err = resolveCaseCollisions(t, cfg.CaseCollision, rep); err != nil {
+			return st, err
+		}
+	}
 	fsys := imageaccess.Of(im).FS
 	dst := func(i int) string { return filepath.Join(cfg.Output, filepath.FromSlash(t.path(i))) }
 	first := make([]int32, fsys.InodeCount()) // 1 + node of a regular inode's first name
@@ -338,6 +370,10 @@ func toDisk(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config) (Stats
 		n := &t.nodes[i]
 		if n.parent >= 0 && failed[n.parent] {
 			failed[i] = true
+			continue
+		}
+		if caseDrop != nil && caseDrop[i] {
+			failed[i] = true // reported by resolveCaseCollisions
 			continue
 		}
 		if err := hostNameProblem(path.Base(t.path(i))); err != nil {

@@ -14,6 +14,7 @@ var options = []cli.Option{
 	{Long: "image-offset", Short: "O", HasValue: true, Arg: "auto|N", Help: "image offset"},
 	{Long: "stdout-progress", Help: "print progress lines to stdout"},
 	{Long: "continue-on-error", Help: "warn about failed entries and go on"},
+	{Long: "case-collision", HasValue: true, Arg: "skip|rename|error", Help: "on a target that folds letter case, entries whose names differ only in case from one already extracted: skip them with a warning (default, exit status 2), rename them NAME~2, NAME~3..., or refuse to extract"},
 	{Long: "num-workers", Short: "n", HasValue: true, Arg: "N", Help: "worker threads (default 4)"},
 	{Long: "num-disk-writers", HasValue: true, Arg: "N", Help: "files written to disk at once (default 0: the number of workers)"},
 	cli.LogLevelOption(),
@@ -30,7 +31,7 @@ func Program() *cli.Program {
 		Exit: []cli.ExitStatus{
 			{Code: cli.ExitOK, Meaning: "everything was extracted"},
 			{Code: cli.ExitError, Meaning: "a usage error, an unreadable image, or a failed extraction"},
-			{Code: cli.ExitPartial, Meaning: "the extraction finished, but some entries failed (--continue-on-error)"},
+			{Code: cli.ExitPartial, Meaning: "the extraction finished, but some entries failed (--continue-on-error) or were left out because the target cannot hold their names"},
 		},
 		Manual: manual,
 	}

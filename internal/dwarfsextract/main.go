@@ -48,6 +48,11 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		Stderr:          stderr,
 		Owners:          os.Geteuid() == 0,
 	}
+	switch cfg.CaseCollision = res.Get("case-collision", CaseSkip); cfg.CaseCollision {
+	case CaseSkip, CaseRename, CaseError:
+	default:
+		return usage(cli.Usagef("invalid --case-collision %q (skip, rename or error)", cfg.CaseCollision))
+	}
 	if cfg.Format != "" {
 		if _, err := resolveFormat(cfg.Format, cfg.Output); err != nil {
 			return usage(cli.Usagef("%v", err))

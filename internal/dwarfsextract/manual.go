@@ -31,6 +31,22 @@ var manual = cli.Manual{
 		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'\n  dwarfsextract -i image.dwarfs -f auto -o tree.tar.zst",
 	},
 	Sections: []cli.Section{
+		{Title: "CASE-INSENSITIVE TARGETS", Paragraphs: []string{
+			"Before extracting to a directory, dwarfsextract finds out whether the output directory " +
+				"folds letter case, by creating a probe file with a lower-case name there and looking it " +
+				"up in upper case. This is the rule on Windows and by default on macOS, and on Linux in " +
+				"case-folding directories (ext4 or f2fs with casefold). Directories below the output " +
+				"are taken to fold as it does. On such a target, two entries of one directory whose names " +
+				"differ only in case (Case and case) would land in one file, the second overwriting the " +
+				"first. The image's order decides which comes first (names sort by their bytes, so upper " +
+				"case first); --case-collision says what happens to the others.",
+			"skip (the default): the first keeps its name; each other is reported by name and left " +
+				"out, with everything below it, and counted with the entries not extracted; the exit " +
+				"status is 2. rename: each other is extracted under its name followed by ~2 (or ~3, and " +
+				"so on: the first number whose name is still free in that directory) and a warning names " +
+				"both. error: nothing is extracted, and the error names the first two colliding entries; " +
+				"the exit status is 1. Archives (-f) hold every name and are not affected.",
+		}},
 		{Title: "WINDOWS", Paragraphs: []string{
 			"Extracting to a directory on Windows follows these rules. An entry whose name Windows " +
 				"cannot hold is reported by name and left out, with everything below it, and never written " +

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -254,5 +255,67 @@ func TestWindowsExtractRules(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "ok.txt")); err != nil || fi.Mode().Perm()&0o200 == 0 {
 		t.Errorf("ok.txt: %v, %v; want writable", fi, err)
+	}
+}
+
+// TestWindowsCaseCollisions: Wine, like Windows, folds letter case, which
+// dwarfsextract.exe finds out by its probe. Of Case and case the first
+// keeps its name and its own bytes; the other is reported and counted
+// (exit status 2), or renamed with --case-collision=rename.
+func TestWindowsCaseCollisions(t *testing.T) {
+	bin, wine := tools(t)
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"Case", "case", "other.txt"} {
+		if err := os.WriteFile(filepath.Join(src, n), []byte("content of "+n+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img := filepath.Join(tmp, "case.dwarfs")
+	var errb bytes.Buffer
+	if code := mkdwarfs.Main(context.Background(), []string{"-i", src, "-o", img, "-l", "1", "--log-level", "warn"}, nil, io.Discard, &errb); code != 0 {
+		t.Fatalf("mkdwarfs: exit %d: %s", code, errb.String())
+	}
+	// contents lists what the extraction left on the (case-sensitive)
+	// Linux directory under Wine's drive.
+	contents := func(dir string) map[string]string {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[e.Name()] = string(b)
+		}
+		return m
+	}
+	dir := filepath.Join(tmp, "skip")
+	code, _, stderr := winTool(t, bin, wine, "dwarfsextract", "-i", winPath(img), "-o", winPath(dir))
+	if code != 2 {
+		t.Fatalf("dwarfsextract.exe: exit %d, want 2: %s", code, stderr)
+	}
+	for _, w := range []string{"case: differs only in letter case from Case", "1 entries could not be extracted"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q: %s", w, stderr)
+		}
+	}
+	want := map[string]string{"Case": "content of Case\n", "other.txt": "content of other.txt\n"}
+	if got := contents(dir); !maps.Equal(got, want) {
+		t.Errorf("extracted %q, want %q", got, want)
+	}
+	dir = filepath.Join(tmp, "rename")
+	if code, _, stderr := winTool(t, bin, wine, "dwarfsextract", "-i", winPath(img), "-o", winPath(dir), "--case-collision=rename"); code != 0 {
+		t.Fatalf("dwarfsextract.exe --case-collision=rename: exit %d: %s", code, stderr)
+	}
+	want["case~2"] = "content of case\n"
+	if got := contents(dir); !maps.Equal(got, want) {
+		t.Errorf("renamed: extracted %q, want %q", got, want)
 	}
 }
