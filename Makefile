@@ -22,7 +22,7 @@ build:
 # The manual pages in man/, generated from the tools' option tables and
 # texts (a test fails when they are out of date).
 man:
-	$(GO) run ./man -o man
+	$(GO) run ./man -o man -c completions
 
 # One static binary per command, pure-Go encoders (see README: Builds).
 build-static:

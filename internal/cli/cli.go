@@ -246,6 +246,9 @@ type Program struct {
 	Exit []ExitStatus
 	// Manual is the rest of the manual page.
 	Manual Manual
+	// ValueWords are the words an option's value completes to (by long
+	// name), where its Arg does not list them (dwarfs -o).
+	ValueWords map[string][]string
 }
 
 // ExitStatus explains one exit status.

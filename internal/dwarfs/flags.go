@@ -3,6 +3,7 @@ package dwarfs
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/godwarfs/godwarfs/internal/cli"
 )
@@ -66,6 +67,26 @@ var differences = []cli.Item{
 	{Term: "case_insensitive", Text: "directory indexes are built as directories are first searched rather than all at mount; the collision warnings are still given at mount"},
 }
 
+// mountOptionWords are the -o words for shell completion, from the
+// mountOptions terms: "cachesize=SIZE" offers "cachesize=".
+func mountOptionWords() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range mountOptions {
+		for _, t := range strings.Split(it.Term, ",") {
+			t = strings.TrimSpace(t)
+			if k, _, ok := strings.Cut(t, "="); ok {
+				t = k + "="
+			}
+			if t != "" && !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
 func moreHelp(w io.Writer, _ *cli.Result) {
 	fmt.Fprint(w, "\nMount options (-o):\n")
 	for _, it := range mountOptions {
@@ -82,8 +103,9 @@ func Program() *cli.Program {
 			"IMAGE MOUNTPOINT [-f] [-d] [-o OPTION[,OPTION...]]",
 			"IMAGE --auto-mountpoint [-f] [-d] [-o OPTION[,OPTION...]]",
 		},
-		Options:  options,
-		MoreHelp: moreHelp,
+		Options:    options,
+		MoreHelp:   moreHelp,
+		ValueWords: map[string][]string{"options": mountOptionWords()},
 		Exit: []cli.ExitStatus{
 			{Code: cli.ExitOK, Meaning: "mounted (in the background, once the mount is ready), or unmounted cleanly in the foreground"},
 			{Code: cli.ExitError, Meaning: "a usage error or a bad mount option, or the image could not be opened or mounted"},

@@ -90,7 +90,16 @@ func run(version string, mtime time.Time, out string, dirs []string) error {
 	return os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(strings.Join(sums, "")), 0o644)
 }
 
-// documents are README.md, LICENSE and the manual pages.
+// completionDirs maps the completions/ directories to where each shell
+// looks for them below a prefix such as /usr/local.
+var completionDirs = map[string]string{
+	"bash": "share/bash-completion/completions",
+	"zsh":  "share/zsh/site-functions",
+	"fish": "share/fish/vendor_completions.d",
+}
+
+// documents are README.md, LICENSE, the manual pages and the shell
+// completions, the last two laid out as below an install prefix.
 func documents() ([]file, error) {
 	var docs []file
 	for _, n := range []string{"README.md", "LICENSE"} {
@@ -110,6 +119,24 @@ func documents() ([]file, error) {
 			return nil, err
 		}
 		docs = append(docs, file{name: "man/man1/" + filepath.Base(p), data: b})
+	}
+	shells := make([]string, 0, len(completionDirs))
+	for sh := range completionDirs {
+		shells = append(shells, sh)
+	}
+	sort.Strings(shells)
+	for _, sh := range shells {
+		scripts, err := filepath.Glob(filepath.Join("completions", sh, "*"))
+		if err != nil || len(scripts) == 0 {
+			return nil, fmt.Errorf("no %s completions in completions/ (make man)", sh)
+		}
+		for _, p := range scripts {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, file{name: completionDirs[sh] + "/" + filepath.Base(p), data: b})
+		}
 	}
 	return docs, nil
 }

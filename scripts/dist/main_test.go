@@ -23,7 +23,7 @@ func TestReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	out1, out2 := t.TempDir(), t.TempDir()
-	t.Chdir("../..") // README.md, LICENSE and man/ are read from the module root
+	t.Chdir("../..") // README.md, LICENSE, man/ and completions/ are read from the module root
 	epoch := time.Unix(1700000000, 0).UTC()
 	if err := run("v1", epoch, out1, []string{bins}); err != nil {
 		t.Fatal(err)
@@ -73,7 +73,8 @@ func TestReproducible(t *testing.T) {
 			t.Errorf("mkdwarfs: mode %o", h.Mode)
 		}
 	}
-	for _, n := range []string{"mkdwarfs", "README.md", "LICENSE", "man/man1/mkdwarfs.1", "man/man1/dwarfsextract.1"} {
+	for _, n := range []string{"mkdwarfs", "README.md", "LICENSE", "man/man1/mkdwarfs.1", "man/man1/dwarfsextract.1",
+		"share/bash-completion/completions/dwarfs", "share/zsh/site-functions/_mkdwarfs", "share/fish/vendor_completions.d/dwarfsck.fish"} {
 		if !seen["godwarfs-v1-linux-amd64/"+n] {
 			t.Errorf("%s missing from the archive", n)
 		}
