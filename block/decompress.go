@@ -129,9 +129,11 @@ func UncompressedSize(c Compression, src []byte) (int64, error) {
 			return 0, corruptf("lz4 payload of %d bytes has no size prefix", len(src))
 		}
 		return int64(binary.LittleEndian.Uint32(src)), nil
-	case CompBrotli, CompFLAC, CompRICEPP:
+	case CompBrotli, CompFLAC:
 		n, _, err := readUvarint(src)
 		return n, err
+	case CompRICEPP:
+		return riceppSize(src)
 	case CompLZMA:
 		info, err := parseXZ(src)
 		if err != nil {

@@ -146,6 +146,25 @@ func riceppPayload(src []byte) (int64, riceppHeader, []byte, error) {
 	return n, h, src[k+hl:], nil
 }
 
+// riceppPlausible rejects a declared size the stream cannot produce, so
+// that it is never allocated: every coded block takes at least its 4-bit
+// selector and yields at most block_size samples of each component.
+func riceppPlausible(n int64, h riceppHeader, stream []byte) error {
+	bs := int64(max(h.params.BlockSize, 1))
+	if maxOut := (int64(len(stream))*2 + 1) * bs * 2 * ricepp.MaxComponents; n > maxOut {
+		return corruptf("ricepp declared size %d impossible for %d stream bytes", n, len(stream))
+	}
+	return nil
+}
+
+// riceppSize is UncompressedSize for RICEPP: the declared size, once the
+// header parses. It looks at no stream bytes, as SizeFromHeader passes
+// only the start of the payload; decompressRicepp checks plausibility.
+func riceppSize(src []byte) (int64, error) {
+	n, _, _, err := riceppPayload(src)
+	return n, err
+}
+
 func decompressRicepp(src, dst []byte, limit int64) ([]byte, error) {
 	n, h, stream, err := riceppPayload(src)
 	if err != nil {
@@ -154,11 +173,8 @@ func decompressRicepp(src, dst []byte, limit int64) ([]byte, error) {
 	if n > limit {
 		return nil, tooLarge(n, limit)
 	}
-	// Each sample costs at least one bit of stream (four bits per block
-	// of up to 512 samples, and all-equal blocks take only those), so a
-	// declared size beyond this is a lie and must not be allocated.
-	if maxOut := (int64(len(stream))*8/4 + 1) * 512 * 4; n > maxOut {
-		return nil, corruptf("ricepp declared size %d impossible for %d stream bytes", n, len(stream))
+	if err := riceppPlausible(n, h, stream); err != nil {
+		return nil, err
 	}
 	out, err := ricepp.Decode(outBuf(dst, n), stream, h.params)
 	if err != nil {

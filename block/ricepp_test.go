@@ -151,3 +151,15 @@ func FuzzRiceppPayload(f *testing.F) {
 		}
 	})
 }
+
+func TestRiceppSizeFromHeader(t *testing.T) {
+	data := ramp(20000, 0)
+	payload := must(RiceppCompress(data, fitsParams))
+	n, ok, err := SizeFromHeader(CompRICEPP, payload[:64])
+	if err != nil || !ok || n != int64(len(data)) {
+		t.Errorf("SizeFromHeader = %d, %v, %v", n, ok, err)
+	}
+	if _, err := UncompressedSize(CompRICEPP, []byte{0x10, 0x15}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated header: %v", err)
+	}
+}

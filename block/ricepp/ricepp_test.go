@@ -294,7 +294,6 @@ func BenchmarkDecode(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(len(enc))/float64(len(raw)), "ratio")
 			dst := make([]byte, len(raw))
 			b.SetBytes(int64(len(raw)))
 			for b.Loop() {
@@ -302,6 +301,7 @@ func BenchmarkDecode(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(len(enc))/float64(len(raw)), "ratio")
 		})
 	}
 }
