@@ -60,16 +60,32 @@
 //     sample exactly as stored in memory (bytes b0 b1 form the field
 //     b0 | b1<<8, whatever big_endian says and including the unused low
 //     bits). "last" becomes the value v of the block's final sample.
+//     (The reference copies a native 16-bit word here, so this is what it
+//     writes and reads on little-endian hosts, the only ones it is known
+//     to run on; a big-endian build of it would swap the two bytes.)
 //
 // # Encoder choices
 //
 // Byte-identical output with the reference requires the same choices: for
-// a block, the mapped differences d (16-bit zigzag of the difference to the
-// previous value) and their sum S are computed. S = 0 gives s = 0. Else
+// a block, the mapped differences d and their sum S are computed. With
+// δ = (v - last) mod 2^16, d = 2δ mod 2^16 when δ < 2^15, else
+// ^(2δ) mod 2^16 (a 16-bit zigzag code). S = 0 gives s = 0. Else
 // the cost of k is n(k+1) + Σ(d>>k) bits for n samples; the search starts
-// at k0 = max(0, bitlen(S/n) - 2), compares k0 and k0+1, and walks (up if
+// at k0 = max(0, bitlen(⌊S/n⌋) - 2), compares k0 and k0+1, and walks (up if
 // k0+1 is not worse, down otherwise) while the next k is not worse and the
 // current k is strictly between 0 and 14; when the two starting costs are
 // equal k0+1 is taken without walking. The block is Rice coded with that
 // k if k < 14 and the cost is below 16n bits, else stored verbatim.
+//
+// The value of a sample is always sample >> u, so low bits that are not in
+// fact zero are lost in Rice-coded and constant blocks (mkdwarfs derives u
+// from the data, so this does not happen there).
+//
+// # Decoder notes
+//
+// The reference reads the stream in 8-byte words and treats the missing
+// bytes of the last word as zero bits; it also ignores bytes after the
+// last field. Neither happens in a stream its encoder wrote, and this
+// package's decoder reports both as corruption. A stream for zero samples
+// is empty (the reference never writes one).
 package ricepp
