@@ -39,6 +39,10 @@ func TestReferenceRiceppBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
+			into, _, err := im.ReadDecompressedInto(s, im.Limit(s), nil, make([]byte, 0, len(out)))
+			if err != nil || !bytes.Equal(into, out) {
+				t.Fatalf("%s: ReadDecompressedInto differs: %v", path, err)
+			}
 			_, h, _, err := riceppPayload(raw)
 			if err != nil {
 				t.Fatal(err)
@@ -67,4 +71,27 @@ func TestReferenceRiceppBlocks(t *testing.T) {
 		t.Errorf("fixture coverage too thin: %v", seen)
 	}
 	t.Logf("RICEPP blocks by parameters: %v", seen)
+}
+
+// referenceRiceppSeed returns the smallest RICEPP payload of a reference
+// image, as a fuzz seed.
+func referenceRiceppSeed() []byte {
+	data, err := os.ReadFile("testdata/ricepp/fits-bs16-S11.dwarfs")
+	if err != nil {
+		return nil
+	}
+	im, err := OpenImage(bytes.NewReader(data), int64(len(data)), Options{ImageOffset: -1})
+	if err != nil {
+		return nil
+	}
+	var best []byte
+	for _, s := range im.Blocks() {
+		if s.Compression != CompRICEPP {
+			continue
+		}
+		if raw, err := im.ReadRaw(s); err == nil && (best == nil || len(raw) < len(best)) {
+			best = raw
+		}
+	}
+	return best
 }

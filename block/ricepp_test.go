@@ -143,6 +143,9 @@ func must[T any](v T, err error) T {
 func FuzzRiceppPayload(f *testing.F) {
 	f.Add(must(RiceppCompress(ramp(300, 0), fitsParams)))
 	f.Add(must(RiceppCompress(ramp(77*2, 2), ricepp.Params{BlockSize: 16, Components: 2, BytesPerSample: 2, UnusedLSBs: 2})))
+	if seed := referenceRiceppSeed(); seed != nil {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		n, _ := UncompressedSize(CompRICEPP, payload)
 		out, err := Decompress(CompRICEPP, payload, 1<<20)
