@@ -59,10 +59,12 @@ func MaxEncodedLen(n int, p Params) int {
 	if p.check() != nil {
 		return 0
 	}
+	// The samples take n bytes verbatim; on top come each component's
+	// initial value and block selectors (counted in bits, not n*8, so that
+	// this cannot overflow).
 	perComp := n / p.frameSize()
 	blocks := (perComp + p.BlockSize - 1) / p.BlockSize
-	bitsPerComp := sampleBits + selectorBits*blocks + sampleBits*perComp
-	return (bitsPerComp*p.Components + 7) / 8
+	return n + ((sampleBits+selectorBits*blocks)*p.Components+7)/8
 }
 
 // value returns the codec value of the sample stored at b[0:2].
