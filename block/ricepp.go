@@ -1,7 +1,6 @@
 package block
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/godwarfs/godwarfs/block/ricepp"
@@ -148,9 +147,10 @@ func riceppPayload(src []byte) (int64, riceppHeader, []byte, error) {
 
 // riceppPlausible rejects a declared size the stream cannot produce, so
 // that it is never allocated: every coded block takes at least its 4-bit
-// selector and yields at most block_size samples of each component.
+// selector and yields at most block_size samples of each component
+// (h.params must be valid).
 func riceppPlausible(n int64, h riceppHeader, stream []byte) error {
-	bs := int64(max(h.params.BlockSize, 1))
+	bs := int64(h.params.BlockSize)
 	if maxOut := (int64(len(stream))*2 + 1) * bs * 2 * ricepp.MaxComponents; n > maxOut {
 		return corruptf("ricepp declared size %d impossible for %d stream bytes", n, len(stream))
 	}
@@ -173,14 +173,14 @@ func decompressRicepp(src, dst []byte, limit int64) ([]byte, error) {
 	if n > limit {
 		return nil, tooLarge(n, limit)
 	}
+	if err := h.params.Validate(); err != nil {
+		return nil, fmt.Errorf("ricepp header: %w (%w)", err, ErrCorrupt)
+	}
 	if err := riceppPlausible(n, h, stream); err != nil {
 		return nil, err
 	}
 	out, err := ricepp.Decode(outBuf(dst, n), stream, h.params)
 	if err != nil {
-		if errors.Is(err, ricepp.ErrParams) {
-			return nil, fmt.Errorf("ricepp header: %w (%w)", err, ErrCorrupt)
-		}
 		return nil, fmt.Errorf("ricepp: %w (%w)", err, ErrCorrupt)
 	}
 	return out, nil

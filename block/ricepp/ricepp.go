@@ -35,7 +35,9 @@ type Params struct {
 	BigEndian      bool // byte order of the samples
 }
 
-func (p Params) check() error {
+// Validate reports whether p is within the limits of the format (and of
+// the reference decoder).
+func (p Params) Validate() error {
 	switch {
 	case p.BlockSize < 1 || p.BlockSize > MaxBlockSize:
 		return fmt.Errorf("block size %d not in 1..%d: %w", p.BlockSize, MaxBlockSize, ErrParams)
@@ -56,7 +58,7 @@ func (p Params) frameSize() int { return p.Components * 2 }
 // MaxEncodedLen returns the most bytes Encode can produce for n bytes of
 // samples under p (every block verbatim).
 func MaxEncodedLen(n int, p Params) int {
-	if p.check() != nil {
+	if p.Validate() != nil {
 		return 0
 	}
 	// The samples take n bytes verbatim; on top come each component's
@@ -85,7 +87,7 @@ func (p Params) value(b0, b1 byte) uint32 {
 // dst. Every byte of dst is written. A stream that is malformed, too short
 // or followed by extra bytes gives an error wrapping ErrCorrupt.
 func Decode(dst, src []byte, p Params) ([]byte, error) {
-	if err := p.check(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if len(dst)%p.frameSize() != 0 {
@@ -313,7 +315,7 @@ func (r *bitReader) unary() (uint64, error) {
 // bits that are not zero are dropped, as the reference does, except in
 // blocks stored verbatim.
 func Encode(dst, src []byte, p Params) ([]byte, error) {
-	if err := p.check(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if len(src)%p.frameSize() != 0 {

@@ -268,7 +268,7 @@ func FuzzRoundTrip(f *testing.F) {
 			v := (uint16(raw[hi])<<8 | uint16(raw[lo])) >> p.UnusedLSBs << p.UnusedLSBs
 			raw[hi], raw[lo] = byte(v>>8), byte(v)
 		}
-		if p.check() != nil {
+		if p.Validate() != nil {
 			return
 		}
 		roundTrip(t, raw, p)
