@@ -6,12 +6,16 @@
 // components), one with flat and saturated areas, and 8-bit, 32-bit,
 // one-axis and three-axis files that must stay out of that category.
 //
-//	go run genfits.go DIR
+//	go run genfits.go [-big] DIR
+//
+// -big adds two 3000×2000 images (12 MB each, with 0 and 2 unused bits)
+// for checks beyond the committed fixtures.
 package main
 
 import (
 	"bytes"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -97,11 +101,13 @@ func (s spec) write(dir string) error {
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: go run genfits.go DIR")
+	big := flag.Bool("big", false, "also write two large images")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: go run genfits.go [-big] DIR")
 		os.Exit(2)
 	}
-	for _, s := range []spec{
+	specs := []spec{
 		{name: "sky16.fits", bitpix: 16, dims: []int{100, 60}, kind: "sky"},
 		{name: "sky16-lsb3.fits", bitpix: 16, dims: []int{80, 50}, lsb: 3, kind: "sky"},
 		{name: "bayer16-lsb2.fits", bitpix: 16, dims: []int{64, 40}, lsb: 2, bayer: true, kind: "sky"},
@@ -111,8 +117,14 @@ func main() {
 		{name: "sky32.fits", bitpix: 32, dims: []int{40, 30}, kind: "sky"},
 		{name: "line16.fits", bitpix: 16, dims: []int{1500}, kind: "sky"},
 		{name: "cube16.fits", bitpix: 16, dims: []int{30, 20, 3}, kind: "sky"},
-	} {
-		if err := s.write(os.Args[1]); err != nil {
+	}
+	if *big {
+		specs = append(specs,
+			spec{name: "big16.fits", bitpix: 16, dims: []int{3000, 2000}, kind: "sky"},
+			spec{name: "big16-lsb2.fits", bitpix: 16, dims: []int{3000, 2000}, lsb: 2, kind: "flat"})
+	}
+	for _, s := range specs {
+		if err := s.write(flag.Arg(0)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
