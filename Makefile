@@ -10,9 +10,9 @@ FUZZTIME ?= 5m
 FUZZPARALLEL ?=
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/
+FUZZPKGS := ./block/ ./block/ricepp/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/
 
-.PHONY: all build build-static cross dist test-cross test-arm64 test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount check-compat check-filters check-codecs clean
+.PHONY: all build build-static cross dist test-cross test-arm64 test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount check-compat check-filters check-codecs check-ricepp clean
 
 all: build
 
@@ -206,6 +206,11 @@ check-filters: build
 # a tree of executables, side by side with the reference mkdwarfs.
 check-codecs: build
 	BIN=$(abspath $(BIN)) ./bench/check-codecs.sh
+
+# FITS trees packed by the reference mkdwarfs with --categorize=fits (RICEPP
+# blocks), read back by godwarfs; RICEPP re-encoding must match byte for byte.
+check-ricepp: build
+	BIN=$(abspath $(BIN)) ./bench/check-ricepp.sh
 
 bench-recompress: build
 	BIN=$(abspath $(BIN)) QUICK=$(QUICK) ./bench/recompress.sh

@@ -240,7 +240,7 @@ func TestDecompressBombs(t *testing.T) {
 	if _, err := Decompress(CompZSTD, out, 1000); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("zstd two frames: %v", err)
 	}
-	if _, err := Decompress(CompRICEPP, []byte{1, 2}, 10); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "RICEPP") {
+	if _, err := Decompress(CompRICEPP, []byte{1, 2}, 10); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "ricepp header") {
 		t.Errorf("ricepp: %v", err)
 	}
 	if _, err := Decompress(CompNone, []byte{1, 2, 3}, 2); !errors.Is(err, ErrTooLarge) {

@@ -53,7 +53,7 @@ func unsupported(c Compression) error {
 // limit is the maximum number of decompressed bytes allowed; the output is
 // never allowed to grow beyond it and no buffer larger than limit is
 // allocated. The actual size must equal the size declared by the framing.
-// For CompNone src itself is returned. FLAC, RICEPP and unknown ids fail
+// For CompNone src itself is returned. FLAC and unknown ids fail
 // with ErrUnsupported ("unsupported compression FLAC").
 func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 	if limit < 0 {
@@ -73,6 +73,8 @@ func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 		return decompressBrotli(src, nil, limit)
 	case CompLZMA:
 		return decompressXZ(src, nil, limit)
+	case CompRICEPP:
+		return decompressRicepp(src, nil, limit)
 	}
 	return nil, unsupported(c)
 }
@@ -95,6 +97,8 @@ func DecompressInto(c Compression, src, dst []byte, limit int64) ([]byte, error)
 		return decompressBrotli(src, dst, limit)
 	case CompLZMA:
 		return decompressXZ(src, dst, limit)
+	case CompRICEPP:
+		return decompressRicepp(src, dst, limit)
 	}
 	return Decompress(c, src, limit)
 }
@@ -125,9 +129,11 @@ func UncompressedSize(c Compression, src []byte) (int64, error) {
 			return 0, corruptf("lz4 payload of %d bytes has no size prefix", len(src))
 		}
 		return int64(binary.LittleEndian.Uint32(src)), nil
-	case CompBrotli, CompFLAC, CompRICEPP:
+	case CompBrotli, CompFLAC:
 		n, _, err := readUvarint(src)
 		return n, err
+	case CompRICEPP:
+		return riceppSize(src)
 	case CompLZMA:
 		info, err := parseXZ(src)
 		if err != nil {
