@@ -130,4 +130,3 @@ func TestMapMetadataCorrupt(t *testing.T) {
 		})
 	}
 }
-

@@ -185,7 +185,9 @@ func (p *Program) writeZsh(w io.Writer) error {
 	return err
 }
 
-func fishQuote(s string) string { return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'" }
+func fishQuote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
 
 func (p *Program) writeFish(w io.Writer) error {
 	var b strings.Builder
