@@ -347,9 +347,11 @@ func toDisk(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config) (Stats
 	if probe == nil {
 		probe = foldsCase
 	}
+	// A directory the probe cannot write to takes no entries either:
+	// each entry's own write then fails and says why.
 	folds, err := probe(cfg.Output)
 	if err != nil {
-		return st, err
+		folds = false
 	}
 	var caseDrop []bool
 	if folds {
