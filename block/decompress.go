@@ -53,8 +53,8 @@ func unsupported(c Compression) error {
 // limit is the maximum number of decompressed bytes allowed; the output is
 // never allowed to grow beyond it and no buffer larger than limit is
 // allocated. The actual size must equal the size declared by the framing.
-// For CompNone src itself is returned. FLAC, RICEPP and unknown ids fail
-// with ErrUnsupported ("unsupported compression FLAC").
+// For CompNone src itself is returned. RICEPP and unknown ids fail
+// with ErrUnsupported ("unsupported compression RICEPP").
 func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 	if limit < 0 {
 		limit = 0
@@ -73,6 +73,8 @@ func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 		return decompressBrotli(src, nil, limit)
 	case CompLZMA:
 		return decompressXZ(src, nil, limit)
+	case CompFLAC:
+		return decompressFLAC(src, nil, limit)
 	}
 	return nil, unsupported(c)
 }
@@ -95,6 +97,8 @@ func DecompressInto(c Compression, src, dst []byte, limit int64) ([]byte, error)
 		return decompressBrotli(src, dst, limit)
 	case CompLZMA:
 		return decompressXZ(src, dst, limit)
+	case CompFLAC:
+		return decompressFLAC(src, dst, limit)
 	}
 	return Decompress(c, src, limit)
 }
