@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -245,4 +246,48 @@ func (m *runtimeMem) read() {
 	var s runtime.MemStats
 	runtime.ReadMemStats(&s)
 	m.total = s.TotalAlloc
+}
+
+// BenchmarkFLAC decodes $GODWARFS_FLAC_BENCH (a 16-bit stereo libFLAC
+// stream) as a block, and encodes its samples with the build's and the
+// pure-Go encoder; speeds are PCM bytes.
+func BenchmarkFLAC(b *testing.B) {
+	path := os.Getenv("GODWARFS_FLAC_BENCH")
+	if path == "" {
+		b.Skip("GODWARFS_FLAC_BENCH not set (a 16-bit stereo .flac file)")
+	}
+	stream, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	info, samples := streamSamples(b, stream)
+	l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: (info.BitsPerSample + 7) / 8, Signed: true}
+	pcm := packReference(samples, l)
+	payload := flacPayload(len(pcm), l, stream)
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(int64(len(pcm)))
+		dst := make([]byte, len(pcm))
+		for b.Loop() {
+			if _, err := DecompressInto(CompFLAC, payload, dst, int64(len(pcm))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, level := range []int{0, 5, 8} {
+		for name, native := range map[string]bool{"build": true, "purego": false} {
+			c := &flacCompressor{level: level, native: native && nativeFLAC}
+			b.Run(fmt.Sprintf("encode-%s-level%d", name, level), func(b *testing.B) {
+				b.SetBytes(int64(len(pcm)))
+				var size int
+				for b.Loop() {
+					out, err := c.CompressPCM(pcm, l)
+					if err != nil {
+						b.Fatal(err)
+					}
+					size = len(out)
+				}
+				b.ReportMetric(float64(size)/float64(len(pcm))*100, "%size")
+			})
+		}
+	}
 }
