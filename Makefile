@@ -75,13 +75,17 @@ test-windows:
 	GODWARFS_WINDOWS_BIN=$(abspath $(BIN))/cross/windows-amd64 GODWARFS_WINE=$(WINE) $(GO) test -count=1 -v -run Windows ./internal/wintest/
 	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) test -count=1 -timeout 20m -exec $(WINE) $(WINDOWS_PKGS)
 
-# What a cgo build needs beyond Go and a C compiler: liblzma's headers
-# (Debian's liblzma-dev). libzstd is compiled from its Go module.
+# What a cgo build needs beyond Go and a C compiler: the headers of liblzma
+# and libFLAC (Debian's liblzma-dev, libflac-dev). libzstd is compiled from
+# its Go module.
 deps:
-	@if ! echo '#include <lzma.h>' | $${CC:-cc} -E - >/dev/null 2>&1; then \
+	@need=; \
+	echo '#include <lzma.h>' | $${CC:-cc} -E - >/dev/null 2>&1 || need="$$need liblzma-dev"; \
+	echo '#include <FLAC/stream_encoder.h>' | $${CC:-cc} -E - >/dev/null 2>&1 || need="$$need libflac-dev"; \
+	if [ -n "$$need" ]; then \
 	  for try in 1 2 3; do \
-	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblzma-dev >/dev/null; then break; fi; \
-	    [ "$$try" = 3 ] && { echo "could not install liblzma-dev" >&2; exit 1; }; \
+	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; then break; fi; \
+	    [ "$$try" = 3 ] && { echo "could not install$$need" >&2; exit 1; }; \
 	    sleep 10; \
 	  done; \
 	fi
