@@ -27,6 +27,7 @@ package block
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -326,4 +327,72 @@ func (p pcmPacker) pack(out []byte, chans [][]int64, blockSize int) {
 			}
 		}
 	}
+}
+
+// pcmJSON is the category metadata of a pcmaudio/waveform block as the
+// reference writes it (nlohmann::json: keys sorted, no spaces).
+type pcmJSON struct {
+	BitsPerSample  int    `json:"bits_per_sample"`
+	BytesPerSample int    `json:"bytes_per_sample"`
+	Endianness     string `json:"endianness"`
+	Channels       int    `json:"number_of_channels"`
+	Padding        string `json:"padding"`
+	Signedness     string `json:"signedness"`
+}
+
+// MetadataJSON returns the layout as the reference's category metadata
+// JSON, e.g. {"bits_per_sample":16,"bytes_per_sample":2,
+// "endianness":"little","number_of_channels":2,"padding":"lsb",
+// "signedness":"signed"}.
+func (l PCMLayout) MetadataJSON() string {
+	j := pcmJSON{BitsPerSample: l.BitsPerSample, BytesPerSample: l.BytesPerSample, Channels: l.Channels,
+		Endianness: "little", Padding: "msb", Signedness: "unsigned"}
+	if l.BigEndian {
+		j.Endianness = "big"
+	}
+	if l.LSBPadding {
+		j.Padding = "lsb"
+	}
+	if l.Signed {
+		j.Signedness = "signed"
+	}
+	b, _ := json.Marshal(j) // cannot fail: plain fields
+	return string(b)
+}
+
+// ParsePCMLayout reads the reference's category metadata JSON of a
+// pcmaudio/waveform block (see MetadataJSON); every key must be present
+// and have a known value.
+func ParsePCMLayout(metadata []byte) (PCMLayout, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(metadata, &raw); err != nil {
+		return PCMLayout{}, fmt.Errorf("pcm layout: %w", err)
+	}
+	for _, k := range []string{"bits_per_sample", "bytes_per_sample", "endianness", "number_of_channels", "padding", "signedness"} {
+		if _, ok := raw[k]; !ok {
+			return PCMLayout{}, fmt.Errorf("pcm layout: no %q in %s", k, metadata)
+		}
+	}
+	var j pcmJSON
+	if err := json.Unmarshal(metadata, &j); err != nil {
+		return PCMLayout{}, fmt.Errorf("pcm layout: %w", err)
+	}
+	l := PCMLayout{Channels: j.Channels, BitsPerSample: j.BitsPerSample, BytesPerSample: j.BytesPerSample}
+	for _, f := range []struct {
+		key, val, yes, no string
+		dst               *bool
+	}{
+		{"endianness", j.Endianness, "big", "little", &l.BigEndian},
+		{"padding", j.Padding, "lsb", "msb", &l.LSBPadding},
+		{"signedness", j.Signedness, "signed", "unsigned", &l.Signed},
+	} {
+		switch f.val {
+		case f.yes:
+			*f.dst = true
+		case f.no:
+		default:
+			return PCMLayout{}, fmt.Errorf("pcm layout: %s %q is neither %q nor %q", f.key, f.val, f.yes, f.no)
+		}
+	}
+	return l, nil
 }

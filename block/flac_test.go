@@ -291,3 +291,27 @@ func BenchmarkFLAC(b *testing.B) {
 		}
 	}
 }
+
+func TestPCMLayoutJSON(t *testing.T) {
+	// As dwarfsck -d 9 shows the reference's category metadata.
+	ref := `{"bits_per_sample":24,"bytes_per_sample":3,"endianness":"big","number_of_channels":1,"padding":"lsb","signedness":"signed"}`
+	l, err := ParsePCMLayout([]byte(ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PCMLayout{Channels: 1, BitsPerSample: 24, BytesPerSample: 3, BigEndian: true, Signed: true, LSBPadding: true}); l != want {
+		t.Errorf("parsed %+v, want %+v", l, want)
+	}
+	if got := l.MetadataJSON(); got != ref {
+		t.Errorf("MetadataJSON %s, want %s", got, ref)
+	}
+	u8 := PCMLayout{Channels: 2, BitsPerSample: 8, BytesPerSample: 1}
+	if got, err := ParsePCMLayout([]byte(u8.MetadataJSON())); err != nil || got != u8 {
+		t.Errorf("round trip %+v: %+v %v", u8, got, err)
+	}
+	for _, bad := range []string{`{}`, `[`, strings.Replace(ref, `"big"`, `"middle"`, 1), strings.Replace(ref, `"padding":"lsb",`, ``, 1)} {
+		if _, err := ParsePCMLayout([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
