@@ -448,7 +448,7 @@ func Algorithms() []Algorithm {
 		zlevel = fmt.Sprintf("level=[%d..22]", zlo)
 		zlong = "long"
 	}
-	flacEnc, flacOpts := "godwarfs fixed-predictor encoder, pure Go", []string{"level=[0..8]", "exhaustive (accepted, no effect without libFLAC)"}
+	flacEnc, flacOpts := "godwarfs block/flac encoder, pure Go", []string{"level=[0..8]", "exhaustive"}
 	if nativeFLAC {
 		flacEnc, flacOpts = flacEncoderName(), []string{"level=[0..8]", "exhaustive"}
 	}

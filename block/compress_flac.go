@@ -112,10 +112,12 @@ func unpackPCM(src []byte, l PCMLayout) ([]int32, error) {
 	return out, nil
 }
 
-// encodeFLACGo appends a stream from the package's own encoder (fixed
-// predictors only) to hdr. exhaustive has no effect on it.
+// encodeFLACGo appends a stream from block/flac's encoder to hdr;
+// exhaustive makes it code every LPC order instead of estimating the best.
 func encodeFLACGo(hdr []byte, samples []int32, l PCMLayout, level int, exhaustive bool) ([]byte, error) {
-	stream, err := flac.Encode(samples, l.Channels, l.BitsPerSample, flac.LevelOptions(level))
+	o := flac.LevelOptions(level)
+	o.Exhaustive = exhaustive
+	stream, err := flac.Encode(samples, l.Channels, l.BitsPerSample, o)
 	if err != nil {
 		return nil, err
 	}

@@ -6,28 +6,30 @@ import (
 	"math/bits"
 )
 
-// EncoderOptions set up Encode. Its encoder predicts with FLAC's fixed
-// polynomials only (no LPC), so its streams are a few percent larger than
-// libFLAC's at the higher levels; they are valid streams any decoder reads.
+// EncoderOptions set up Encode. Its encoder is simpler than libFLAC's (one
+// analysis window, estimated LPC order, no search over precisions), so its
+// streams are somewhat larger; they are valid streams any decoder reads.
 type EncoderOptions struct {
 	BlockSize         int  // samples per channel in a frame; 0: 4096
 	MaxPartitionOrder int  // Rice partition orders tried, 0 to 8
 	Stereo            bool // try left/side, side/right and mid/side for two channels
+	MaxLPCOrder       int  // 0: fixed predictors only; up to 32
+	Exhaustive        bool // choose the LPC order by coding each, not by estimate
 	SampleRate        int  // for STREAMINFO; 0: 48000
 }
 
 // LevelOptions returns the options for a libFLAC-style level 0 to 8.
 func LevelOptions(level int) EncoderOptions {
-	o := EncoderOptions{BlockSize: 4096, MaxPartitionOrder: 6, Stereo: true}
+	o := EncoderOptions{BlockSize: 4096, MaxPartitionOrder: 6, Stereo: true, MaxLPCOrder: 8}
 	switch {
 	case level <= 0:
 		o = EncoderOptions{BlockSize: 1152, MaxPartitionOrder: 3}
 	case level <= 2:
 		o = EncoderOptions{BlockSize: 1152, MaxPartitionOrder: 3, Stereo: true}
 	case level <= 4:
-		o.MaxPartitionOrder = 4
+		o.MaxPartitionOrder, o.MaxLPCOrder = 4, 6
 	case level >= 8:
-		o.MaxPartitionOrder = 8
+		o.MaxPartitionOrder, o.MaxLPCOrder = 8, 12
 	}
 	return o
 }
@@ -126,12 +128,17 @@ type encoder struct {
 	w        bitWriter
 	ch       [MaxChannels + 2][]int64 // per channel; [c], [c+1] side and mid
 	plans    [MaxChannels]subframePlan
+	win      []float64 // LPC analysis window of the last block size
+	fbuf     []float64
 }
 
 // subframePlan is the coding chosen for one subframe.
 type subframePlan struct {
-	bits     int // estimated size
-	kind     int // 0 constant, 1 verbatim, 2 fixed
+	bits     int     // estimated size
+	kind     int     // 0 constant, 1 verbatim, 2 fixed, 3 LPC
+	coefs    []int64 // LPC: quantized, coefs[0] weighs the previous sample
+	prec     int     // LPC coefficient precision in bits
+	shift    int     // LPC quantization shift
 	order    int
 	wasted   int
 	bps      int // after removing wasted bits
@@ -258,30 +265,39 @@ func (e *encoder) plan(p *subframePlan, s []int64, sbps int) {
 		p.residual = make([]int64, 2*n)
 	}
 	res := p.residual[:n]
-	bestOrder, bestBits := -1, p.bits
-	var bestPorder int
+	kind, bestOrder, bestBits := 1, -1, p.bits
 	for order := 0; order <= 4 && order < n; order++ {
 		if !fixedResidual(p.samples, res, order) {
 			continue
 		}
-		porder, b := e.partition(res[order:], n, order, nil, nil)
-		b += 8 + p.wasted + order*p.bps + 6
+		_, b := e.partition(res[order:], n, order, nil, nil)
+		b += 8 + p.wasted + order*p.bps
 		if b < bestBits {
-			bestOrder, bestBits, bestPorder = order, b, porder
+			kind, bestOrder, bestBits = 2, order, b
 		}
 	}
-	if bestOrder < 0 {
+	if e.opts.MaxLPCOrder > 0 {
+		if order, b := e.planLPC(p, res); b < bestBits {
+			kind, bestOrder, bestBits = 3, order, b
+		}
+	}
+	if kind == 1 {
 		return
 	}
-	fixedResidual(p.samples, res, bestOrder)
-	p.kind, p.order, p.bits, p.porder = 2, bestOrder, bestBits, bestPorder
-	np := 1 << bestPorder
+	if kind == 2 {
+		fixedResidual(p.samples, res, bestOrder)
+	} else {
+		lpcResidual(p.samples, res, p.coefs[:bestOrder], p.shift)
+		p.coefs = p.coefs[:bestOrder]
+	}
+	porder, _ := e.partition(res[bestOrder:], n, bestOrder, nil, nil)
+	p.kind, p.order, p.bits, p.porder = kind, bestOrder, bestBits, porder
+	np := 1 << porder
 	if cap(p.params) < np {
 		p.params, p.escBits = make([]int, np), make([]int, np)
 	}
 	p.params, p.escBits = p.params[:np], p.escBits[:np]
 	e.partition(res[bestOrder:], n, bestOrder, p.params, p.escBits)
-	p.porder = bestPorder
 }
 
 // fixedResidual computes the residual of the fixed predictor of the
@@ -313,15 +329,40 @@ func fixedResidual(s, res []int64, order int) bool {
 // partition chooses the Rice partition order for the residual r (of a
 // block of n samples with the predictor order) and returns it with the
 // estimated bits; with params non-nil (room for its partitions) it
-// records the parameter of each partition of order porder (-1: escaped,
-// escBits set).
+// records the parameter of each partition of that order (-1: escaped,
+// escBits set). The sums of the finest partitions are taken once and
+// added up pairwise for the coarser orders.
 func (e *encoder) partition(r []int64, n, order int, params, escBits []int) (int, int) {
 	maxP := e.opts.MaxPartitionOrder
+	if params != nil {
+		maxP = bits.Len(uint(len(params))) - 1
+	}
 	for maxP > 0 && (n%(1<<maxP) != 0 || n>>maxP < order || n>>maxP < 1) {
 		maxP--
 	}
-	if params != nil {
-		maxP = bits.Len(uint(len(params))) - 1
+	// level po occupies [1<<po-1, 1<<(po+1)-1) of sums and ors
+	var sums, ors [511]uint64
+	fine := sums[1<<maxP-1 : 1<<(maxP+1)-1]
+	fineOr := ors[1<<maxP-1 : 1<<(maxP+1)-1]
+	psize := n >> maxP
+	pos := 0
+	for p := range fine {
+		end := (p+1)*psize - order
+		var sum, or uint64
+		for _, v := range r[pos:end] {
+			f := uint64(v<<1 ^ v>>63)
+			sum += f
+			or |= f
+		}
+		fine[p], fineOr[p] = sum, or
+		pos = end
+	}
+	for po := maxP - 1; po >= 0; po-- {
+		for p := 0; p < 1<<po; p++ {
+			c := 1<<(po+1) - 1 + 2*p
+			sums[1<<po-1+p] = sums[c] + sums[c+1]
+			ors[1<<po-1+p] = ors[c] | ors[c+1]
+		}
 	}
 	bestP, bestBits := 0, -1
 	for po := maxP; po >= 0; po-- {
@@ -330,24 +371,16 @@ func (e *encoder) partition(r []int64, n, order int, params, escBits []int) (int
 		}
 		psize := n >> po
 		total := 6
-		pos := 0
 		for p := 0; p < 1<<po; p++ {
 			cnt := psize
 			if p == 0 {
 				cnt -= order
 			}
-			var sum uint64
-			var maxAbs uint64
-			for _, v := range r[pos : pos+cnt] {
-				f := uint64(v<<1 ^ v>>63)
-				sum += f
-				maxAbs |= f
-			}
-			pos += cnt
+			sum, or := sums[1<<po-1+p], ors[1<<po-1+p]
 			k, cost := riceParam(sum, cnt)
 			// escaped: 5 bits of width, then raw two's complement values
-			eb := bits.Len64(maxAbs>>1) + 1
-			if maxAbs == 0 {
+			eb := bits.Len64(or>>1) + 1
+			if or == 0 {
 				eb = 0
 			}
 			ecost := 5 + eb*cnt
@@ -389,8 +422,11 @@ func riceParam(sum uint64, cnt int) (int, int) {
 
 func (w *bitWriter) subframe(p *subframePlan) {
 	typ := uint64(p.kind) // constant 0, verbatim 1
-	if p.kind == 2 {
+	switch p.kind {
+	case 2:
 		typ = 8 + uint64(p.order)
+	case 3:
+		typ = 32 + uint64(p.order) - 1
 	}
 	if p.kind == 0 {
 		w.write(0, 8)
@@ -412,6 +448,13 @@ func (w *bitWriter) subframe(p *subframePlan) {
 	}
 	for _, v := range p.samples[:p.order] {
 		w.writeSigned(v, p.bps)
+	}
+	if p.kind == 3 {
+		w.write(uint64(p.prec-1), 4)
+		w.write(uint64(p.shift), 5)
+		for _, c := range p.coefs {
+			w.writeSigned(c, p.prec)
+		}
 	}
 	method, pbits, escape := uint64(0), uint(4), 15
 	for _, k := range p.params {

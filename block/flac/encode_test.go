@@ -64,6 +64,8 @@ func TestEncodeRoundTrip(t *testing.T) {
 						o.BlockSize = 192 + rng.IntN(2) // odd block sizes too
 					case 0:
 						o.BlockSize = 16 // over 128 frames: multi-byte frame numbers
+					case 8:
+						o.Exhaustive = kind == "sine" || kind == "correlated"
 					}
 					stream, err := Encode(samples, ch, bps, o)
 					if err != nil {
