@@ -253,9 +253,14 @@ func decodeFLACStream(stream []byte, l PCMLayout, n int64, dst []byte) ([]byte, 
 	}
 	pk := newPCMPacker(l)
 	for int64(len(out)) < n {
+		// A frame is refused before it is decoded if it would overshoot.
+		d.SetMaxBlockSize(int(min((n-int64(len(out)))/int64(l.FrameSize()), flac.MaxBlockSize)))
 		f, err := d.Next()
 		if err == io.EOF {
 			return nil, corruptf("stream ended after %d of %d declared bytes", len(out), n)
+		}
+		if errors.Is(err, flac.ErrBlockLimit) {
+			return nil, corruptf("stream decodes to more than the %d declared bytes (%v)", n, err)
 		}
 		if err != nil {
 			return nil, err

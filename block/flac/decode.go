@@ -25,6 +25,10 @@ var ErrFormat = errors.New("invalid FLAC stream")
 
 var errShort = fmt.Errorf("data ends inside a frame: %w", ErrFormat)
 
+// ErrBlockLimit is wrapped by the error for a frame longer than the limit
+// set with SetMaxBlockSize.
+var ErrBlockLimit = errors.New("frame longer than allowed")
+
 func formatErr(format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, ErrFormat)...)
 }
@@ -63,7 +67,13 @@ type Decoder struct {
 	bufs  [MaxChannels][]int64
 	frame Frame
 	coefs [32]int64
+	limit int // largest block size accepted; 0: MaxBlockSize
 }
+
+// SetMaxBlockSize makes Next refuse, before decoding or allocating
+// anything for it, a frame of more than n samples per channel; a caller
+// that knows how much output it still expects passes that.
+func (d *Decoder) SetMaxBlockSize(n int) { d.limit = max(n, 1) }
 
 // NewDecoder reads the "fLaC" marker and the metadata blocks of stream
 // (STREAMINFO first; the others are skipped) and returns a Decoder
@@ -219,6 +229,9 @@ func (d *Decoder) decodeFrame() error {
 		blockSize = int(v) + 1
 	default:
 		blockSize = 256 << (bsCode - 8)
+	}
+	if d.limit > 0 && blockSize > d.limit {
+		return fmt.Errorf("frame of %d samples, at most %d allowed: %w (%w)", blockSize, d.limit, ErrBlockLimit, ErrFormat)
 	}
 	switch rateCode {
 	case 12:

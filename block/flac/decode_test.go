@@ -126,3 +126,22 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+func TestMaxBlockSize(t *testing.T) {
+	data, err := os.ReadFile("testdata/tiny16.flac") // frames of 64 samples
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDecoder(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetMaxBlockSize(64)
+	if _, err := d.Next(); err != nil {
+		t.Fatalf("64-sample frame with limit 64: %v", err)
+	}
+	d.SetMaxBlockSize(55) // the last frame has 56
+	if _, err := d.Next(); !errors.Is(err, ErrBlockLimit) || !errors.Is(err, ErrFormat) {
+		t.Errorf("56-sample frame with limit 55: %v", err)
+	}
+}
