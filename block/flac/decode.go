@@ -543,8 +543,39 @@ func restoreFixed(s []int64, order int) {
 // restoreLPC adds the prediction to the residuals in s[len(coefs):]. The
 // coefficients are reversed (coefs[j] weighs s[i-len(coefs)+j]). With at
 // most 15-bit coefficients, 33-bit samples and order 32 the sum fits in
-// 53 bits.
+// 53 bits. Orders up to 8 and 12, libFLAC's usual, run as fixed-width
+// filters with zero coefficients in front, without an inner loop.
 func restoreLPC(s []int64, coefs []int64, shift uint) {
+	order := len(coefs)
+	switch {
+	case order <= 8 && len(s) > 16:
+		var c [8]int64
+		copy(c[8-order:], coefs)
+		restoreLPCLoop(s[:8], coefs, shift) // the first samples have no full history
+		for i := 8; i < len(s); i++ {
+			h := (*[8]int64)(s[i-8 : i])
+			sum := c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3] +
+				c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7]
+			s[i] += sum >> shift
+		}
+	case order <= 12 && len(s) > 24:
+		var c [12]int64
+		copy(c[12-order:], coefs)
+		restoreLPCLoop(s[:12], coefs, shift)
+		for i := 12; i < len(s); i++ {
+			h := (*[12]int64)(s[i-12 : i])
+			sum := c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3] +
+				c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7] +
+				c[8]*h[8] + c[9]*h[9] + c[10]*h[10] + c[11]*h[11]
+			s[i] += sum >> shift
+		}
+	default:
+		restoreLPCLoop(s, coefs, shift)
+	}
+}
+
+// restoreLPCLoop is restoreLPC for any order.
+func restoreLPCLoop(s []int64, coefs []int64, shift uint) {
 	order := len(coefs)
 	for i := order; i < len(s); i++ {
 		h := s[i-order : i]
