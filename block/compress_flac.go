@@ -123,3 +123,22 @@ func encodeFLACGo(hdr []byte, samples []int32, l PCMLayout, level int, exhaustiv
 	}
 	return append(hdr, stream...), nil
 }
+
+// ForPCM returns c set up for inputs of layout l: for a PCMCompressor
+// (flac) a Compressor whose Compress is c.CompressPCM(src, l), which a
+// writer can use like any other; any other compressor is returned as it
+// is, since it needs no layout.
+func ForPCM(c Compressor, l PCMLayout) Compressor {
+	if pc, ok := c.(PCMCompressor); ok {
+		return pcmBound{pc, l}
+	}
+	return c
+}
+
+type pcmBound struct {
+	pc PCMCompressor
+	l  PCMLayout
+}
+
+func (b pcmBound) Compression() Compression            { return b.pc.Compression() }
+func (b pcmBound) Compress(src []byte) ([]byte, error) { return b.pc.CompressPCM(src, b.l) }

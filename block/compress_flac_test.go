@@ -110,3 +110,21 @@ func TestFLACCompressErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestForPCM(t *testing.T) {
+	l := PCMLayout{Channels: 2, BitsPerSample: 16, BytesPerSample: 2, Signed: true}
+	src := pcmData(l, 3000, rand.New(rand.NewPCG(7, 8)))
+	fc, _ := NewCompressor("flac:level=5")
+	c := ForPCM(fc, l)
+	comp, out, err := CompressSection(c, src)
+	if err != nil || comp != CompFLAC {
+		t.Fatalf("CompressSection: %v %v", comp, err)
+	}
+	if back, err := Decompress(comp, out, int64(len(src))); err != nil || !bytes.Equal(back, src) {
+		t.Errorf("round trip: %v", err)
+	}
+	zc, _ := NewCompressor("zstd:level=1")
+	if ForPCM(zc, l) != zc {
+		t.Errorf("ForPCM changed a zstd compressor")
+	}
+}
