@@ -24,6 +24,19 @@ package block
 // pad bits of a signed sample are copies of the sign bit, of an unsigned
 // one zeros. The block ends when the declared size has been produced;
 // anything after that in the stream is ignored, as the reference does.
+// Pad bits never reach the FLAC stream (low padding is shifted out before
+// encoding), so FLAC's own "wasted bits" only see what the audio leaves
+// unused.
+//
+// Example: 300 bytes of 16-bit signed little-endian stereo start
+// ac 02 | 14 04 | 13 10 | 13 41 | 00 | "fLaC"... (size 300; field 1 = 2
+// zigzagged; field 2 = 16; field 3 = 0x41: signed, 2 bytes; stop).
+//
+// The reference's writer runs libFLAC outside the streamable subset at the
+// level's preset, with a nominal 48 kHz rate and the sample count as an
+// estimate, feeding 65536 samples per call; libFLAC adds a VORBIS_COMMENT
+// block and, at the end, rewrites STREAMINFO with the MD5 and frame sizes.
+// It keeps a FLAC payload even where it is larger than the input.
 
 import (
 	"encoding/binary"
