@@ -10,7 +10,7 @@ FUZZTIME ?= 5m
 FUZZPARALLEL ?=
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./block/ricepp/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/
+FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/
 
 .PHONY: all build build-static cross dist test-cross test-arm64 test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount check-compat check-filters check-codecs check-ricepp clean
 
@@ -75,13 +75,17 @@ test-windows:
 	GODWARFS_WINDOWS_BIN=$(abspath $(BIN))/cross/windows-amd64 GODWARFS_WINE=$(WINE) $(GO) test -tags wintest -count=1 -v -run Windows ./internal/wintest/
 	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) test -count=1 -timeout 20m -exec $(WINE) $(WINDOWS_PKGS)
 
-# What a cgo build needs beyond Go and a C compiler: liblzma's headers
-# (Debian's liblzma-dev). libzstd is compiled from its Go module.
+# What a cgo build needs beyond Go and a C compiler: the headers of liblzma
+# and libFLAC (Debian's liblzma-dev, libflac-dev). libzstd is compiled from
+# its Go module.
 deps:
-	@if ! echo '#include <lzma.h>' | $${CC:-cc} -E - >/dev/null 2>&1; then \
+	@need=; \
+	echo '#include <lzma.h>' | $${CC:-cc} -E - >/dev/null 2>&1 || need="$$need liblzma-dev"; \
+	echo '#include <FLAC/stream_encoder.h>' | $${CC:-cc} -E - >/dev/null 2>&1 || need="$$need libflac-dev"; \
+	if [ -n "$$need" ]; then \
 	  for try in 1 2 3; do \
-	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblzma-dev >/dev/null; then break; fi; \
-	    [ "$$try" = 3 ] && { echo "could not install liblzma-dev" >&2; exit 1; }; \
+	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; then break; fi; \
+	    [ "$$try" = 3 ] && { echo "could not install$$need" >&2; exit 1; }; \
 	    sleep 10; \
 	  done; \
 	fi

@@ -235,8 +235,10 @@ func newCompressor(spec string, native bool) (Compressor, error) {
 		}
 	case "brotli":
 		c, err = newBrotliCompressor(so)
+	case "flac":
+		c, err = newFLACCompressor(so, native)
 	default:
-		return nil, specErrorf("unknown compression algorithm %q (known: null, zstd, lzma, lz4, lz4hc, brotli)", so.algo)
+		return nil, specErrorf("unknown compression algorithm %q (known: null, zstd, lzma, lz4, lz4hc, brotli, flac)", so.algo)
 	}
 	if err != nil {
 		return nil, err
@@ -446,6 +448,10 @@ func Algorithms() []Algorithm {
 		zlevel = fmt.Sprintf("level=[%d..22]", zlo)
 		zlong = "long"
 	}
+	flacEnc, flacOpts := "godwarfs block/flac encoder, pure Go", []string{"level=[0..8]", "exhaustive"}
+	if nativeFLAC {
+		flacEnc, flacOpts = flacEncoderName(), []string{"level=[0..8]", "exhaustive"}
+	}
 	if nativeLZMA {
 		lzmaEnc = lzmaEncoderName()
 		lzmaOpts = []string{"level=[0..9]", "dict_size=[12..30]", "extreme", binary,
@@ -458,6 +464,7 @@ func Algorithms() []Algorithm {
 		{"lz4", "LZ4 compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", nil},
 		{"lz4hc", "LZ4 HC compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", []string{"level=[0..12]"}},
 		{"brotli", "Brotli compressor", "andybalholm/brotli" + modVersion("github.com/andybalholm/brotli") + ", pure Go", []string{"quality=[0..11]", "lgwin=[10..24]"}},
+		{"flac", "FLAC compression (PCM audio only)", flacEnc, flacOpts},
 	}
 }
 

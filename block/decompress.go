@@ -53,8 +53,8 @@ func unsupported(c Compression) error {
 // limit is the maximum number of decompressed bytes allowed; the output is
 // never allowed to grow beyond it and no buffer larger than limit is
 // allocated. The actual size must equal the size declared by the framing.
-// For CompNone src itself is returned. FLAC and unknown ids fail
-// with ErrUnsupported ("unsupported compression FLAC").
+// For CompNone src itself is returned. Unknown ids fail with
+// ErrUnsupported ("unsupported compression ...").
 func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 	if limit < 0 {
 		limit = 0
@@ -75,6 +75,8 @@ func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 		return decompressXZ(src, nil, limit)
 	case CompRICEPP:
 		return decompressRicepp(src, nil, limit)
+	case CompFLAC:
+		return decompressFLAC(src, nil, limit)
 	}
 	return nil, unsupported(c)
 }
@@ -99,6 +101,8 @@ func DecompressInto(c Compression, src, dst []byte, limit int64) ([]byte, error)
 		return decompressXZ(src, dst, limit)
 	case CompRICEPP:
 		return decompressRicepp(src, dst, limit)
+	case CompFLAC:
+		return decompressFLAC(src, dst, limit)
 	}
 	return Decompress(c, src, limit)
 }

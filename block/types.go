@@ -91,7 +91,7 @@ func (c Compression) String() string {
 }
 
 // Known reports whether c is a compression id defined by the format (it may
-// still be unsupported for decoding, e.g. FLAC).
+// still be unsupported for decoding).
 func (c Compression) Known() bool { return int(c) < len(compNames) }
 
 // ParseCompression maps an algorithm name ("zstd", "lzma", "null", ...,

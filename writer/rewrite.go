@@ -423,7 +423,11 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 			if i < len(r.md.BlockCategories) {
 				cat = r.md.BlockCategories[i]
 			}
-			comp := r.compFor(cat)
+			comp, perr := r.pcmFor(r.compFor(cat), i, s)
+			if perr != nil {
+				err = perr
+				break
+			}
 			if len(blocks) == 1 {
 				// A lone block would leave every other core idle.
 				comp = block.Split(comp)
@@ -437,6 +441,36 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 		err = werr
 	}
 	return err
+}
+
+// pcmFor binds a compressor that needs the sample layout (flac) to that of
+// block i: from the image's category metadata, or else from the block's
+// own FLAC header. Other compressors are returned as they are.
+func (r *rewriter) pcmFor(c block.Compressor, i int, s block.Section) (block.Compressor, error) {
+	if _, ok := c.(block.PCMCompressor); !ok {
+		return c, nil
+	}
+	for _, kv := range r.md.BlockCategoryMetadata {
+		if int(kv.Key) == i && int(kv.Value) < len(r.md.CategoryMetadataJSON) {
+			l, err := block.ParsePCMLayout([]byte(r.md.CategoryMetadataJSON[kv.Value]))
+			if err != nil {
+				return nil, fmt.Errorf("block %d: %w", i, err)
+			}
+			return block.ForPCM(c, l), nil
+		}
+	}
+	if s.Compression == block.CompFLAC {
+		raw, err := r.im.ReadRaw(s)
+		if err != nil {
+			return nil, fmt.Errorf("block %d: %w", i, err)
+		}
+		l, err := block.FLACLayout(raw)
+		if err != nil {
+			return nil, fmt.Errorf("block %d: %w", i, err)
+		}
+		return block.ForPCM(c, l), nil
+	}
+	return nil, fmt.Errorf("block %d: flac needs its sample layout, and the image records none: %w", i, ErrUsage)
 }
 
 // compFor returns the compressor for blocks of category cat (an index

@@ -391,8 +391,13 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		if ok {
 			*c.dst = v
 		}
-		if _, err := block.NewCompressor(*c.dst); err != nil {
+		comp, err := block.NewCompressor(*c.dst)
+		if err != nil {
 			return nil, cli.BadValue(c.name, *c.dst, err.Error())
+		}
+		// flac encodes only audio whose layout a categorizer found.
+		if _, pcm := comp.(block.PCMCompressor); pcm {
+			return nil, cli.BadValue(c.name, *c.dst, "it needs the sample layout of a category (pcmaudio/waveform::"+*c.dst+")")
 		}
 	}
 	// An input list names its entries, so they are taken whatever their
