@@ -376,7 +376,7 @@ type categorizers struct {
 	incIdx   int              // position of incompressible in order
 	hotness  bool             // the hotness categorizer is enabled
 	hotIdx   int
-	detect   bool // a format categorizer (pcmaudio, fits, binary) is enabled
+	detect   bool                                      // a format categorizer (pcmaudio, fits, binary) is enabled
 	accept   func(category, metadataJSON string) error // Options.AcceptCategory
 	subsMu   sync.Mutex
 	subIndex map[subKey]uint32
