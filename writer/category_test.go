@@ -36,7 +36,9 @@ func TestCategoryCompression(t *testing.T) {
 	cc := &categoryCompression{def: def, log: &log, cats: map[string]block.Compressor{
 		"pcmaudio/waveform": frameCodec{Compressor: null}, "incompressible": null}}
 	mono, stereo, many := `{"number_of_channels":1}`, `{"number_of_channels":2}`, `{"number_of_channels":9}`
-	wf := func(js string) dedup.BlockCategory { return dedup.BlockCategory{Name: "pcmaudio/waveform", Metadata: js} }
+	wf := func(js string) dedup.BlockCategory {
+		return dedup.BlockCategory{Name: "pcmaudio/waveform", Metadata: js}
+	}
 	for _, tc := range []struct {
 		bc     dedup.BlockCategory
 		gran   int
