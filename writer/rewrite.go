@@ -155,6 +155,7 @@ type rewriter struct {
 	rechunk    *rechunker
 	blockComp  block.Compressor
 	catComp    map[uint32]block.Compressor // by category index (-C CAT::SPEC)
+	bound      map[[2]int]block.Compressor // by category and metadata index (compFor)
 	comps      compressors                 // non-block compressors by spec
 
 	rawMu  sync.Mutex
@@ -415,15 +416,29 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 		i := 0
 		err = r.rechunk.produce(r.ctx, func(d []byte) error {
 			i++
-			return emit(blockJob{idx: i - 1, data: d, comp: r.compFor(r.rechunk.cats[i-1])})
+			meta := -1
+			if cm := r.rechunk.catMeta; len(cm) > 0 && cm[len(cm)-1].Key == uint32(i-1) {
+				meta = int(cm[len(cm)-1].Value)
+			}
+			return emit(blockJob{idx: i - 1, data: d, comp: r.compFor(r.rechunk.cats[i-1], meta)})
 		})
 	} else {
+		blockMeta := map[uint32]int{}
+		if r.md.HasBlockCategoryMetadata {
+			for _, kv := range r.md.BlockCategoryMetadata {
+				blockMeta[kv.Key] = int(kv.Value)
+			}
+		}
 		for i, s := range blocks {
 			cat := uint32(1<<32 - 1)
 			if i < len(r.md.BlockCategories) {
 				cat = r.md.BlockCategories[i]
 			}
-			comp := r.compFor(cat)
+			meta, ok := blockMeta[uint32(i)]
+			if !ok {
+				meta = -1
+			}
+			comp := r.compFor(cat, meta)
 			if len(blocks) == 1 {
 				// A lone block would leave every other core idle.
 				comp = block.Split(comp)
@@ -440,12 +455,31 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 }
 
 // compFor returns the compressor for blocks of category cat (an index
-// into category_names).
-func (r *rewriter) compFor(cat uint32) block.Compressor {
-	if c, ok := r.catComp[cat]; ok && r.md.HasCategoryNames {
+// into category_names) with category metadata meta (an index into
+// category_metadata_json; -1: none). A compressor that depends on the
+// metadata (block.MetadataCompressor) is bound to it; should it refuse
+// the metadata, the block compression is used.
+func (r *rewriter) compFor(cat uint32, meta int) block.Compressor {
+	c := r.blockComp
+	if cc, ok := r.catComp[cat]; ok && r.md.HasCategoryNames {
+		c = cc
+	}
+	if meta < 0 || meta >= len(r.md.CategoryMetadataJSON) {
 		return c
 	}
-	return r.blockComp
+	key := [2]int{int(cat), meta}
+	if bc, ok := r.bound[key]; ok {
+		return bc
+	}
+	bc, _, err := block.ForMetadata(c, r.md.CategoryMetadataJSON[meta])
+	if err != nil {
+		bc = r.blockComp
+	}
+	if r.bound == nil {
+		r.bound = map[[2]int]block.Compressor{}
+	}
+	r.bound[key] = bc
+	return bc
 }
 
 func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *block.Workspace) blockResult {
