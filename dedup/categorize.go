@@ -95,10 +95,10 @@ type category struct {
 func (c category) name() string { return kindNames[c.kind] }
 
 // prefix is the reference's log prefix for a category: its name and
-// subcategory number.
+// subcategory number (numbered per kind, in the order first found).
 func (cz *categorizers) prefix(c category) string {
-	if c.sub > 0 {
-		return fmt.Sprintf("[%s/%d] ", c.name(), c.sub-1)
+	if cz != nil && c.sub > 0 && int(c.sub) <= len(cz.subOrd) {
+		return fmt.Sprintf("[%s/%d] ", c.name(), cz.subOrd[c.sub-1])
 	}
 	return "[" + c.name() + "] "
 }
@@ -381,6 +381,8 @@ type categorizers struct {
 	subsMu   sync.Mutex
 	subIndex map[subKey]uint32
 	subs     []formats.Sub // subcategory n is subs[n-1]
+	subOrd   []uint32      // per subcategory: its number within its kind, for log prefixes
+	kindSubs [numKinds]uint32
 }
 
 // subKey identifies a subcategory of a kind.
@@ -401,6 +403,8 @@ func (cz *categorizers) addSub(k catKind, s formats.Sub) uint32 {
 		cz.subIndex = map[subKey]uint32{}
 	}
 	cz.subs = append(cz.subs, s)
+	cz.subOrd = append(cz.subOrd, cz.kindSubs[k])
+	cz.kindSubs[k]++
 	n := uint32(len(cz.subs))
 	cz.subIndex[key] = n
 	return n
@@ -541,7 +545,7 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 		case formats.BinaryFormats:
 			parts = formats.DetectBinary(r, f.size, opt)
 		}
-		if parts == nil {
+		if parts == nil || !b.wholeFrames(f, parts) {
 			continue
 		}
 		frags := make([]fragment, len(parts))
@@ -557,6 +561,27 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 		b.tracef("%s: %s categorizer: %v", f.relPath(), name, frags)
 		return
 	}
+}
+
+// wholeFrames checks that the parts with a layout are whole frames of
+// the size their category's compressor needs (Options.Granularity): the
+// segmenter cannot cut a part that is not, and the reference fails on one
+// (a FITS image with a Bayer pattern and an odd number of pixels). Such a
+// file is left to the next categorizer, with a warning.
+func (b *builder) wholeFrames(f *inode, parts []formats.Part) bool {
+	if b.opt.Granularity == nil {
+		return true
+	}
+	for _, p := range parts {
+		if !p.HasSub || p.Sub.JSON == "" {
+			continue
+		}
+		if g := int64(b.opt.Granularity(p.Category, p.Sub.JSON)); g > 1 && p.Size%g != 0 {
+			b.sc.warn("%s: %s data of %d bytes is not a whole number of %d-byte frames; not categorized", f.osPath, p.Category, p.Size, g)
+			return false
+		}
+	}
+	return true
 }
 
 // start returns the incompressible categorizer's job for a file (nil: it

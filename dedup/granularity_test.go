@@ -165,3 +165,24 @@ func TestBuildFormatHooks(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildPartNotWholeFrames: data with a layout that is not a whole
+// number of its compressor's frames is left uncategorized, with a warning.
+func TestBuildPartNotWholeFrames(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.wav": string(stereoWAV(20000))})
+	o := testOpts(root)
+	o.Categorize = []string{"pcmaudio", "incompressible"}
+	var log strings.Builder
+	o.Log = &log
+	o.Granularity = func(cat, js string) int { return 7 }
+	md, _, err := BuildCategorized(context.Background(), o, func(context.Context, []byte, BlockCategory) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "pcmaudio/waveform data of 80000 bytes is not a whole number of 7-byte frames") {
+		t.Errorf("log %q", log.String())
+	}
+	if slices.Contains(md.CategoryNames, "pcmaudio/waveform") {
+		t.Errorf("category_names %v", md.CategoryNames)
+	}
+}
