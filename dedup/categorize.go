@@ -3,6 +3,7 @@ package dedup
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -515,7 +516,7 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 		return
 	}
 	opt := formats.Options{
-		Path: f.osPath,
+		Path: quotePath(f.osPath),
 		Log: func(l formats.Level, msg string) {
 			switch l {
 			case formats.Warn:
@@ -561,6 +562,15 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 		b.tracef("%s: %s categorizer: %v", f.relPath(), name, frags)
 		return
 	}
+}
+
+// quotePath writes a path in messages as the reference does: absolute,
+// in double quotes, with quotes and backslashes escaped.
+func quotePath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		p = a
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"`
 }
 
 // wholeFrames checks that the parts with a layout are whole frames of

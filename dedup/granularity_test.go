@@ -127,7 +127,7 @@ func TestBuildFormatHooks(t *testing.T) {
 				t.Errorf("asked %q", asked)
 			}
 			if refuse {
-				if !strings.Contains(log.String(), "warning: [WAV] "+filepath.Join(root, "a.wav")+": no such layout here") {
+				if !strings.Contains(log.String(), "warning: [WAV] \""+filepath.Join(root, "a.wav")+"\": no such layout here") {
 					t.Errorf("log: %q", log.String())
 				}
 				if !slices.Equal(md.CategoryNames, []string{CategoryDefault}) {

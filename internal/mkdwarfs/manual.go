@@ -223,10 +223,11 @@ var manual = cli.Manual{
 				"-N. make bench-scale-cores measures a corpus on 1 and 2 cores and projects 16 and 64.",
 		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
-			"The pcmaudio and fits categorizers log their messages (at the reference's levels, except that " +
-				"its info messages are verbose ones here) without quoting the path. A FITS image that " +
+			"The pcmaudio and fits categorizers log the reference's messages at its levels, except that " +
+				"its info messages are verbose ones here. A FITS image that " +
 				"would extend past the end of the file is left uncategorized with a warning, as is a CAF " +
-				"data chunk too small for its edit count (the reference does not check these). With " +
+				"data chunk too small for its edit count, and data with a layout that is not a whole number of " +
+				"its compressor's frames (the reference does not check these). With " +
 				"--incompressible-fragments a file's similarity (for --order) is computed over the whole file, " +
 				"not per category. Empty lines in a hotness list are skipped (the reference takes one as the " +
 				"path '' and fails on a second as a duplicate). Data stored once for several paths is hot when " +
