@@ -424,7 +424,21 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 	if len(b.opt.Categorize) == 0 || b.opt.Hollow {
 		return b.segmentStream(ctx, b.opt, catDefault, b.order(unique, b.opt, ""), sink)
 	}
-	streams, _ := categoryPlan(unique, b.opt.rank, b.cz.less)
+	streams, names := categoryPlan(unique, b.opt.rank, b.cz.less)
+	if b.opt.Verbosef != nil {
+		// As the reference reports them: fragments per category, the
+		// largest category first.
+		count, size := map[catKind]int{}, map[catKind]int64{}
+		for _, c := range unique {
+			for _, f := range c.fragments() {
+				count[f.cat.kind]++
+				size[f.cat.kind] += f.size
+			}
+		}
+		for _, k := range names {
+			b.verbosef("found %d %s fragments (%d bytes)", count[k], kindNames[k], size[k])
+		}
+	}
 	for _, cat := range streams {
 		var in []*content
 		for _, c := range unique {
