@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -154,4 +155,35 @@ func TestCategorizeFormats(t *testing.T) {
 	}
 	got, _ = readBack(t, img2)
 	compareTrees(t, want, got, cmpOpts{})
+}
+
+// TestReferenceCategories compares the category tables of an image the
+// reference made from the reference's format test files
+// (testdata/ref-categorize.txt) with those of godwarfs's image of the
+// same tree, and reads the reference's image back.
+func TestReferenceCategories(t *testing.T) {
+	src := "../../dedup/formats/testdata/ref"
+	img := filepath.Join(t.TempDir(), "ours.dwarfs")
+	mk(t, "-i", src, "-o", img, "--categorize", "-C", "pcmaudio/waveform::zstd", "-C", "fits/image::zstd",
+		"--no-history", "--set-time=0", "--set-owner=0", "--set-group=0")
+	want := expected(t, src)
+	refTree, ref := readBack(t, "testdata/ref-categorize.dwarfs")
+	got, ours := readBack(t, img)
+	var zero uint32
+	o := cmpOpts{skipTime: true, uid: &zero, gid: &zero}
+	compareTrees(t, want, refTree, o)
+	compareTrees(t, want, got, o)
+	for _, f := range []struct {
+		name      string
+		ref, ours any
+	}{
+		{"category_names", ref.CategoryNames, ours.CategoryNames},
+		{"block_categories", ref.BlockCategories, ours.BlockCategories},
+		{"category_metadata_json", ref.CategoryMetadataJSON, ours.CategoryMetadataJSON},
+		{"block_category_metadata", ref.BlockCategoryMetadata, ours.BlockCategoryMetadata},
+	} {
+		if !reflect.DeepEqual(f.ref, f.ours) {
+			t.Errorf("%s:\nreference %v\ngodwarfs  %v", f.name, f.ref, f.ours)
+		}
+	}
 }
