@@ -454,6 +454,23 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 	return err
 }
 
+// granularity returns the frame size the compressor of a stream needs
+// (1: none), so that --change-block-size cuts its blocks on whole frames.
+func (r *rewriter) granularity(k streamKey) int {
+	if k.meta < 0 || k.meta >= int64(len(r.md.CategoryMetadataJSON)) {
+		return 1
+	}
+	c := r.blockComp
+	if cc, ok := r.catComp[uint32(k.cat)]; ok && k.cat >= 0 && r.md.HasCategoryNames {
+		c = cc
+	}
+	_, cons, err := block.ForMetadata(c, r.md.CategoryMetadataJSON[k.meta])
+	if err != nil {
+		return 1
+	}
+	return max(1, cons.Granularity)
+}
+
 // compFor returns the compressor for blocks of category cat (an index
 // into category_names) with category metadata meta (an index into
 // category_metadata_json; -1: none). A compressor that depends on the
