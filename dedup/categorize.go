@@ -380,6 +380,7 @@ type categorizers struct {
 	detect   bool                                      // a format categorizer (pcmaudio, fits, binary) is enabled
 	accept   func(category, metadataJSON string) error // Options.AcceptCategory
 	subsMu   sync.Mutex
+	logMu    sync.Mutex
 	subIndex map[subKey]uint32
 	subs     []formats.Sub // subcategory n is subs[n-1]
 	subOrd   []uint32      // per subcategory: its number within its kind, for log prefixes
@@ -518,6 +519,9 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 	opt := formats.Options{
 		Path: quotePath(f.osPath),
 		Log: func(l formats.Level, msg string) {
+			// Files are categorized on several scanner workers.
+			cz.logMu.Lock()
+			defer cz.logMu.Unlock()
 			switch l {
 			case formats.Warn:
 				b.sc.warn("%s", msg)
