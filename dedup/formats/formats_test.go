@@ -214,6 +214,13 @@ func TestPCMAudio(t *testing.T) {
 		{"aiff 16", aiff(1, 20, 16, make([]byte, 40)), pm + "54 " + pw + "40" + pcm16be, ""},
 		{"aiff 24 comment", aiff(1, 10, 24, make([]byte, 30), chunkB("COMT", make([]byte, 5))), pm + "68 " + pw + "30" + pcm24be, ""},
 		{"aiff short ssnd", aiff(1, 30, 16, make([]byte, 40)), "", "`SSND` invalid chunk size"},
+		// Containers the reference does not handle: AIFF-C and RF64.
+		{"aifc", func() []byte { b := aiff(1, 20, 16, make([]byte, 40)); copy(b[8:], "AIFC"); return b }(), "", ""},
+		{"rf64", func() []byte {
+			b := wav(chunkW("fmt ", fmtChunk(1, 1, 16)), chunkW("data", make([]byte, 40)))
+			copy(b, "RF64")
+			return b
+		}(), "", ""},
 		{"caf 16", caf(0, 2, 1, 16, 4+40, make([]byte, 40)), pm + "68 " + pw + "40" + pcm16be, ""},
 		{"caf le to end", caf(2, 2, 1, 16, 1<<64-1, make([]byte, 40)), pm + "68 " + pw + "40" + pcm16le, ""},
 		{"caf float", caf(1, 4, 1, 32, 44, make([]byte, 40)), "", "floating point"},
