@@ -15,6 +15,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/godwarfs/godwarfs/dedup/formats"
 	"github.com/zeebo/xxh3"
 	"golang.org/x/sync/errgroup"
 )
@@ -335,7 +336,8 @@ func (b *builder) detect(f *inode) error {
 	if b.cz == nil || (!b.cz.detect && !b.cz.hotness) || f.size == 0 {
 		return nil
 	}
-	if !b.cz.detect {
+	if !b.cz.detect || f.size < formats.MinPCMAudioSize {
+		// No format categorizer looks at a file this small.
 		if f.hot {
 			b.detectFormats(f, nil)
 		}
