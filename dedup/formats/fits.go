@@ -178,7 +178,7 @@ func parseFITS(f *file) (fitsHeader, bool) {
 // image sets (16 when all are zero).
 func unusedLSBs(f *file, off, size int64) (uint8, bool) {
 	var acc uint16
-	buf := make([]byte, 1<<16)
+	buf := make([]byte, min(size, 1<<16))
 	for size > 0 {
 		n := min(size, int64(len(buf)))
 		m, err := f.r.ReadAt(buf[:n], off)
