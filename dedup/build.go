@@ -31,13 +31,22 @@ type builder struct {
 // Build scans opt.Input, writes all blocks to sink (in block-number order)
 // and returns the metadata for the image.
 func Build(ctx context.Context, opt Options, sink BlockSink) (*metadata.Metadata, Stats, error) {
-	return BuildCategorized(ctx, opt, func(ctx context.Context, data []byte, _ string) error { return sink(ctx, data) })
+	return BuildCategorized(ctx, opt, func(ctx context.Context, data []byte, _ BlockCategory) error { return sink(ctx, data) })
 }
 
-// CategorizedSink receives finished blocks like a BlockSink, with the name
-// of the category whose data each block holds (CategoryDefault when
-// categorizing is off).
-type CategorizedSink func(ctx context.Context, data []byte, category string) error
+// BlockCategory says what a block holds: the name of its category
+// (CategoryDefault when categorizing is off) and the category metadata,
+// JSON such as {"bits_per_sample":16,...} for pcmaudio/waveform and
+// fits/image, empty for the other categories. Blocks of one category with
+// different metadata are never mixed, so a compressor can take the
+// metadata as the layout of the whole block.
+type BlockCategory struct {
+	Name, Metadata string
+}
+
+// CategorizedSink receives finished blocks like a BlockSink, with the
+// category of the data each block holds.
+type CategorizedSink func(ctx context.Context, data []byte, cat BlockCategory) error
 
 // BuildCategorized is Build with a sink that is told each block's
 // category, e.g. to compress the categories differently.
@@ -200,6 +209,12 @@ func (b *builder) phase(name string) {
 func (b *builder) verbosef(format string, args ...any) {
 	if b.opt.Verbosef != nil {
 		b.opt.Verbosef(format, args...)
+	}
+}
+
+func (b *builder) tracef(format string, args ...any) {
+	if b.opt.Tracef != nil {
+		b.opt.Tracef(format, args...)
 	}
 }
 

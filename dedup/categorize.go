@@ -3,11 +3,14 @@ package dedup
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/dedup/formats"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -18,8 +21,9 @@ const (
 	CategoryHotness        = "hotness"
 )
 
-// Categorizers lists the categorizers godwarfs implements (--categorize).
-var Categorizers = []string{"hotness", "incompressible"}
+// Categorizers lists the categorizers godwarfs implements (--categorize),
+// which are the reference's.
+var Categorizers = []string{"binary", "fits", "hotness", "incompressible", "pcmaudio"}
 
 // ReferenceCategories are the categories the reference mkdwarfs's
 // categorizers emit. Per-category options may name any of them, as with
@@ -30,17 +34,81 @@ var ReferenceCategories = []string{
 	"pcmaudio/metadata", "pcmaudio/waveform",
 }
 
-// category indexes categoryNames; the default category is 0, as in the
-// reference's category manager.
-type category uint8
+// CategoriesOf returns the categories of the named categorizers, in the
+// order the reference numbers them.
+func CategoriesOf(categorizers []string) []string {
+	var out []string
+	for _, name := range categorizers {
+		for k := range numKinds {
+			if kindOwner[k] == name {
+				out = append(out, kindNames[k])
+			}
+		}
+	}
+	return out
+}
+
+// catKind is a category without its subcategory.
+type catKind uint8
 
 const (
-	catDefault category = iota
-	catIncompressible
-	catHotness
+	kDefault catKind = iota
+	kIncompressible
+	kHotness
+	kPCMMetadata
+	kPCMWaveform
+	kFITSMetadata
+	kFITSImage
+	kELF
+	kPE
+	kMachOHeader
+	kMachOSection
+	numKinds
 )
 
-var categoryNames = []string{CategoryDefault, CategoryIncompressible, CategoryHotness}
+// kindNames names the kinds; each categorizer's kinds are listed in the
+// order the reference numbers its categories.
+var kindNames = [numKinds]string{CategoryDefault, CategoryIncompressible, CategoryHotness,
+	formats.PCMMetadata, formats.PCMWaveform, formats.FITSMetadata, formats.FITSImage,
+	formats.BinaryELF, formats.BinaryPE, formats.MachOHeader, formats.MachOSection}
+
+// kindOwner names the categorizer that emits each kind.
+var kindOwner = [numKinds]string{"", CategoryIncompressible, CategoryHotness, formats.PCMAudio, formats.PCMAudio,
+	formats.FITS, formats.FITS, formats.BinaryFormats, formats.BinaryFormats, formats.BinaryFormats, formats.BinaryFormats}
+
+func catKindOf(name string) (catKind, bool) {
+	for k, n := range kindNames {
+		if n == name {
+			return catKind(k), true
+		}
+	}
+	return 0, false
+}
+
+// category is a kind and a subcategory: the data whose blocks are kept
+// apart. The default category is the zero value, as in the reference's
+// category manager.
+type category struct {
+	kind catKind
+	sub  uint32 // 0: none; n: subcategory n-1 of the categorizers' store
+}
+
+func (c category) name() string { return kindNames[c.kind] }
+
+// prefix is the reference's log prefix for a category: its name and
+// subcategory number (numbered per kind, in the order first found).
+func (cz *categorizers) prefix(c category) string {
+	if cz != nil && c.sub > 0 && int(c.sub) <= len(cz.subOrd) {
+		return fmt.Sprintf("[%s/%d] ", c.name(), cz.subOrd[c.sub-1])
+	}
+	return "[" + c.name() + "] "
+}
+
+var (
+	catDefault        = category{kind: kDefault}
+	catIncompressible = category{kind: kIncompressible}
+	catHotness        = category{kind: kHotness}
+)
 
 // checkCategorize validates Options.Categorize.
 func (opt *Options) checkCategorize() error {
@@ -61,14 +129,26 @@ func (opt *Options) categorizerIndex(name string) int {
 	return slices.Index(opt.Categorize, name)
 }
 
-// rank orders categories as the reference numbers them: the default
+// rank numbers kinds as the reference numbers categories: the default
 // category first, then each categorizer's in --categorize order. It breaks
 // ties between equally large categories in category_names.
 func (opt *Options) rank(c category) int {
-	if c == catDefault {
+	if c.kind == kDefault {
 		return 0
 	}
-	return 1 + opt.categorizerIndex(categoryNames[c])
+	n := 1
+	for _, name := range opt.Categorize {
+		for k := range numKinds {
+			if kindOwner[k] != name {
+				continue
+			}
+			if k == c.kind {
+				return n
+			}
+			n++
+		}
+	}
+	return n
 }
 
 // HotnessOptions hold the hotness categorizer's list: the files whose data
@@ -291,10 +371,75 @@ func (f *fileCat) result() (frags []fragment, claimed bool, err error) {
 // categorizers runs the enabled categorizers on the files as they are
 // scanned.
 type categorizers struct {
+	order    []string // --categorize
 	inc      *IncompressibleOptions
 	probe    block.Compressor // nil: no incompressible categorizer
+	incIdx   int              // position of incompressible in order
 	hotness  bool             // the hotness categorizer is enabled
-	hotFirst bool             // hotness comes before incompressible
+	hotIdx   int
+	detect   bool                                      // a format categorizer (pcmaudio, fits, binary) is enabled
+	accept   func(category, metadataJSON string) error // Options.AcceptCategory
+	subsMu   sync.Mutex
+	logMu    sync.Mutex
+	subIndex map[subKey]uint32
+	subs     []formats.Sub // subcategory n is subs[n-1]
+	subOrd   []uint32      // per subcategory: its number within its kind, for log prefixes
+	kindSubs [numKinds]uint32
+}
+
+// subKey identifies a subcategory of a kind.
+type subKey struct {
+	kind catKind
+	key  [6]uint64
+}
+
+// addSub returns the subcategory number of s in kind k.
+func (cz *categorizers) addSub(k catKind, s formats.Sub) uint32 {
+	cz.subsMu.Lock()
+	defer cz.subsMu.Unlock()
+	key := subKey{k, s.Key}
+	if n, ok := cz.subIndex[key]; ok {
+		return n
+	}
+	if cz.subIndex == nil {
+		cz.subIndex = map[subKey]uint32{}
+	}
+	cz.subs = append(cz.subs, s)
+	cz.subOrd = append(cz.subOrd, cz.kindSubs[k])
+	cz.kindSubs[k]++
+	n := uint32(len(cz.subs))
+	cz.subIndex[key] = n
+	return n
+}
+
+// metadataJSON returns the category metadata of c ("" for none).
+func (cz *categorizers) metadataJSON(c category) string {
+	if cz == nil || c.sub == 0 || int(c.sub) > len(cz.subs) {
+		return ""
+	}
+	return cz.subs[c.sub-1].JSON
+}
+
+// less orders categories as the reference's category manager does: by
+// name, then by subcategory (the categorizer's comparison of layouts or
+// header keys).
+func (cz *categorizers) less(a, b category) bool {
+	if na, nb := a.name(), b.name(); na != nb {
+		return na < nb
+	}
+	if a.sub == b.sub || cz == nil {
+		return false
+	}
+	if a.sub == 0 || b.sub == 0 {
+		return a.sub == 0
+	}
+	ka, kb := cz.subs[a.sub-1].Key, cz.subs[b.sub-1].Key
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return ka[i] < kb[i]
+		}
+	}
+	return false
 }
 
 // newCategorizers sets up the categorizers (none with --hollow, which
@@ -302,10 +447,18 @@ type categorizers struct {
 // with the reference's warnings about a hotness categorizer without a
 // list.
 func (b *builder) newCategorizers(root *entry) (*categorizers, error) {
-	cz := &categorizers{}
 	opt := b.opt
+	cz := &categorizers{order: opt.Categorize, incIdx: -1, hotIdx: -1}
 	if opt.Hollow {
 		return cz, nil
+	}
+	if opt.AcceptCategory != nil {
+		cz.accept = opt.AcceptCategory
+	}
+	for _, name := range opt.Categorize {
+		if formats.Categories(name) != nil {
+			cz.detect = true
+		}
 	}
 	inc, hot := opt.categorizerIndex(CategoryIncompressible), opt.categorizerIndex(CategoryHotness)
 	if inc >= 0 {
@@ -318,12 +471,12 @@ func (b *builder) newCategorizers(root *entry) (*categorizers, error) {
 		if err != nil {
 			return nil, err
 		}
-		cz.inc, cz.probe = io, probe
+		cz.inc, cz.probe, cz.incIdx = io, probe, inc
 	}
 	if hot < 0 {
 		return cz, nil
 	}
-	cz.hotness, cz.hotFirst = true, inc < 0 || hot < inc
+	cz.hotness, cz.hotIdx = true, hot
 	switch {
 	case opt.Hotness == nil:
 		b.sc.warn("hotness categorizer: no hotness list provided")
@@ -353,11 +506,103 @@ func (b *builder) newCategorizers(root *entry) (*categorizers, error) {
 	return cz, nil
 }
 
+// detectFormats runs the random-access categorizers (hotness, pcmaudio,
+// fits, binary) on f in --categorize order, as the reference does: the
+// first that claims the file wins, and f.claimedBy records which (its
+// position plus one). A hotness win is applied later, per content
+// (applyHotness).
+func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
+	cz := b.cz
+	if cz == nil || f.size == 0 {
+		return
+	}
+	opt := formats.Options{
+		Path: quotePath(f.osPath),
+		Log: func(l formats.Level, msg string) {
+			// Files are categorized on several scanner workers.
+			cz.logMu.Lock()
+			defer cz.logMu.Unlock()
+			switch l {
+			case formats.Warn:
+				b.sc.warn("%s", msg)
+			case formats.Info, formats.Verbose:
+				b.verbosef("%s", msg)
+			default:
+				b.tracef("%s", msg)
+			}
+		},
+	}
+	if cz.accept != nil {
+		opt.Accept = cz.accept
+	}
+	for i, name := range cz.order {
+		var parts []formats.Part
+		switch name {
+		case CategoryHotness:
+			if f.hot {
+				f.claimedBy = i + 1
+				return
+			}
+		case formats.PCMAudio:
+			parts = formats.DetectPCMAudio(r, f.size, opt)
+		case formats.FITS:
+			parts = formats.DetectFITS(r, f.size, opt)
+		case formats.BinaryFormats:
+			parts = formats.DetectBinary(r, f.size, opt)
+		}
+		if parts == nil || !b.wholeFrames(f, parts) {
+			continue
+		}
+		frags := make([]fragment, len(parts))
+		for j, p := range parts {
+			k, _ := catKindOf(p.Category)
+			c := category{kind: k}
+			if p.HasSub {
+				c.sub = cz.addSub(k, p.Sub)
+			}
+			frags[j] = fragment{c, p.Size}
+		}
+		f.frags, f.claimedBy = frags, i+1
+		b.tracef("%s: %s categorizer: %v", f.relPath(), name, frags)
+		return
+	}
+}
+
+// quotePath writes a path in messages as the reference does: absolute,
+// in double quotes, with quotes and backslashes escaped.
+func quotePath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		p = a
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"`
+}
+
+// wholeFrames checks that the parts with a layout are whole frames of
+// the size their category's compressor needs (Options.Granularity): the
+// segmenter cannot cut a part that is not, and the reference fails on one
+// (a FITS image with a Bayer pattern and an odd number of pixels). Such a
+// file is left to the next categorizer, with a warning.
+func (b *builder) wholeFrames(f *inode, parts []formats.Part) bool {
+	if b.opt.Granularity == nil {
+		return true
+	}
+	for _, p := range parts {
+		if !p.HasSub || p.Sub.JSON == "" {
+			continue
+		}
+		if g := int64(b.opt.Granularity(p.Category, p.Sub.JSON)); g > 1 && p.Size%g != 0 {
+			b.sc.warn("%s: %s data of %d bytes is not a whole number of %d-byte frames; not categorized", f.osPath, p.Category, p.Size, g)
+			return false
+		}
+	}
+	return true
+}
+
 // start returns the incompressible categorizer's job for a file (nil: it
-// does not run on the file). When hotness comes first in --categorize, a
-// listed file is not examined: it is hot whatever its data.
+// does not run on the file). A file that a categorizer before it in
+// --categorize claimed is not examined.
 func (cz *categorizers) start(f *inode) *fileCat {
-	if cz == nil || cz.probe == nil || f.size == 0 || f.size < cz.inc.MinInputSize || (f.hot && cz.hotFirst) {
+	if cz == nil || cz.probe == nil || f.size == 0 || f.size < cz.inc.MinInputSize || (f.claimedBy > 0 && f.claimedBy <= cz.incIdx) {
 		return nil
 	}
 	return newFileCat(cz.inc, cz.probe)
@@ -375,7 +620,7 @@ func (cz *categorizers) applyHotness(contents []*content) {
 		if c.size == 0 || !slices.ContainsFunc(c.inodes, func(in *inode) bool { return in.hot }) {
 			continue
 		}
-		if cz.hotFirst || !c.rep.claimed {
+		if c.rep.claimedBy == 0 || c.rep.claimedBy > cz.hotIdx {
 			c.rep.frags = []fragment{{catHotness, c.size}}
 		}
 	}
@@ -391,36 +636,40 @@ func (c *content) fragments() []fragment {
 }
 
 // categoryPlan is the order in which category streams are written (by
-// name, as the reference sorts them) and the order of category_names (by
-// total fragment size, largest first, as the reference lists them; equal
-// sizes in the order of rank).
-func categoryPlan(contents []*content, rank func(category) int) (streams, names []category) {
+// name and subcategory, as the reference sorts them) and the order of
+// category_names (kinds by total fragment size, largest first, as the
+// reference lists them; equal sizes in the order of rank).
+func categoryPlan(contents []*content, rank func(category) int, less func(a, b category) bool) (streams []category, names []catKind) {
 	size := map[category]int64{}
+	kindSize := map[catKind]int64{}
 	for _, c := range contents {
 		for _, f := range c.fragments() {
 			size[f.cat] += f.size
+			kindSize[f.cat.kind] += f.size
 		}
 	}
 	for cat := range size {
 		streams = append(streams, cat)
 	}
-	sort.Slice(streams, func(i, j int) bool { return categoryNames[streams[i]] < categoryNames[streams[j]] })
-	names = append([]category(nil), streams...)
+	sort.Slice(streams, func(i, j int) bool { return less(streams[i], streams[j]) })
+	for k := range kindSize {
+		names = append(names, k)
+	}
 	sort.Slice(names, func(i, j int) bool {
 		a, b := names[i], names[j]
-		if size[a] != size[b] {
-			return size[a] > size[b]
+		if kindSize[a] != kindSize[b] {
+			return kindSize[a] > kindSize[b]
 		}
-		return rank(a) < rank(b)
+		return rank(category{kind: a}) < rank(category{kind: b})
 	})
 	return streams, names
 }
 
 // categoryMetadata records the categories in md as the reference does:
 // category_names lists the categories that have data (largest first),
-// block_categories gives each block's index into it, and the category
-// metadata fields are present but empty (neither the incompressible nor
-// the hotness categorizer has metadata).
+// block_categories gives each block's index into it, category_metadata_json
+// the metadata of each category (in stream order) that has any, and
+// block_category_metadata each such block's index into that.
 func (b *builder) categoryMetadata(md *metadata.Metadata, unique []*content) {
 	if base := b.opt.Base; base != nil && (base.BlockCategories != nil || len(b.opt.Categorize) > 0) {
 		b.baseCategoryMetadata(md, unique)
@@ -429,20 +678,32 @@ func (b *builder) categoryMetadata(md *metadata.Metadata, unique []*content) {
 	if len(b.opt.Categorize) == 0 {
 		return
 	}
-	_, names := categoryPlan(unique, b.opt.rank)
-	index := map[category]uint32{}
+	streams, names := categoryPlan(unique, b.opt.rank, b.cz.less)
+	index := map[catKind]uint32{}
 	md.CategoryNames = make([]string, len(names))
-	for i, cat := range names {
-		md.CategoryNames[i] = categoryNames[cat]
-		index[cat] = uint32(i)
+	for i, k := range names {
+		md.CategoryNames[i] = kindNames[k]
+		index[k] = uint32(i)
 	}
 	md.BlockCategories = make([]uint32, len(b.blockCats))
 	for i, cat := range b.blockCats {
-		md.BlockCategories[i] = index[cat]
+		md.BlockCategories[i] = index[cat.kind]
 	}
 	md.HasCategoryNames, md.HasBlockCategories = true, true
 	md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = []string{}, true
+	jsonIdx := map[category]uint32{}
+	for _, c := range streams {
+		if js := b.cz.metadataJSON(c); js != "" {
+			jsonIdx[c] = uint32(len(md.CategoryMetadataJSON))
+			md.CategoryMetadataJSON = append(md.CategoryMetadataJSON, js)
+		}
+	}
 	md.BlockCategoryMetadata, md.HasBlockCategoryMetadata = nil, true
+	for i, cat := range b.blockCats {
+		if k, ok := jsonIdx[cat]; ok {
+			md.BlockCategoryMetadata = append(md.BlockCategoryMetadata, metadata.KV32{Key: uint32(i), Value: k})
+		}
+	}
 	b.opt.dropCategories(md)
 }
 
@@ -474,13 +735,13 @@ func (b *builder) baseCategoryMetadata(md *metadata.Metadata, unique []*content)
 		md.BlockCategories = append(md.BlockCategories, add(name))
 	}
 	if len(b.opt.Categorize) > 0 {
-		_, names := categoryPlan(unique, b.opt.rank)
-		for _, cat := range names {
-			add(categoryNames[cat])
+		_, names := categoryPlan(unique, b.opt.rank, b.cz.less)
+		for _, k := range names {
+			add(kindNames[k])
 		}
 	}
 	for _, cat := range b.blockCats {
-		md.BlockCategories = append(md.BlockCategories, add(categoryNames[cat]))
+		md.BlockCategories = append(md.BlockCategories, add(cat.name()))
 	}
 	md.HasCategoryNames, md.HasBlockCategories = true, true
 	md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = []string{}, true
@@ -498,6 +759,19 @@ func (b *builder) baseCategoryMetadata(md *metadata.Metadata, unique []*content)
 			md.CategoryMetadataJSON = append(md.CategoryMetadataJSON, j)
 		}
 		md.BlockCategoryMetadata = append(md.BlockCategoryMetadata, metadata.KV32{Key: uint32(i), Value: k})
+	}
+	for i, cat := range b.blockCats {
+		j := b.cz.metadataJSON(cat)
+		if j == "" {
+			continue
+		}
+		k, ok := jsonIdx[j]
+		if !ok {
+			k = uint32(len(md.CategoryMetadataJSON))
+			jsonIdx[j] = k
+			md.CategoryMetadataJSON = append(md.CategoryMetadataJSON, j)
+		}
+		md.BlockCategoryMetadata = append(md.BlockCategoryMetadata, metadata.KV32{Key: uint32(base.Blocks + i), Value: k})
 	}
 	b.opt.dropCategories(md)
 }

@@ -77,6 +77,7 @@ func TestCategoryPlan(t *testing.T) {
 	mk := func(size int64, frags ...fragment) *content {
 		return &content{rep: &inode{frags: frags}, size: size}
 	}
+	var cz *categorizers
 	incFirst := &Options{Categorize: []string{"incompressible", "hotness"}}
 	hotFirst := &Options{Categorize: []string{"hotness", "incompressible"}}
 	// More incompressible data than default: listed first in
@@ -88,15 +89,15 @@ func TestCategoryPlan(t *testing.T) {
 		mk(100, fragment{catIncompressible, 100}),
 		mk(30, fragment{catDefault, 10}, fragment{catIncompressible, 20}),
 	}
-	streams, names := categoryPlan(cs, incFirst.rank)
+	streams, names := categoryPlan(cs, incFirst.rank, cz.less)
 	if !slices.Equal(streams, []category{catDefault, catIncompressible}) {
 		t.Errorf("streams %v", streams)
 	}
-	if !slices.Equal(names, []category{catIncompressible, catDefault}) {
+	if !slices.Equal(names, []catKind{kIncompressible, kDefault}) {
 		t.Errorf("names %v", names)
 	}
-	streams, names = categoryPlan(cs[2:3], incFirst.rank)
-	if !slices.Equal(streams, []category{catIncompressible}) || !slices.Equal(names, streams) {
+	streams, names = categoryPlan(cs[2:3], incFirst.rank, cz.less)
+	if !slices.Equal(streams, []category{catIncompressible}) || !slices.Equal(names, []catKind{kIncompressible}) {
 		t.Errorf("only incompressible: streams %v names %v", streams, names)
 	}
 	// Streams by name: <default>, hotness, incompressible. Names by
@@ -108,12 +109,12 @@ func TestCategoryPlan(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		opt  *Options
-		want []category
+		want []catKind
 	}{
-		{incFirst, []category{catDefault, catIncompressible, catHotness}},
-		{hotFirst, []category{catDefault, catHotness, catIncompressible}},
+		{incFirst, []catKind{kDefault, kIncompressible, kHotness}},
+		{hotFirst, []catKind{kDefault, kHotness, kIncompressible}},
 	} {
-		streams, names = categoryPlan(cs, tc.opt.rank)
+		streams, names = categoryPlan(cs, tc.opt.rank, cz.less)
 		if !slices.Equal(streams, []category{catDefault, catHotness, catIncompressible}) {
 			t.Errorf("%v: streams %v", tc.opt.Categorize, streams)
 		}
@@ -163,7 +164,8 @@ func TestCheckCategorize(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{"hotness", "incompressible"}, ""},
-		{[]string{"fits"}, `unknown categorizer "fits" (supported: hotness, incompressible)`},
+		{[]string{"fits", "pcmaudio", "binary", "incompressible"}, ""},
+		{[]string{"magic"}, `unknown categorizer "magic" (supported: binary, fits, hotness, incompressible, pcmaudio)`},
 		{[]string{"hotness", "hotness"}, `categorizer "hotness" given twice`},
 	} {
 		o := &Options{Categorize: tc.list}

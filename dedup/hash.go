@@ -15,6 +15,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/godwarfs/godwarfs/dedup/formats"
 	"github.com/zeebo/xxh3"
 	"golang.org/x/sync/errgroup"
 )
@@ -184,11 +185,21 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			if needDigest && h == nil && b.wantsDigest(f) {
 				sa = &simAcc{}
 			}
+			var n int64
+			err := b.detect(f)
 			fc := b.cz.start(f)
-			n, err := b.readForScan(gctx, f, h, sa, fc)
+			if err == nil {
+				n, err = b.readForScan(gctx, f, h, sa, fc)
+			}
 			if err == nil && fc != nil {
-				if f.frags, f.claimed, err = fc.result(); err != nil {
-					err = fmt.Errorf("categorizing %s: %w", f.osPath, err)
+				frags, claimed, cerr := fc.result()
+				switch {
+				case cerr != nil:
+					err = fmt.Errorf("categorizing %s: %w", f.osPath, cerr)
+				case claimed:
+					// Before the format categorizers in --categorize: its
+					// result wins over theirs.
+					f.frags, f.claimedBy = frags, b.cz.incIdx+1
 				}
 			}
 			b.sc.mu.Lock()
@@ -318,6 +329,27 @@ func (bf *badFiles) drop(files []*inode) []*inode {
 		}
 	}
 	return out
+}
+
+// detect runs the format categorizers on f, if any are enabled.
+func (b *builder) detect(f *inode) error {
+	if b.cz == nil || (!b.cz.detect && !b.cz.hotness) || f.size == 0 {
+		return nil
+	}
+	if !b.cz.detect || f.size < formats.MinPCMAudioSize {
+		// No format categorizer looks at a file this small.
+		if f.hot {
+			b.detectFormats(f, nil)
+		}
+		return nil
+	}
+	fh, err := b.openData(f)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", f.osPath, err)
+	}
+	defer fh.Close()
+	b.detectFormats(f, fh)
+	return nil
 }
 
 func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *simAcc, fc *fileCat) (int64, error) {

@@ -131,6 +131,19 @@ type Options struct {
 	// Hotness is the hotness categorizer's list (nil: no list given, so
 	// it claims nothing).
 	Hotness *HotnessOptions
+	// AcceptCategory, if set, is asked by the pcmaudio and fits
+	// categorizers whether data of a category with the given metadata
+	// (JSON) can be stored: the reference rejects a file whose layout its
+	// compressor for the category cannot take (it then stays in the
+	// default category, with a warning). The writer answers it from the
+	// category's block compressor.
+	AcceptCategory func(category, metadataJSON string) error
+	// Granularity, if set, returns the frame size in bytes that the
+	// segmenter must respect in the blocks of a category with the given
+	// metadata (1 or less: none): matches and block ends fall on whole
+	// frames, as the reference's segmenter does for compressors with a
+	// granularity constraint (FLAC: channels times bytes per sample).
+	Granularity func(category, metadataJSON string) int
 	// PerCategory overrides the order and segmenter settings per category
 	// name (CATEGORY::VALUE options).
 	PerCategory map[string]CategoryOptions

@@ -49,7 +49,7 @@ type inode struct {
 	simHash    uint32    // similarity order key
 	hasDigest  bool
 	frags      []fragment // categorizer result; nil: all default
-	claimed    bool       // the incompressible categorizer claimed the file
+	claimedBy  int        // the categorizer that claimed the file: its position in Categorize plus one (0: none)
 	hot        bool       // named in the hotness list
 	content    *content
 	num        uint32

@@ -82,6 +82,11 @@ type segmenter struct {
 	bloomBits uint
 	rollOut   uint32 // rotation applied to the byte leaving the window
 
+	// gran is the frame size (1: bytes): with a larger one, block sizes,
+	// windows, match offsets and lengths are whole frames, so that a
+	// compressor that needs whole frames (FLAC) gets them.
+	gran int
+
 	// openLit is true while the tail of cur is a literal run of the file
 	// being added that no chunk references yet (so it may be trimmed).
 	openLit   bool
@@ -96,6 +101,7 @@ func newSegmenter(ctx context.Context, opt *Options, sink BlockSink, st *Stats) 
 		sink:      sink,
 		stats:     st,
 		tracef:    opt.Tracef,
+		gran:      1,
 	}
 	// Lookback counts the blocks searched including the one being filled,
 	// as the reference's -B does: 1 searches only the current block, and
@@ -119,6 +125,26 @@ func newSegmenter(ctx context.Context, opt *Options, sink BlockSink, st *Stats) 
 	s.newBlock()
 	return s
 }
+
+// setGranularity makes the segmenter work in frames of g bytes, as the
+// reference's does: the block size is cut to whole frames and the window
+// and step count frames. Base images' blocks are not matched against,
+// their data not being laid out in frames.
+func (s *segmenter) setGranularity(g int) {
+	s.gran = g
+	s.blockSize -= s.blockSize % g
+	if s.window > 0 {
+		s.window *= g
+		s.step *= g
+		s.rollOut = uint32(s.window % 32)
+		if s.window > s.blockSize {
+			s.window = 0
+		}
+	}
+}
+
+// aligned says whether a position in the input is on a frame boundary.
+func (s *segmenter) aligned(p int) bool { return s.gran <= 1 || p%s.gran == 0 }
 
 // startAt numbers the segmenter's blocks from n on (a category stream
 // after others).
@@ -286,14 +312,16 @@ func (s *segmenter) add(d []byte, out []pchunk) ([]pchunk, error) {
 			}
 		}
 		bn, off, ok := uint32(0), 0, false
-		if s.bloomHas(h) {
+		if !s.aligned(p) {
+			// Only whole frames match.
+		} else if s.bloomHas(h) {
 			if v, found := s.table[h]; found {
 				bn, off = uint32(v>>32), int(uint32(v))
 				bd := s.blockData(bn)
 				ok = off+w <= len(bd) && bytes.Equal(bd[off:off+w], d[p:p+w])
 			}
 		}
-		if !ok && s.base != nil {
+		if !ok && s.base != nil && s.gran <= 1 && s.aligned(p) {
 			// The recent blocks first, then the base's.
 			if bn, off, ok = s.base.lookup(h); ok {
 				bd := s.base.blocks[bn]
@@ -314,7 +342,7 @@ func (s *segmenter) add(d []byte, out []pchunk) ([]pchunk, error) {
 		}
 		// Store literal data in pieces so that repeats inside one large
 		// file can be found too.
-		if p-lit >= 4*w {
+		if p-lit >= 4*w && s.aligned(p) {
 			if out, err = s.appendLiteral(d[lit:p], out); err != nil {
 				return out, err
 			}
@@ -340,6 +368,7 @@ func (s *segmenter) match(d []byte, out []pchunk, lit, p int, bn uint32, off int
 	for p-k > lit && off-k > 0 && d[p-k-1] == bd[off-k-1] {
 		k++
 	}
+	k -= k % s.gran
 	// Further back into the open literal tail of the current block, which
 	// is trimmed again. Not for matches into the current block itself,
 	// whose referenced bytes could be the ones trimmed.
@@ -351,6 +380,7 @@ func (s *segmenter) match(d []byte, out []pchunk, lit, p int, bn uint32, off int
 			p-k-trim > 0 && d[p-k-trim-1] == bd[off-k-trim-1] {
 			trim++
 		}
+		trim -= trim % s.gran
 		if trim > 0 {
 			s.cur.data = cd[:len(cd)-trim]
 			last.size -= uint32(trim)
@@ -370,6 +400,7 @@ func (s *segmenter) match(d []byte, out []pchunk, lit, p int, bn uint32, off int
 	for p+n < len(d) && off+n < len(bd) && d[p+n] == bd[off+n] {
 		n++
 	}
+	n -= n % s.gran
 	start := off - k - trim
 	size := k + trim + n
 	out = addChunk(out, pchunk{block: bn, off: uint32(start), size: uint32(size)})
@@ -393,7 +424,21 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 	if len(b.opt.Categorize) == 0 || b.opt.Hollow {
 		return b.segmentStream(ctx, b.opt, catDefault, b.order(unique, b.opt, ""), sink)
 	}
-	streams, _ := categoryPlan(unique, b.opt.rank)
+	streams, names := categoryPlan(unique, b.opt.rank, b.cz.less)
+	if b.opt.Verbosef != nil {
+		// As the reference reports them: fragments per category, the
+		// largest category first.
+		count, size := map[catKind]int{}, map[catKind]int64{}
+		for _, c := range unique {
+			for _, f := range c.fragments() {
+				count[f.cat.kind]++
+				size[f.cat.kind] += f.size
+			}
+		}
+		for _, k := range names {
+			b.verbosef("found %d %s fragments (%d bytes)", count[k], kindNames[k], size[k])
+		}
+	}
 	for _, cat := range streams {
 		var in []*content
 		for _, c := range unique {
@@ -404,8 +449,8 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 				}
 			}
 		}
-		copt := b.opt.forCategory(categoryNames[cat])
-		if err := b.segmentStream(ctx, copt, cat, b.order(in, copt, "["+categoryNames[cat]+"] "), sink); err != nil {
+		copt := b.opt.forCategory(cat.name())
+		if err := b.segmentStream(ctx, copt, cat, b.order(in, copt, b.cz.prefix(cat)), sink); err != nil {
 			return err
 		}
 	}
@@ -443,11 +488,22 @@ func (b *builder) order(cs []*content, opt *Options, prefix string) []*content {
 // order, into blocks numbered on from those already written.
 func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category, contents []*content, sink CategorizedSink) error {
 	b.phase("segmenting")
-	name := categoryNames[cat]
+	bc := BlockCategory{Name: cat.name(), Metadata: b.cz.metadataJSON(cat)}
+	gran := 1
+	if opt.Granularity != nil && len(b.opt.Categorize) > 0 {
+		gran = max(1, opt.Granularity(bc.Name, bc.Metadata))
+	}
+	if bc.Metadata != "" {
+		b.verbosef("%smetadata: %s", b.cz.prefix(cat), bc.Metadata)
+	}
 	seg := newSegmenter(ctx, opt, func(ctx context.Context, data []byte) error {
 		b.blockCats = append(b.blockCats, cat)
-		return sink(ctx, data, name)
+		return sink(ctx, data, bc)
 	}, &b.stats)
+	if gran > 1 {
+		seg.setGranularity(gran)
+		b.verbosef("%susing %d-byte frames for segment analysis", b.cz.prefix(cat), gran)
+	}
 	seg.base = b.baseIdx
 	seg.startAt(uint32(b.blockBase + len(b.blockCats)))
 	var progMu sync.Mutex

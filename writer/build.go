@@ -213,11 +213,17 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if scan.BeforeSegmenting == nil {
 		scan.BeforeSegmenting = debug.FreeOSMemory
 	}
-	catComp := map[string]block.Compressor{}
+	cc := &categoryCompression{def: comp, cats: map[string]block.Compressor{}, log: scan.Log}
 	for cat, spec := range t.CategoryCompression {
-		if catComp[cat], err = comps.get(spec); err != nil {
+		if cc.cats[cat], err = comps.get(spec); err != nil {
 			return dedup.Stats{}, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
 		}
+	}
+	if scan.AcceptCategory == nil {
+		scan.AcceptCategory = cc.accept
+	}
+	if scan.Granularity == nil {
+		scan.Granularity = cc.granularity
 	}
 	// Blocks of base images come first, copied raw.
 	firstNew := 0
@@ -234,11 +240,8 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	// submit queues block i. Only a build's lone new block is cut into
 	// jobs for several threads (block.Split): with two or more blocks
 	// every worker has a block of its own, and a cut would only cost CPU.
-	submit := func(i int, data []byte, cat string, split bool) error {
-		comp := comp
-		if c, ok := catComp[cat]; ok {
-			comp = c
-		}
+	submit := func(i int, data []byte, cat dedup.BlockCategory, split bool) error {
+		comp := cc.forBlock(cat)
 		if split {
 			comp = block.Split(comp)
 		}
@@ -264,10 +267,10 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	var (
 		n         = firstNew
 		first     []byte
-		firstCat  string
+		firstCat  dedup.BlockCategory
 		firstHeld bool
 	)
-	md, stats, err := dedup.BuildCategorized(ctx, scan, func(_ context.Context, data []byte, cat string) error {
+	md, stats, err := dedup.BuildCategorized(ctx, scan, func(_ context.Context, data []byte, cat dedup.BlockCategory) error {
 		i := n
 		n++
 		if i == firstNew {

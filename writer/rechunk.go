@@ -47,9 +47,10 @@ type holeChunk struct {
 type streamKey struct{ cat, meta int64 }
 
 type openBlock struct {
-	prov uint32
-	key  streamKey
-	data []byte
+	prov  uint32
+	key   streamKey
+	limit uint32 // the block size, cut to whole frames of the stream's compressor
+	data  []byte
 }
 
 // blockLRU holds a few decompressed input blocks.
@@ -162,7 +163,10 @@ func (rc *rechunker) produce(ctx context.Context, emit func(data []byte) error) 
 			}
 			ob := rc.open[key]
 			if ob == nil {
-				ob = &openBlock{prov: rc.nextProv, key: key}
+				ob = &openBlock{prov: rc.nextProv, key: key, limit: rc.bs}
+				if g := uint32(rc.r.granularity(key)); g > 1 && rc.bs >= g {
+					ob.limit -= rc.bs % g
+				}
 				rc.nextProv++
 				rc.open[key] = ob
 				order = append(order, key)
@@ -171,7 +175,7 @@ func (rc *rechunker) produce(ctx context.Context, emit func(data []byte) error) 
 				if ob.data == nil {
 					ob.data = make([]byte, 0, rc.bs)
 				}
-				n := min(len(data), int(rc.bs)-len(ob.data))
+				n := min(len(data), int(ob.limit)-len(ob.data))
 				off := uint32(len(ob.data))
 				ob.data = append(ob.data, data[:n]...)
 				data = data[n:]
@@ -182,7 +186,7 @@ func (rc *rechunker) produce(ctx context.Context, emit func(data []byte) error) 
 					rc.chunks = append(rc.chunks, metadata.Chunk{Block: ob.prov, Offset: off, Size: uint32(n)})
 					rc.prov = append(rc.prov, true)
 				}
-				if len(ob.data) == int(rc.bs) {
+				if len(ob.data) == int(ob.limit) {
 					if err := flush(ob); err != nil {
 						return err
 					}

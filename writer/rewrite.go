@@ -155,6 +155,7 @@ type rewriter struct {
 	rechunk    *rechunker
 	blockComp  block.Compressor
 	catComp    map[uint32]block.Compressor // by category index (-C CAT::SPEC)
+	bound      map[[2]int]block.Compressor // by category and metadata index (compFor)
 	comps      compressors                 // non-block compressors by spec
 
 	rawMu  sync.Mutex
@@ -415,19 +416,29 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 		i := 0
 		err = r.rechunk.produce(r.ctx, func(d []byte) error {
 			i++
-			return emit(blockJob{idx: i - 1, data: d, comp: r.compFor(r.rechunk.cats[i-1])})
+			meta := -1
+			if cm := r.rechunk.catMeta; len(cm) > 0 && cm[len(cm)-1].Key == uint32(i-1) {
+				meta = int(cm[len(cm)-1].Value)
+			}
+			return emit(blockJob{idx: i - 1, data: d, comp: r.compFor(r.rechunk.cats[i-1], meta)})
 		})
 	} else {
+		blockMeta := map[uint32]int{}
+		if r.md.HasBlockCategoryMetadata {
+			for _, kv := range r.md.BlockCategoryMetadata {
+				blockMeta[kv.Key] = int(kv.Value)
+			}
+		}
 		for i, s := range blocks {
 			cat := uint32(1<<32 - 1)
 			if i < len(r.md.BlockCategories) {
 				cat = r.md.BlockCategories[i]
 			}
-			comp, perr := r.pcmFor(r.compFor(cat), i, s)
-			if perr != nil {
-				err = perr
-				break
+			meta, ok := blockMeta[uint32(i)]
+			if !ok {
+				meta = -1
 			}
+			comp := r.compFor(cat, meta)
 			if len(blocks) == 1 {
 				// A lone block would leave every other core idle.
 				comp = block.Split(comp)
@@ -443,43 +454,49 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 	return err
 }
 
-// pcmFor binds a compressor that needs the sample layout (flac) to that of
-// block i: from the image's category metadata, or else from the block's
-// own FLAC header. Other compressors are returned as they are.
-func (r *rewriter) pcmFor(c block.Compressor, i int, s block.Section) (block.Compressor, error) {
-	if _, ok := c.(block.PCMCompressor); !ok {
-		return c, nil
+// granularity returns the frame size the compressor of a stream needs
+// (1: none), so that --change-block-size cuts its blocks on whole frames.
+func (r *rewriter) granularity(k streamKey) int {
+	if k.meta < 0 || k.meta >= int64(len(r.md.CategoryMetadataJSON)) {
+		return 1
 	}
-	for _, kv := range r.md.BlockCategoryMetadata {
-		if int(kv.Key) == i && int(kv.Value) < len(r.md.CategoryMetadataJSON) {
-			l, err := block.ParsePCMLayout([]byte(r.md.CategoryMetadataJSON[kv.Value]))
-			if err != nil {
-				return nil, fmt.Errorf("block %d: %w", i, err)
-			}
-			return block.ForPCM(c, l), nil
-		}
+	c := r.blockComp
+	if cc, ok := r.catComp[uint32(k.cat)]; ok && k.cat >= 0 && r.md.HasCategoryNames {
+		c = cc
 	}
-	if s.Compression == block.CompFLAC {
-		raw, err := r.im.ReadRaw(s)
-		if err != nil {
-			return nil, fmt.Errorf("block %d: %w", i, err)
-		}
-		l, err := block.FLACLayout(raw)
-		if err != nil {
-			return nil, fmt.Errorf("block %d: %w", i, err)
-		}
-		return block.ForPCM(c, l), nil
+	_, cons, err := block.ForMetadata(c, r.md.CategoryMetadataJSON[k.meta])
+	if err != nil {
+		return 1
 	}
-	return nil, fmt.Errorf("block %d: flac needs its sample layout, and the image records none: %w", i, ErrUsage)
+	return max(1, cons.Granularity)
 }
 
 // compFor returns the compressor for blocks of category cat (an index
-// into category_names).
-func (r *rewriter) compFor(cat uint32) block.Compressor {
-	if c, ok := r.catComp[cat]; ok && r.md.HasCategoryNames {
+// into category_names) with category metadata meta (an index into
+// category_metadata_json; -1: none). A compressor that depends on the
+// metadata (block.MetadataCompressor) is bound to it; should it refuse
+// the metadata, the block compression is used.
+func (r *rewriter) compFor(cat uint32, meta int) block.Compressor {
+	c := r.blockComp
+	if cc, ok := r.catComp[cat]; ok && r.md.HasCategoryNames {
+		c = cc
+	}
+	if meta < 0 || meta >= len(r.md.CategoryMetadataJSON) {
 		return c
 	}
-	return r.blockComp
+	key := [2]int{int(cat), meta}
+	if bc, ok := r.bound[key]; ok {
+		return bc
+	}
+	bc, _, err := block.ForMetadata(c, r.md.CategoryMetadataJSON[meta])
+	if err != nil {
+		bc = r.blockComp
+	}
+	if r.bound == nil {
+		r.bound = map[[2]int]block.Compressor{}
+	}
+	r.bound[key] = bc
+	return bc
 }
 
 func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *block.Workspace) blockResult {

@@ -15,18 +15,45 @@ import (
 	"github.com/godwarfs/godwarfs/internal/cli"
 )
 
-// implicitCategorizers is what --categorize without a list enables: the
-// reference enables fits,pcmaudio,binary,incompressible, of which godwarfs
-// has the incompressible categorizer only. As with the reference, hotness
-// must be named (a hotness list alone does not enable it).
-const implicitCategorizers = "incompressible"
+// implicitCategorizers is what --categorize without a list enables, as
+// with the reference. As there, hotness must be named (a hotness list
+// alone does not enable it).
+const implicitCategorizers = "fits,pcmaudio,binary,incompressible"
 
-// categorizeDefaults are the per-category settings --categorize brings
-// along unless the command line sets them for the category (the
-// reference's defaults for its other categorizers' categories do not
-// apply here).
-var categorizeDefaults = map[string][]string{
-	"compression": {"incompressible::null"},
+// categorizeDefaults returns the per-category settings --categorize brings
+// along at a compression level unless the command line sets them for the
+// category: the reference's, level by level. The reference compresses
+// pcmaudio/waveform with FLAC and fits/image with RICEPP where it was
+// built with them, else with zstd at the level's setting; so does
+// godwarfs, by whether this build has the codec, and notes says which
+// was taken.
+func categorizeDefaults(level int) (defaults map[string][]string, notes []string) {
+	defaults = map[string][]string{"compression": {"incompressible::null"}}
+	if level == 0 {
+		return defaults, nil
+	}
+	zl, win := 5, "20"
+	order := []string{"pcmaudio/waveform::revpath", "fits/image::revpath"}
+	switch {
+	case level <= 4:
+		zl, win = 3, "0"
+	case level >= 8:
+		zl, win = 8, "16"
+		order = order[1:]
+	}
+	pick := func(cat, spec string) string {
+		if _, err := block.NewCompressor(spec); err == nil {
+			return cat + "::" + spec
+		}
+		alt := fmt.Sprintf("zstd:level=%d", zl)
+		notes = append(notes, fmt.Sprintf("%s: %s compression is not available in this build; using %s instead, as the reference does without it", cat, strings.SplitN(spec, ":", 2)[0], alt))
+		return cat + "::" + alt
+	}
+	defaults["compression"] = append(defaults["compression"],
+		pick("pcmaudio/waveform", fmt.Sprintf("flac:level=%d", zl)), pick("fits/image", "ricepp"))
+	defaults["order"] = order
+	defaults["window-size"] = []string{"pcmaudio/waveform::" + win, "fits/image::0"}
+	return defaults, notes
 }
 
 // categorizeOptions reads --categorize, --hotness-list and the
@@ -52,8 +79,6 @@ func categorizeOptions(p *cli.Result, cfg *Config) error {
 	for _, name := range strings.Split(list, ",") {
 		switch {
 		case slices.Contains(dedup.Categorizers, name):
-		case slices.Contains([]string{"binary", "fits", "pcmaudio"}, name):
-			return usagef("could not create categorizer: the %q categorizer is not supported by godwarfs (supported: %s)", name, strings.Join(dedup.Categorizers, ", "))
 		default:
 			return usagef("could not create categorizer: unknown categorizer: %q (supported: %s)", name, strings.Join(dedup.Categorizers, ", "))
 		}
@@ -131,7 +156,7 @@ type categorized struct {
 // and the default one, or, when rewriting an image (whose categories are
 // only known then), every category the reference knows; none without
 // --categorize.
-func parseCategorized(p *cli.Result, name string, active []string) (*categorized, error) {
+func parseCategorized(p *cli.Result, name string, active []string, defaults map[string][]string) (*categorized, error) {
 	categorize := len(active) > 0
 	c := &categorized{cats: map[string]string{}}
 	fail := func(v, why string) error {
@@ -170,7 +195,7 @@ func parseCategorized(p *cli.Result, name string, active []string) (*categorized
 		}
 	}
 	if categorize {
-		for _, v := range categorizeDefaults[name] {
+		for _, v := range defaults[name] {
 			if err := set(v, true); err != nil {
 				return nil, err
 			}
@@ -188,9 +213,16 @@ func perCategoryOptions(p *cli.Result, cfg *Config) error {
 	case isRecompress(p):
 		on = append([]string{dedup.CategoryDefault}, dedup.ReferenceCategories...)
 	case len(o.Categorize) > 0:
-		on = append([]string{dedup.CategoryDefault}, o.Categorize...)
+		on = append([]string{dedup.CategoryDefault}, dedup.CategoriesOf(o.Categorize)...)
 	}
-	comp, err := parseCategorized(p, "compression", on)
+	defaults, notes := categorizeDefaults(cfg.level)
+	for _, n := range notes {
+		// Only for the categories that are in use.
+		if owner, _, _ := strings.Cut(n, "/"); slices.Contains(o.Categorize, owner) {
+			cfg.notes = append(cfg.notes, n)
+		}
+	}
+	comp, err := parseCategorized(p, "compression", on, defaults)
 	if err != nil {
 		return err
 	}
@@ -203,7 +235,7 @@ func perCategoryOptions(p *cli.Result, cfg *Config) error {
 		}
 		cfg.CategoryComp[cat] = spec
 	}
-	ord, err := parseCategorized(p, "order", on)
+	ord, err := parseCategorized(p, "order", on, defaults)
 	if err != nil {
 		return err
 	}
@@ -229,7 +261,7 @@ func perCategoryOptions(p *cli.Result, cfg *Config) error {
 		{"window-step", 0, 8, func(c *dedup.CategoryOptions) **int { return &c.WindowStep }},
 		{"bloom-filter-size", 0, 10, func(c *dedup.CategoryOptions) **int { return &c.BloomSizeShift }},
 	} {
-		v, err := parseCategorized(p, n.name, on)
+		v, err := parseCategorized(p, n.name, on, defaults)
 		if err != nil {
 			return err
 		}

@@ -249,7 +249,7 @@ func TestCategorizeOptionErrors(t *testing.T) {
 		{[]string{"--categorize", "-C", "incompressible::bogus"}, "unknown compression algorithm"},
 		{[]string{"--categorize", "-W", "incompressible::40"}, "expected a number from 0 to 24"},
 		{[]string{"--categorize=nope"}, "unknown categorizer"},
-		{[]string{"--categorize=fits"}, "not supported by godwarfs"},
+		{[]string{"--categorize=fits,fits"}, `"fits" given twice`},
 		{[]string{"--incompressible-fragments"}, "--incompressible-fragments needs --categorize"},
 		{[]string{"--categorize", "--incompressible-ratio", "x"}, "incompressible-ratio"},
 		{[]string{"--categorize", "--incompressible-block-size", "0"}, "incompressible-block-size"},

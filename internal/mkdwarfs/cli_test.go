@@ -376,7 +376,7 @@ func TestDebugFilterAndUnsupported(t *testing.T) {
 		t.Errorf("implicit all: %d %q", code, stdout)
 	}
 	for _, opt := range []string{"--categorize=binary", "--categorize=incompressible,pcmaudio"} {
-		if code, _, stderr := run("-i", src, "-o", "x", opt); code != 1 || !strings.Contains(stderr, "not supported") {
+		if code, _, stderr := run("-i", src, "-o", filepath.Join(t.TempDir(), "x"), opt); code != 0 {
 			t.Errorf("%s: exit %d %q", opt, code, stderr)
 		}
 	}

@@ -128,12 +128,35 @@ var manual = cli.Manual{
 		}},
 		{Title: "CATEGORIZERS", Paragraphs: []string{
 			"--categorize[=LIST] runs categorizers on the input while it is scanned, in the order of LIST; " +
-				"the first that claims a file decides its category. godwarfs has two categorizers. The " +
-				"incompressible categorizer compresses each file (at least --incompressible-min-input-size " +
+				"the first that claims a file decides its category. --categorize alone means " +
+				"--categorize=fits,pcmaudio,binary,incompressible, as with the reference. The incompressible " +
+				"categorizer compresses each file (at least --incompressible-min-input-size " +
 				"bytes) in --incompressible-block-size pieces with a fast zstd level (--incompressible-zstd-level), " +
 				"and files whose output is at least --incompressible-ratio of the input go to the category " +
 				"'incompressible'; with --incompressible-fragments each piece is categorized on its own, so one " +
-				"file can have data in both categories. --categorize alone means --categorize=incompressible.",
+				"file can have data in both categories.",
+			"The pcmaudio categorizer recognises uncompressed PCM audio in AIFF, CAF, WAV and WAV64 files " +
+				"(8, 16, 20, 24 or 32 bits per sample, integer samples; 32 bytes or more) and splits each into " +
+				"'pcmaudio/metadata' (headers and trailing chunks) and 'pcmaudio/waveform' (the samples). The fits " +
+				"categorizer does the same for FITS files holding a 2-dimensional 16-bit image ('fits/metadata', " +
+				"'fits/image'). Waveforms and images of different layouts are stored in separate blocks, and the " +
+				"layout is recorded for each block in the image's category metadata, a JSON object: for a " +
+				"waveform endianness, signedness, padding, bytes_per_sample, bits_per_sample and " +
+				"number_of_channels; for an image endianness, bytes_per_sample, unused_lsb_count and " +
+				"component_count; " +
+				"which dwarfsck shows and a codec such as FLAC uses. The binary categorizer puts ELF and PE " +
+				"executables and libraries into 'binary/elf' and 'binary/pe', thin Mach-O files into " +
+				"'binary/macho-section', and splits fat Mach-O files into their architectures' images " +
+				"('binary/macho-section') and what lies between them ('binary/macho-header'); files for " +
+				"different machines (and ELF types, ABIs, byte orders) are kept in separate blocks. Malformed " +
+				"files are left uncategorized, with the reference's warnings.",
+			"Like the reference, --categorize brings per-level defaults for pcmaudio/waveform and fits/image, " +
+				"unless the command line sets them: at levels 1 to 7 --order=revpath for both; -W 0 for fits/image, " +
+				"and for pcmaudio/waveform -W 0 (levels 1-4), 20 (5-7) or 16 (8-9); and -C flac:level=3, 5 or 8 " +
+				"for pcmaudio/waveform and -C ricepp for fits/image where this build has those codecs, else " +
+				"zstd at level 3, 5 or 8 (as a reference build without them does; --log-level=verbose says " +
+				"which). When a category's compressor needs whole frames (FLAC: channels times bytes per " +
+				"sample), the segmenter matches and cuts that category's data in whole frames only.",
 			"The hotness categorizer puts the files named in --hotness-list into the category 'hotness', so " +
 				"that their data is stored together, in blocks of its own. The list has one path a line, " +
 				"relative to the input directory; leading slashes are ignored, nothing else is normalised, " +
@@ -200,9 +223,11 @@ var manual = cli.Manual{
 				"-N. make bench-scale-cores measures a corpus on 1 and 2 cores and projects 16 and 64.",
 		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
-			"Of the reference's categorizers incompressible and hotness are implemented; naming fits, " +
-				"pcmaudio or binary in --categorize is refused, and --categorize without a list enables " +
-				"incompressible only (the reference: fits,pcmaudio,binary,incompressible). With " +
+			"The pcmaudio and fits categorizers log the reference's messages at its levels, except that " +
+				"its info messages are verbose ones here. A FITS image that " +
+				"would extend past the end of the file is left uncategorized with a warning, as is a CAF " +
+				"data chunk too small for its edit count, and data with a layout that is not a whole number of " +
+				"its compressor's frames (the reference does not check these). With " +
 				"--incompressible-fragments a file's similarity (for --order) is computed over the whole file, " +
 				"not per category. Empty lines in a hotness list are skipped (the reference takes one as the " +
 				"path '' and fails on a second as a duplicate). Data stored once for several paths is hot when " +

@@ -77,8 +77,10 @@ type Config struct {
 	Append *writer.AppendOptions
 	Merge  *writer.MergeOptions
 	// warnings are shown once logging is set up (at --log-level warn and
-	// above).
+	// above); notes at --log-level verbose.
 	warnings []string
+	notes    []string
+	level    int // -l
 }
 
 // target is where and how the image is written.
@@ -212,6 +214,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		lvl = n
 	}
 	L := levels[lvl]
+	cfg.level = lvl
 	o.BlockSizeBits, o.WindowBits, o.WindowStep, o.Order = L.blockBits, L.window, L.step, L.order
 	cfg.Compression, cfg.SchemaComp, cfg.HistoryComp, cfg.MetaComp = L.block, L.schema, L.schema, L.meta
 
@@ -676,6 +679,9 @@ func setLoggers(cfg *Config, w io.Writer) {
 		fmt.Fprintln(o.Log, "warning: creating a hollow image: no file data is stored, every file reads as zeros")
 	}
 	if o.Verbosef != nil {
+		for _, n := range cfg.notes {
+			o.Verbosef("%s", n)
+		}
 		window := "off"
 		if o.WindowBits > 0 && o.Lookback > 0 {
 			window = fmt.Sprintf("%d-byte window at %d-byte steps over %d block(s)", 1<<o.WindowBits, max(1, (1<<o.WindowBits)>>o.WindowStep), o.Lookback)

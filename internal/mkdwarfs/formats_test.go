@@ -1,0 +1,233 @@
+//go:build unix
+
+package mkdwarfs
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/godwarfs/godwarfs/block"
+)
+
+// formatTree holds files of every format the pcmaudio, fits and binary
+// categorizers know (the reference's test files, testdata/PROVENANCE of
+// dedup/formats), a stereo WAV large enough for several blocks, text and
+// random data.
+func formatTree(t *testing.T) string {
+	t.Helper()
+	src := t.TempDir()
+	ref := "../../dedup/formats/testdata/ref/"
+	for _, f := range []string{"pcmaudio/test16.wav", "pcmaudio/test8.wav", "pcmaudio/test24.aiff", "pcmaudio/test16.caf",
+		"pcmaudio/test32.w64", "fits/dark.fits", "fits/test.fits", "binary/elf-x86_64", "binary/elf-aarch64",
+		"binary/pe-amd64", "binary/macho-arm64-x86_64"} {
+		b, err := os.ReadFile(ref + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(src, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 16-bit stereo: 4-byte frames.
+	le := binary.LittleEndian
+	var pcm []byte
+	for i := range 50000 {
+		pcm = le.AppendUint16(pcm, uint16(int16(8000*math.Sin(float64(i)/20))))
+		pcm = le.AppendUint16(pcm, uint16(int16(6000*math.Cos(float64(i)/33))))
+	}
+	fmtc := le.AppendUint16(nil, 1)
+	fmtc = le.AppendUint16(fmtc, 2)
+	fmtc = le.AppendUint32(fmtc, 44100)
+	fmtc = le.AppendUint32(fmtc, 44100*4)
+	fmtc = le.AppendUint16(fmtc, 4)
+	fmtc = le.AppendUint16(fmtc, 16)
+	body := append([]byte("WAVEfmt "), le.AppendUint32(nil, 16)...)
+	body = append(append(body, fmtc...), "data"...)
+	body = append(append(le.AppendUint32(body, uint32(len(pcm))), pcm...), "LIST"...)
+	body = append(le.AppendUint32(body, 4), "INFO"...)
+	wav := append(le.AppendUint32([]byte("RIFF"), uint32(len(body))), body...)
+	r := rand.New(rand.NewPCG(5, 6))
+	random := make([]byte, 100000)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	for p, b := range map[string][]byte{
+		"stereo.wav": wav, "text.txt": []byte(strings.Repeat("some text to compress\n", 3000)), "random.bin": random,
+	} {
+		if err := os.WriteFile(filepath.Join(src, p), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src
+}
+
+func TestCategorizeFormats(t *testing.T) {
+	src := formatTree(t)
+	want := expected(t, src)
+	img := filepath.Join(t.TempDir(), "f.dwarfs")
+	log := mk(t, "-i", src, "-o", img, "-S", "16", "--categorize", "--log-level=verbose",
+		"-C", "pcmaudio/waveform::zstd", "-C", "fits/image::zstd")
+	got, md := readBack(t, img)
+	compareTrees(t, want, got, cmpOpts{})
+	if n := strings.Count(log, "warning"); n > 0 {
+		t.Errorf("%d warnings:\n%s", n, log)
+	}
+	wantNames := []string{"<default>", "binary/elf", "binary/macho-header", "binary/macho-section", "binary/pe",
+		"fits/image", "fits/metadata", "incompressible", "pcmaudio/metadata", "pcmaudio/waveform"}
+	names := slices.Sorted(slices.Values(md.CategoryNames))
+	if !slices.Equal(names, wantNames) {
+		t.Fatalf("category_names %v, want %v", md.CategoryNames, wantNames)
+	}
+	// Each block's category, and its metadata where it has some.
+	blockCat := func(b uint32) string { return md.CategoryNames[md.BlockCategories[b]] }
+	blockMeta := map[uint32]map[string]any{}
+	for _, kv := range md.BlockCategoryMetadata {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(md.CategoryMetadataJSON[kv.Value]), &m); err != nil {
+			t.Fatal(err)
+		}
+		blockMeta[kv.Key] = m
+	}
+	for b := range md.BlockCategories {
+		c := blockCat(uint32(b))
+		if _, has := blockMeta[uint32(b)]; has != (c == "pcmaudio/waveform" || c == "fits/image") {
+			t.Errorf("block %d (%s): metadata %v", b, c, blockMeta[uint32(b)])
+		}
+	}
+	_, files := blockInfo(t, img)
+	for f, cats := range map[string][]string{
+		"stereo.wav":                {"pcmaudio/metadata", "pcmaudio/waveform"},
+		"pcmaudio/test24.aiff":      {"pcmaudio/metadata", "pcmaudio/waveform"},
+		"pcmaudio/test16.caf":       {"pcmaudio/metadata", "pcmaudio/waveform"},
+		"pcmaudio/test32.w64":       {"pcmaudio/metadata", "pcmaudio/waveform"},
+		"fits/dark.fits":            {"fits/image", "fits/metadata"},
+		"binary/elf-x86_64":         {"binary/elf"},
+		"binary/pe-amd64":           {"binary/pe"},
+		"binary/macho-arm64-x86_64": {"binary/macho-header", "binary/macho-section"},
+		"text.txt":                  {"<default>"},
+		"random.bin":                {"incompressible"},
+		"binary/elf-aarch64":        {"binary/elf"},
+		"pcmaudio/test16.wav":       {"pcmaudio/metadata", "pcmaudio/waveform"},
+	} {
+		var got []string
+		for _, b := range files[f] {
+			if c := blockCat(b); !slices.Contains(got, c) {
+				got = append(got, c)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, cats) {
+			t.Errorf("%s: blocks of %v, want %v", f, got, cats)
+		}
+	}
+	// The stereo waveform's blocks carry its layout; the two ELF files'
+	// blocks are apart (different machines).
+	for _, b := range files["stereo.wav"] {
+		if blockCat(b) != "pcmaudio/waveform" {
+			continue
+		}
+		if m := blockMeta[b]; m["number_of_channels"] != 2.0 || m["bits_per_sample"] != 16.0 || m["endianness"] != "little" {
+			t.Errorf("stereo.wav block %d: metadata %v", b, m)
+		}
+	}
+	if slices.ContainsFunc(files["binary/elf-x86_64"], func(b uint32) bool { return slices.Contains(files["binary/elf-aarch64"], b) }) {
+		t.Errorf("ELF files of two machines share a block")
+	}
+	// Without -C for them, pcmaudio/waveform and fits/image get the level's
+	// codec, or zstd where this build has none.
+	img2 := filepath.Join(t.TempDir(), "g.dwarfs")
+	log = mk(t, "-i", src, "-o", img2, "--categorize=pcmaudio", "--log-level=verbose")
+	if _, err := block.NewCompressor("flac:level=5"); err != nil && !strings.Contains(log, "flac compression is not available in this build; using zstd:level=5") {
+		t.Errorf("no note on the missing FLAC codec:\n%s", log)
+	}
+	if strings.Contains(log, "ricepp") {
+		t.Errorf("note on fits/image without the fits categorizer:\n%s", log)
+	}
+	got, _ = readBack(t, img2)
+	compareTrees(t, want, got, cmpOpts{})
+}
+
+// TestReferenceCategories compares the category tables of an image the
+// reference made from the reference's format test files
+// (testdata/ref-categorize.txt) with those of godwarfs's image of the
+// same tree, and reads the reference's image back.
+func TestReferenceCategories(t *testing.T) {
+	src := "../../dedup/formats/testdata/ref"
+	img := filepath.Join(t.TempDir(), "ours.dwarfs")
+	mk(t, "-i", src, "-o", img, "--categorize", "-C", "pcmaudio/waveform::zstd", "-C", "fits/image::zstd",
+		"--no-history", "--set-time=0", "--set-owner=0", "--set-group=0")
+	want := expected(t, src)
+	refTree, ref := readBack(t, "testdata/ref-categorize.dwarfs")
+	got, ours := readBack(t, img)
+	var zero uint32
+	o := cmpOpts{skipTime: true, uid: &zero, gid: &zero}
+	compareTrees(t, want, refTree, o)
+	compareTrees(t, want, got, o)
+	for _, f := range []struct {
+		name      string
+		ref, ours any
+	}{
+		{"category_names", ref.CategoryNames, ours.CategoryNames},
+		{"block_categories", ref.BlockCategories, ours.BlockCategories},
+		{"category_metadata_json", ref.CategoryMetadataJSON, ours.CategoryMetadataJSON},
+		{"block_category_metadata", ref.BlockCategoryMetadata, ours.BlockCategoryMetadata},
+	} {
+		if !reflect.DeepEqual(f.ref, f.ours) {
+			t.Errorf("%s:\nreference %v\ngodwarfs  %v", f.name, f.ref, f.ours)
+		}
+	}
+}
+
+// TestCategorizeAgainstReference builds formatTree with both mkdwarfs
+// (REF_DWARFS: the directory of the reference tools; skipped without it)
+// and compares the category tables; the reference dwarfsck must accept
+// godwarfs's image and its dwarfsextract restore the tree.
+func TestCategorizeAgainstReference(t *testing.T) {
+	dir := os.Getenv("REF_DWARFS")
+	if dir == "" {
+		t.Skip("REF_DWARFS is not set: no reference tools to compare with")
+	}
+	src := formatTree(t)
+	out := t.TempDir()
+	ref, ours := filepath.Join(out, "ref.dwarfs"), filepath.Join(out, "ours.dwarfs")
+	args := []string{"-i", src, "--categorize", "-C", "pcmaudio/waveform::zstd", "-C", "fits/image::zstd", "--no-history"}
+	if b, err := exec.Command(filepath.Join(dir, "mkdwarfs"), append(args, "-o", ref)...).CombinedOutput(); err != nil {
+		t.Fatalf("reference mkdwarfs: %v\n%s", err, b)
+	}
+	mk(t, append(args, "-o", ours)...)
+	_, rmd := readBack(t, ref)
+	_, omd := readBack(t, ours)
+	for _, f := range []struct {
+		name      string
+		ref, ours any
+	}{
+		{"category_names", rmd.CategoryNames, omd.CategoryNames},
+		{"block_categories", rmd.BlockCategories, omd.BlockCategories},
+		{"category_metadata_json", rmd.CategoryMetadataJSON, omd.CategoryMetadataJSON},
+		{"block_category_metadata", rmd.BlockCategoryMetadata, omd.BlockCategoryMetadata},
+	} {
+		if !reflect.DeepEqual(f.ref, f.ours) {
+			t.Errorf("%s:\nreference %v\ngodwarfs  %v", f.name, f.ref, f.ours)
+		}
+	}
+	if b, err := exec.Command(filepath.Join(dir, "dwarfsck"), "--check-integrity", ours).CombinedOutput(); err != nil {
+		t.Errorf("reference dwarfsck --check-integrity: %v\n%s", err, b)
+	}
+	x := filepath.Join(out, "x")
+	os.Mkdir(x, 0o755)
+	if b, err := exec.Command(filepath.Join(dir, "dwarfsextract"), "-i", ours, "-o", x).CombinedOutput(); err != nil {
+		t.Fatalf("reference dwarfsextract: %v\n%s", err, b)
+	}
+	compareTrees(t, expected(t, src), expected(t, x), cmpOpts{skipTime: true})
+}
