@@ -237,8 +237,10 @@ func newCompressor(spec string, native bool) (Compressor, error) {
 		c, err = newBrotliCompressor(so)
 	case "flac":
 		c, err = newFLACCompressor(so, native)
+	case "ricepp":
+		c, err = newRiceppCompressor(so)
 	default:
-		return nil, specErrorf("unknown compression algorithm %q (known: null, zstd, lzma, lz4, lz4hc, brotli, flac)", so.algo)
+		return nil, specErrorf("unknown compression algorithm %q (known: null, zstd, lzma, lz4, lz4hc, brotli, flac, ricepp)", so.algo)
 	}
 	if err != nil {
 		return nil, err
@@ -465,6 +467,7 @@ func Algorithms() []Algorithm {
 		{"lz4hc", "LZ4 HC compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", []string{"level=[0..12]"}},
 		{"brotli", "Brotli compressor", "andybalholm/brotli" + modVersion("github.com/andybalholm/brotli") + ", pure Go", []string{"quality=[0..11]", "lgwin=[10..24]"}},
 		{"flac", "FLAC compression (PCM audio only)", flacEnc, flacOpts},
+		{"ricepp", "RICEPP compression (FITS images only)", "pure Go", []string{"block_size=[16..512]"}},
 	}
 }
 

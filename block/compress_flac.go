@@ -142,3 +142,17 @@ type pcmBound struct {
 
 func (b pcmBound) Compression() Compression            { return b.pc.Compression() }
 func (b pcmBound) Compress(src []byte) ([]byte, error) { return b.pc.CompressPCM(src, b.l) }
+
+// ForMetadata binds f to the sample layout of a pcmaudio/waveform
+// category (its metadata JSON), whose blocks then hold whole sample
+// frames (MetadataCompressor).
+func (f *flacCompressor) ForMetadata(metadataJSON string) (Compressor, Constraints, error) {
+	l, err := ParsePCMLayout([]byte(metadataJSON))
+	if err != nil {
+		return nil, Constraints{}, fmt.Errorf("flac: %w", err)
+	}
+	if err := l.check(8); err != nil {
+		return nil, Constraints{}, fmt.Errorf("flac: %w", err)
+	}
+	return pcmBound{f, l}, Constraints{Granularity: l.FrameSize()}, nil
+}

@@ -20,4 +20,10 @@ func TestFLACNeedsCategory(t *testing.T) {
 			t.Errorf("%q: exit %d, %q", args, code, stderr)
 		}
 	}
+	for _, args := range [][]string{{"-C", "ricepp"}, {"-C", "ricepp:block_size=32"}} {
+		code, _, stderr := run(append([]string{"-i", src, "-o", filepath.Join(t.TempDir(), "x")}, args...)...)
+		if code != 1 || !strings.Contains(stderr, "needs the pixel layout of a category (fits/image::") {
+			t.Errorf("%q: exit %d, %q", args, code, stderr)
+		}
+	}
 }

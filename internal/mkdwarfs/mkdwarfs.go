@@ -398,9 +398,13 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		if err != nil {
 			return nil, cli.BadValue(c.name, *c.dst, err.Error())
 		}
-		// flac encodes only audio whose layout a categorizer found.
+		// flac and ricepp encode only data whose layout a categorizer
+		// found: audio samples, image pixels.
 		if _, pcm := comp.(block.PCMCompressor); pcm {
 			return nil, cli.BadValue(c.name, *c.dst, "it needs the sample layout of a category (pcmaudio/waveform::"+*c.dst+")")
+		}
+		if _, layout := comp.(block.MetadataCompressor); layout {
+			return nil, cli.BadValue(c.name, *c.dst, "it needs the pixel layout of a category (fits/image::"+*c.dst+")")
 		}
 	}
 	// An input list names its entries, so they are taken whatever their
