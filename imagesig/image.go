@@ -143,7 +143,7 @@ func VerifyHeaders(im *block.Image, f *File, as AllowedSigners, now time.Time) (
 			return nil, fmt.Errorf("%s: %w", im.Name(), err)
 		}
 		if err := Compare(want, got); err != nil {
-			if ie := im.IndexError(); ie != nil && want.HasIndex {
+			if ie := im.IndexError(); ie != nil && want.HasIndex && len(want.Sections) == len(got.Sections) {
 				// The index was unreadable and the sections were found by
 				// walking the headers: that is the damage to report.
 				n := len(want.Sections) - 1

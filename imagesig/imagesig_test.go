@@ -53,6 +53,16 @@ type keyKind string
 
 func newSigner(t testing.TB, kind keyKind) ssh.Signer {
 	t.Helper()
+	s, err := ssh.NewSignerFromKey(genKey(t, kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// genKey returns a new private key of kind.
+func genKey(t testing.TB, kind keyKind) any {
+	t.Helper()
 	var key any
 	var err error
 	switch kind {
@@ -72,11 +82,7 @@ func newSigner(t testing.TB, kind keyKind) ssh.Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ssh.NewSignerFromKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return key
 }
 
 func allowedLine(principals, opts string, pub ssh.PublicKey) string {

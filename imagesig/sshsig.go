@@ -156,9 +156,12 @@ func ParseSignature(b []byte) (*Signature, error) {
 		return nil, fmt.Errorf("ssh signature: version %d not supported: %w", v, ErrFormat)
 	}
 	r := &reader{b: b[len(sshsigMagic)+4:]}
-	pub, ns, _, alg, sigBlob := r.string("public key"), r.string("namespace"), r.string("reserved"), r.string("hash algorithm"), r.string("signature")
+	pub, ns, reserved, alg, sigBlob := r.string("public key"), r.string("namespace"), r.string("reserved"), r.string("hash algorithm"), r.string("signature")
 	if r.err != nil {
 		return nil, r.err
+	}
+	if len(reserved) != 0 {
+		return nil, fmt.Errorf("ssh signature: reserved field is not empty: %w", ErrFormat)
 	}
 	if len(r.b) != 0 {
 		return nil, fmt.Errorf("ssh signature: %d bytes of trailing data: %w", len(r.b), ErrFormat)
