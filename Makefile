@@ -85,6 +85,13 @@ deps:
 	    sleep 10; \
 	  done; \
 	fi
+	@if ! command -v ssh-keygen >/dev/null 2>&1; then \
+	  for try in 1 2 3; do \
+	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client >/dev/null; then break; fi; \
+	    [ "$$try" = 3 ] && { echo "could not install openssh-client" >&2; exit 1; }; \
+	    sleep 10; \
+	  done; \
+	fi
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
