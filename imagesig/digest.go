@@ -66,6 +66,10 @@ func ManifestOf(im *block.Image) (*Manifest, error) {
 	}
 	m := &Manifest{Major: im.Major(), Minor: im.Minor(), HasIndex: im.HasSectionIndex()}
 	for _, s := range im.Sections() {
+		s, err := im.Header(s) // pending until read: no checksums yet
+		if err != nil {
+			return nil, err
+		}
 		m.Sections = append(m.Sections, SectionRecord{
 			Type: s.Type, Compression: s.Compression, Offset: s.DataOffset, Length: s.Length, SHA512_256: s.SHA512_256,
 		})
