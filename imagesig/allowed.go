@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -236,4 +237,19 @@ func (as AllowedSigners) Verify(sig *Signature, namespace string, msg []byte, no
 		why = fmt.Errorf("%s key %s is not an allowed signer: %w", sig.PublicKey.Type(), fp, ErrSignature)
 	}
 	return nil, why
+}
+
+// ReadAllowedSigners parses the allowed signers file at path (timestamps
+// in local time).
+func ReadAllowedSigners(path string) (AllowedSigners, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("allowed signers: %w", err)
+	}
+	defer f.Close()
+	as, err := ParseAllowedSigners(f, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return as, nil
 }

@@ -117,14 +117,9 @@ func verifyOptions(path string, o mountopts.Options) (*godwarfs.Verify, error) {
 		}
 		sigPath = path + ".sig"
 	}
-	af, err := os.Open(o.Verify)
+	as, err := imagesig.ReadAllowedSigners(o.Verify)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
-	}
-	defer af.Close()
-	as, err := imagesig.ParseAllowedSigners(af, nil)
-	if err != nil {
-		return nil, fmt.Errorf("verify: %s: %w", o.Verify, err)
 	}
 	sig, err := os.ReadFile(sigPath)
 	if err != nil {

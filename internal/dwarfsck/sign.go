@@ -97,7 +97,7 @@ func runSign(mode, img string, off int64, workers int, quiet bool, res *cli.Resu
 		}
 		return nil
 	}
-	as, err := readAllowedSigners(res.Get("verify", ""))
+	as, err := imagesig.ReadAllowedSigners(res.Get("verify", ""))
 	if err != nil {
 		return err
 	}
@@ -117,17 +117,4 @@ func runSign(mode, img string, off int64, workers int, quiet bool, res *cli.Resu
 		fmt.Fprintf(stdout, "%s: %s\n", src.Name(), r)
 	}
 	return nil
-}
-
-func readAllowedSigners(path string) (imagesig.AllowedSigners, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("allowed signers: %w", err)
-	}
-	defer f.Close()
-	as, err := imagesig.ParseAllowedSigners(f, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return as, nil
 }
