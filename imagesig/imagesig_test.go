@@ -243,6 +243,24 @@ func TestTamper(t *testing.T) {
 			rehash(b, int(b1.HeaderOffset))
 			return b
 		}, "section 0 (BLOCK): sha512/256", ErrMismatch},
+		{"whole blocks swapped", func(b []byte) []byte {
+			// Header and payload together: each section is intact but for
+			// its number and place.
+			s0 := bytes.Clone(b[b0.HeaderOffset:b0.End()])
+			copy(b[b0.HeaderOffset:], b[b1.HeaderOffset:b1.End()])
+			copy(b[b1.HeaderOffset:], s0)
+			return b
+		}, "section 0 (BLOCK)", nil},
+		{"whole blocks swapped and renumbered", func(b []byte) []byte {
+			s0 := bytes.Clone(b[b0.HeaderOffset:b0.End()])
+			copy(b[b0.HeaderOffset:], b[b1.HeaderOffset:b1.End()])
+			copy(b[b1.HeaderOffset:], s0)
+			binary.LittleEndian.PutUint32(b[b0.HeaderOffset+0x30:], 0)
+			binary.LittleEndian.PutUint32(b[b1.HeaderOffset+0x30:], 1)
+			rehash(b, int(b0.HeaderOffset))
+			rehash(b, int(b1.HeaderOffset))
+			return b
+		}, "section 0 (BLOCK): sha512/256", ErrMismatch},
 		{"metadata rewritten and rehashed", func(b []byte) []byte {
 			b[meta.DataOffset+3] ^= 1
 			rehash(b, int(meta.HeaderOffset))
