@@ -374,3 +374,29 @@ func TestMatchList(t *testing.T) {
 		}
 	}
 }
+
+// TestRSASHA1Refused: an RSA signature made with SHA-1 (ssh-rsa) is not
+// accepted, as OpenSSH does not accept it for SSHSIG either.
+func TestRSASHA1Refused(t *testing.T) {
+	signer := newSigner(t, "rsa")
+	msg := []byte("message")
+	data, err := signedData(Namespace, "sha512", msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := signer.(ssh.AlgorithmSigner).SignWithAlgorithm(rand.Reader, data, ssh.KeyAlgoRSA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := &Signature{PublicKey: signer.PublicKey(), Namespace: Namespace, HashAlg: "sha512", Signature: raw}
+	if err := sig.Verify(Namespace, msg); !errors.Is(err, ErrSignature) || !strings.Contains(err.Error(), "SHA-1") {
+		t.Fatalf("ssh-rsa signature: got %v", err)
+	}
+	good, err := Sign(signer, Namespace, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := good.Verify(Namespace, msg); err != nil {
+		t.Fatal(err)
+	}
+}

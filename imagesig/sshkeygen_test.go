@@ -109,6 +109,26 @@ func TestSSHKeygenInterop(t *testing.T) {
 			if res.Fingerprint != ssh.FingerprintSHA256(signer.PublicKey()) {
 				t.Fatalf("fingerprint %s", res.Fingerprint)
 			}
+			// ... also with hash sha256.
+			os.Remove(digestPath + ".sig")
+			out, err = exec.Command(keygen, "-Y", "sign", "-f", keyPath, "-n", Namespace, "-O", "hashalg=sha256", digestPath).CombinedOutput()
+			if err != nil {
+				t.Fatalf("ssh-keygen -Y sign -O hashalg=sha256: %v\n%s", err, out)
+			}
+			b256, err := os.ReadFile(digestPath + ".sig")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sf256, err := ParseFile(b256)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sf256.Signature.HashAlg != "sha256" {
+				t.Fatalf("hash %s", sf256.Signature.HashAlg)
+			}
+			if _, err := VerifyHeaders(mustOpen(t, img), sf256, as, time.Now()); err != nil {
+				t.Fatal(err)
+			}
 			// Their signature over another image's digest fails.
 			bad := bytes.Clone(img)
 			bad[100] ^= 1
