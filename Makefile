@@ -10,7 +10,7 @@ FUZZTIME ?= 5m
 FUZZPARALLEL ?=
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/
+FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./imagesig/
 
 .PHONY: all build build-static cross dist test-cross test-arm64 test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount check-compat check-filters check-codecs check-ricepp clean
 
@@ -86,6 +86,13 @@ deps:
 	  for try in 1 2 3; do \
 	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; then break; fi; \
 	    [ "$$try" = 3 ] && { echo "could not install$$need" >&2; exit 1; }; \
+	    sleep 10; \
+	  done; \
+	fi
+	@if ! command -v ssh-keygen >/dev/null 2>&1; then \
+	  for try in 1 2 3; do \
+	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client >/dev/null; then break; fi; \
+	    [ "$$try" = 3 ] && { echo "could not install openssh-client" >&2; exit 1; }; \
 	    sleep 10; \
 	  done; \
 	fi

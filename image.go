@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/mmap"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -79,6 +81,30 @@ type Options struct {
 	// Remote configures how Open fetches http://, https:// and s3://
 	// images (see package source).
 	Remote source.Options
+
+	// Verify, when set, opens only a signed image (see package imagesig):
+	// opening fails unless Verify.Signature is a good signature by one of
+	// Verify.AllowedSigners and the section headers match the digest it
+	// signed. Every section is then checked against its SHA-512/256 when
+	// it is read: each block whenever it is loaded into the block cache
+	// (stored blocks, otherwise read straight from the file, go through
+	// the cache too), the metadata at open. A mismatch fails that read
+	// with an error naming the section; no byte that differs from what was
+	// signed is returned. Every section header is read at open.
+	Verify *Verify
+}
+
+// Verify is what Options.Verify checks an image against.
+type Verify struct {
+	// AllowedSigners are the keys that may sign (an ssh-keygen allowed
+	// signers file, parsed by imagesig.ParseAllowedSigners).
+	AllowedSigners imagesig.AllowedSigners
+	// Signature is the contents of the signature file (IMAGE.sig). Empty
+	// is an error: an unsigned image does not open.
+	Signature []byte
+	// Now is the time at which the signer must be valid (zero: the time
+	// of opening).
+	Now time.Time
 }
 
 // Image is an open DwarFS image. It is safe for concurrent use.
@@ -117,6 +143,10 @@ type Image struct {
 	// it keeps a stream of block loads from allocating a new payload
 	// buffer (megabytes of garbage) per block.
 	rawBufs chan []byte
+
+	// signer is who signed the image, when Options.Verify checked it;
+	// then stored blocks are read through the cache, to be checked.
+	signer *imagesig.Result
 }
 
 // Open opens the image file at path, or the remote image at an
@@ -218,12 +248,41 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 			err = fmt.Errorf("%s: internal error (panic) while opening: %v", name, p)
 		}
 	}()
+	var sigFile *imagesig.File
+	if o.Verify != nil {
+		if len(o.Verify.Signature) == 0 {
+			return nil, fmt.Errorf("%s: a verified image was asked for, but no signature was given: %w", name, imagesig.ErrUnsigned)
+		}
+		if sigFile, err = imagesig.ParseFile(o.Verify.Signature); err != nil {
+			return nil, fmt.Errorf("%s: signature: %w", name, err)
+		}
+	}
 	lazy := (o.NoCheck || o.LazyBlockCheck) && !o.EagerHeaders
-	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: lazy && !o.NoCheck})
+	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: lazy && !o.NoCheck, CheckSHA: sigFile != nil})
 	if err != nil {
 		return nil, named(name, err)
 	}
 	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}, workers: o.Workers}
+	if sigFile != nil {
+		now := o.Verify.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if im.signer, err = imagesig.VerifyHeaders(bi, sigFile, o.Verify.AllowedSigners, now); err != nil {
+			return nil, named(name, err)
+		}
+		// The sections a reader does not read (history, index) are
+		// checked now, for the tools that show them.
+		for _, s := range bi.Sections() {
+			switch s.Type {
+			case block.SectionBlock, block.SectionMetadata, block.SectionMetadataSchema:
+			default:
+				if err := bi.VerifyFull(s); err != nil {
+					return nil, named(name, err)
+				}
+			}
+		}
+	}
 
 	schemas := bi.Find(block.SectionMetadataSchema)
 	metas := bi.Find(block.SectionMetadata)
@@ -387,6 +446,10 @@ func (im *Image) Close() error {
 // elsewhere is informational.
 func (im *Image) Warnings() []error { return append([]error(nil), im.warnings...) }
 
+// Signer returns who signed the image when Options.Verify checked it at
+// open, else nil.
+func (im *Image) Signer() *imagesig.Result { return im.signer }
+
 // Name is the name the image was opened with.
 func (im *Image) Name() string { return im.name }
 
@@ -480,7 +543,7 @@ func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, 
 	if err != nil {
 		return err
 	}
-	if s.Compression == block.CompNone {
+	if s.Compression == block.CompNone && im.signer == nil {
 		if err := im.badBlocks[int(n)]; err != nil {
 			return named(im.name, err)
 		}
@@ -523,7 +586,7 @@ func (r *blockRef) release() {
 // is stored uncompressed (those are read directly, never cached).
 func (im *Image) prefetchBlock(n uint32) {
 	// A pending block may be stored; the cache loads those correctly too.
-	if int64(n) >= int64(len(im.blocks)) || (!im.blocks[n].Pending() && im.blocks[n].Compression == block.CompNone) {
+	if int64(n) >= int64(len(im.blocks)) || (!im.blocks[n].Pending() && im.blocks[n].Compression == block.CompNone && im.signer == nil) {
 		return
 	}
 	im.cache.Prefetch(int(n))

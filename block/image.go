@@ -65,6 +65,11 @@ type Options struct {
 	// that read such blocks piecewise at their offsets never go through
 	// ReadRaw's check.
 	CheckStored bool
+	// CheckSHA makes every payload check (ReadRaw, ReadDecompressed*,
+	// CheckPayload) verify the section's SHA-512/256 as well as its
+	// XXH3, for readers that trust the headers (a signed image, see
+	// package imagesig) and must never use bytes that differ from them.
+	CheckSHA bool
 }
 
 // lazyHeader is the state of a pending section's header: read once, by
@@ -99,6 +104,7 @@ type Image struct {
 	lazy        []lazyHeader
 	lazyHeaders bool
 	checkStored bool
+	checkSHA    bool
 	// Read buffers of verify: checking every section of an image at open
 	// would otherwise leave one garbage buffer per section.
 	verifyBufs sync.Pool
@@ -108,7 +114,7 @@ type Image struct {
 // long). It reads only headers and the section index (with LazyHeaders,
 // not even the block headers); payloads are read on demand.
 func OpenImage(r io.ReaderAt, size int64, opts Options) (*Image, error) {
-	im := &Image{r: r, name: opts.Name, maxBlock: opts.MaxBlockSize, maxMeta: opts.MaxMetadataSize, lazyHeaders: opts.LazyHeaders, checkStored: opts.CheckStored}
+	im := &Image{r: r, name: opts.Name, maxBlock: opts.MaxBlockSize, maxMeta: opts.MaxMetadataSize, lazyHeaders: opts.LazyHeaders, checkStored: opts.CheckStored, checkSHA: opts.CheckSHA}
 	if im.name == "" {
 		im.name = "image"
 	}
@@ -520,8 +526,9 @@ func (im *Image) ReadRawInto(s Section, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// CheckPayload verifies the XXH3-64 of payload s (v2 images), as ReadRaw
-// does; for payloads MapRaw mapped.
+// CheckPayload verifies the XXH3-64 of payload s (v2 images), and with
+// Options.CheckSHA its SHA-512/256, as ReadRaw does; for payloads MapRaw
+// mapped.
 func (im *Image) CheckPayload(s Section, payload []byte) error {
 	s, err := im.Header(s)
 	if err != nil {
@@ -530,6 +537,11 @@ func (im *Image) CheckPayload(s Section, payload []byte) error {
 	if !im.v1 {
 		if got := sectionXXH3(s, payload); got != s.XXH3 {
 			return im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
+		}
+		if im.checkSHA {
+			if got := sectionSHA(s, payload); got != s.SHA512_256 {
+				return im.sectionErr(s, ErrChecksum, "checksum mismatch (sha512/256 want %x got %x)", s.SHA512_256, got)
+			}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ complete -c mkdwarfs -l tmpdir -r -F -d 'where a compressed or piped tar input i
 complete -c mkdwarfs -l input-list -r -F -d 'file with the paths to include, one a line, or - for stdin: relativ...'
 complete -c mkdwarfs -l output -s o -r -F -d 'image output name, or - for stdout'
 complete -c mkdwarfs -l force -s f -d 'overwrite an existing output image'
+complete -c mkdwarfs -l sign -r -F -d 'sign the output image, once written, with the SSH private key in KE...'
 complete -c mkdwarfs -l compress-level -s l -x -d 'compression level'
 complete -c mkdwarfs -l log-level -x -d 'log level'
 complete -c mkdwarfs -l long-help -s H -d 'print full help including the level table and exit'

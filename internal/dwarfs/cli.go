@@ -135,10 +135,12 @@ func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
 	if err := a.Options.Parse(opts); err != nil {
 		return nil, err
 	}
-	if f := a.Options.AnalysisFile; f != "" {
-		// The daemon changes to "/" before it opens the file.
-		if abs, err := filepath.Abs(f); err == nil {
-			a.Options.AnalysisFile = abs
+	// The daemon changes to "/" before it opens these files.
+	for _, f := range []*string{&a.Options.AnalysisFile, &a.Options.Verify, &a.Options.Signature} {
+		if *f != "" {
+			if abs, err := filepath.Abs(*f); err == nil {
+				*f = abs
+			}
 		}
 	}
 	if a.Options.DebugLevel == "debug" || a.Options.DebugLevel == "trace" {

@@ -43,6 +43,7 @@ var mountOptions = []cli.Item{
 	{Term: "uid=N, gid=N", Text: "override owner and group"},
 	{Term: "preload_category=NAME, preload_all", Text: "load blocks into the cache at mount time; a category the image does not have is an error (the reference ignores it)"},
 	{Term: "analysis_file=FILE", Text: "write the path of each file opened, once, in the order of first opens (input for mkdwarfs --hotness-list)"},
+	{Term: "verify=SIGNERS_FILE, signature=FILE", Text: "mount only an image signed by a key of SIGNERS_FILE (an ssh-keygen allowed signers file) with the signature in FILE (default: IMAGE.sig; see dwarfsck --sign): the section headers must match what was signed, and every block is checked against its SHA-512/256 each time it is loaded, so a changed block fails its reads (EIO) instead of returning changed data"},
 	{Term: "block_allocator=malloc|mmap", Text: "accepted for compatibility: decoded blocks are always memory mapped for them alone and returned to the system when they leave the cache (mmap)"},
 	{Term: "perfmon", Text: "print performance statistics at unmount"},
 	{Term: "debuglevel=LEVEL", Text: "log level (error, warn, info, debug, trace)"},

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/godwarfs/godwarfs/source"
 )
@@ -41,8 +43,11 @@ func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, erro
 		MapMetadata: true,
 	}
 
-	var f source.Source
 	var err error
+	if gopts.Verify, err = verifyOptions(path, o); err != nil {
+		return nil, nil, err
+	}
+	var f source.Source
 	if source.IsRemote(path) {
 		f, err = source.Open(context.Background(), path, RemoteOptions(o))
 		if err == nil {
@@ -95,6 +100,32 @@ func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, erro
 	}
 	// Order matters: stop preloading, then the cache, then the file.
 	return src, multiCloser{src, im, f}, nil
+}
+
+// verifyOptions reads the files -o verify and -o signature name.
+func verifyOptions(path string, o mountopts.Options) (*godwarfs.Verify, error) {
+	if o.Verify == "" {
+		if o.Signature != "" {
+			return nil, fmt.Errorf("signature=%s needs verify=SIGNERS_FILE", o.Signature)
+		}
+		return nil, nil
+	}
+	sigPath := o.Signature
+	if sigPath == "" {
+		if source.IsRemote(path) {
+			return nil, fmt.Errorf("verify: an image at a URL needs signature=FILE")
+		}
+		sigPath = path + ".sig"
+	}
+	as, err := imagesig.ReadAllowedSigners(o.Verify)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	sig, err := os.ReadFile(sigPath)
+	if err != nil {
+		return nil, fmt.Errorf("verify: the image's signature: %w", err)
+	}
+	return &godwarfs.Verify{AllowedSigners: as, Signature: sig}, nil
 }
 
 // RemoteOptions maps the mount options for images at URLs to

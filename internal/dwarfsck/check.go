@@ -113,6 +113,13 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	} else if ok {
 		opts.Workers = n
 	}
+	mode, err := signMode(res)
+	if err != nil {
+		return err
+	}
+	if mode != "" {
+		return runSign(mode, img, off, max(opts.Workers, 2), quiet, res, stdout)
+	}
 	if n, ok, err := res.Size("cache-size", false); err != nil {
 		return err
 	} else if ok {

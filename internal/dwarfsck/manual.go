@@ -10,13 +10,44 @@ var manual = cli.Manual{
 			"(-l), print a digest of every file (--checksum), write the image's header (-H) or export its " +
 			"metadata as JSON.",
 		"Examples:",
-		"  dwarfsck image.dwarfs\n  dwarfsck -d3 image.dwarfs\n  dwarfsck --check-integrity -q image.dwarfs\n  dwarfsck --checksum=sha256 image.dwarfs",
+		"  dwarfsck image.dwarfs\n  dwarfsck -d3 image.dwarfs\n  dwarfsck --check-integrity -q image.dwarfs\n  dwarfsck --checksum=sha256 image.dwarfs\n  dwarfsck --sign=~/.ssh/id_ed25519 image.dwarfs\n  dwarfsck --verify=allowed_signers image.dwarfs",
 	},
 	Sections: []cli.Section{
 		{Title: "DETAIL LEVELS", Paragraphs: []string{
 			"-d 0 prints only the creator lines; 1 adds the version and the metadata summary; 2 (the default) " +
 				"the history; 3 the list of sections; 4 every inode; 5 the chunks of every file; 6 and 7 the whole " +
 				"metadata as JSON. Feature names select parts directly, e.g. -d version,history.",
+		}},
+		{Title: "SIGNATURES", Paragraphs: []string{
+			"--sign=KEY signs the image with an SSH private key (ed25519, ecdsa or rsa; unencrypted) and writes " +
+				"IMAGE.sig, or the file --signature names, through a temporary file renamed into place. " +
+				"--verify=ALLOWED_SIGNERS checks that file: the signature must be good and made by a key of the " +
+				"allowed signers file (the format of ssh-keygen(1), ALLOWED SIGNERS: principals, the options " +
+				"namespaces=, valid-after= and valid-before=, and the key; cert-authority lines are refused), the " +
+				"image's section headers must match what was signed, and every section's data must match the " +
+				"SHA-512/256 in its header. The first difference is reported naming its section, with exit status 1; " +
+				"success prints the signer's principals and key fingerprint. Both modes read the section headers " +
+				"and, for --verify, the section data, but decode nothing, and exit without the summary.",
+			"The signature is an SSH signature (ssh-keygen -Y sign's format, hash sha512) in the namespace " +
+				"dwarfs-image@godwarfs over the image's signed digest, which --print-signed-digest writes to " +
+				"stdout. So ssh-keygen can check a signature: dwarfsck --print-signed-digest IMAGE | ssh-keygen -Y " +
+				"verify -f ALLOWED_SIGNERS -I PRINCIPAL -n dwarfs-image@godwarfs -s IMAGE.sig; and make one: " +
+				"dwarfsck --print-signed-digest IMAGE > DIGEST; ssh-keygen -Y sign -f KEY -n dwarfs-image@godwarfs " +
+				"DIGEST, then dwarfsck --verify=ALLOWED_SIGNERS --signature=DIGEST.sig IMAGE.",
+			"The signed digest (version 1) is computed from the section headers alone; integers are unsigned " +
+				"little-endian. It starts with the 24 bytes \"godwarfs-image-digest/1\\n\", then 1 byte each: the " +
+				"format's major and minor version, flags (bit 0: the image has a section index) and a zero byte; " +
+				"then the section count N (4 bytes) and the offset just past the last section (8 bytes); then, for " +
+				"every section in file order, 52 bytes: type (2), compression (2), payload offset (8), payload " +
+				"length (8) and the SHA-512/256 stored in its header (32), which covers the section's number, " +
+				"type, compression, length and payload. Offsets count from the start of the image, after any " +
+				"header (mkdwarfs --header): that header is not signed. Images of format 2.0 and 2.1 carry no " +
+				"SHA-512/256 and cannot be signed.",
+			"dwarfsck --sign appends the digest itself to the signature file, base64 between " +
+				"\"-----BEGIN GODWARFS SIGNED DIGEST-----\" and \"-----END GODWARFS SIGNED DIGEST-----\" lines after " +
+				"the SSH signature (ssh-keygen ignores them), so that --verify can name the section in which an " +
+				"image differs from what was signed. Without that block (a signature made by ssh-keygen) a changed " +
+				"header is reported as a bad signature, without a section.",
 		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE DWARFSCK", Paragraphs: []string{
 			"The reference's dumps of its internal metadata encoding (the features metadata_details, " +
@@ -26,5 +57,5 @@ var manual = cli.Manual{
 				"does not list the sections. --checksum offers no sm3, and prints the files in path order.",
 		}},
 	},
-	SeeAlso: []string{"mkdwarfs(1)", "dwarfs(1)", "dwarfsextract(1)"},
+	SeeAlso: []string{"mkdwarfs(1)", "dwarfs(1)", "dwarfsextract(1)", "ssh-keygen(1)"},
 }

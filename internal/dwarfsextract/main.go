@@ -9,8 +9,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/glob"
+	"github.com/godwarfs/godwarfs/source"
 )
 
 // Main runs dwarfsextract with args (without the program name) and returns
@@ -113,9 +115,15 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	cfg.Progress = prog
 
+	if opts.Verify, err = verifyOptions(img, res); err != nil {
+		return tool.Fail(stderr, err)
+	}
 	im, err := godwarfs.Open(img, &opts)
 	if err != nil {
 		return tool.Fail(stderr, err)
+	}
+	if s := im.Signer(); s != nil && lvl >= cli.LogInfo {
+		fmt.Fprintf(stderr, "dwarfsextract: %s: %s\n", img, s)
 	}
 	defer im.Close()
 	st, err := ExtractContext(ctx, im, cfg)
@@ -131,4 +139,31 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return cli.ExitPartial
 	}
 	return cli.ExitOK
+}
+
+// verifyOptions reads the files --verify and --signature name.
+func verifyOptions(img string, res *cli.Result) (*godwarfs.Verify, error) {
+	allowed, ok := res.Lookup("verify")
+	if !ok {
+		if res.Has("signature") {
+			return nil, cli.Usagef("option '--signature' needs '--verify'")
+		}
+		return nil, nil
+	}
+	sigPath := res.Get("signature", "")
+	if sigPath == "" {
+		if source.IsRemote(img) {
+			return nil, cli.Usagef("--verify of an image at a URL needs --signature=FILE")
+		}
+		sigPath = img + ".sig"
+	}
+	as, err := imagesig.ReadAllowedSigners(allowed)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := os.ReadFile(sigPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: signature: %w", img, err)
+	}
+	return &godwarfs.Verify{AllowedSigners: as, Signature: sig}, nil
 }

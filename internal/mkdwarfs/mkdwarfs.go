@@ -8,8 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/godwarfs/godwarfs/internal/chmod"
-	"github.com/godwarfs/godwarfs/internal/cli"
 	"io"
 	"io/fs"
 	"os"
@@ -18,8 +16,13 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/imagesig"
+	"github.com/godwarfs/godwarfs/internal/chmod"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/tarinput"
 	"github.com/godwarfs/godwarfs/writer"
 )
@@ -76,6 +79,9 @@ type Config struct {
 	// Append or Merge is set when images grow (--append, --merge).
 	Append *writer.AppendOptions
 	Merge  *writer.MergeOptions
+	// Signer, when set (--sign), signs the output once it is written:
+	// OUTPUT.sig (see package imagesig).
+	Signer ssh.Signer
 	// warnings are shown once logging is set up (at --log-level warn and
 	// above); notes at --log-level verbose.
 	warnings []string
@@ -156,6 +162,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		err = &cli.UsageError{Msg: err.Error()}
 	}
 	if err != nil {
+		return prog.Fail(stderr, err)
+	}
+	if err := signOutput(cfg, stderr); err != nil {
 		return prog.Fail(stderr, err)
 	}
 	if cfg.LogLevel >= logInfo {
@@ -489,7 +498,31 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 			return nil, err
 		}
 	}
+	if v, ok := p.Lookup("sign"); ok {
+		if cfg.Output == "-" || cfg.Output == "" {
+			return nil, usagef("--sign needs an output file, not standard output")
+		}
+		// Loaded now, so that a bad key fails before the build.
+		if cfg.Signer, err = imagesig.LoadSigner(v); err != nil {
+			return nil, err
+		}
+	}
 	return cfg, nil
+}
+
+// signOutput signs the written image when --sign asked for it.
+func signOutput(cfg *Config, stderr io.Writer) error {
+	if cfg.Signer == nil {
+		return nil
+	}
+	sig := cfg.Output + ".sig"
+	if err := imagesig.SignPath(cfg.Output, sig, cfg.Signer); err != nil {
+		return fmt.Errorf("the image was written, but signing it failed: %w", err)
+	}
+	if cfg.LogLevel >= logInfo {
+		fmt.Fprintf(stderr, "signed %s with %s key %s: %s\n", cfg.Output, cfg.Signer.PublicKey().Type(), ssh.FingerprintSHA256(cfg.Signer.PublicKey()), sig)
+	}
+	return nil
 }
 
 // Result summarises a successful run.

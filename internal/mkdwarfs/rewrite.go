@@ -158,6 +158,9 @@ func mainRewrite(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int
 	clear()
 	switch {
 	case err == nil:
+		if err := signOutput(cfg, stderr); err != nil {
+			return Program().Fail(stderr, err)
+		}
 		return cli.ExitOK
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "mkdwarfs: interrupted, no image written")

@@ -64,6 +64,11 @@ type Options struct {
 	PerfmonTrace    string
 	DebugLevel      string
 	NoCheck         bool
+	// Verify is an allowed signers file: the image must be signed (see
+	// package imagesig) by one of its keys; Signature is the signature
+	// file ("": IMAGE.sig).
+	Verify    string
+	Signature string
 
 	// Images at http://, https:// and s3:// URLs.
 	RemoteWorkers  int           // concurrent range requests (0 = default)
@@ -328,6 +333,14 @@ func (o *Options) parseOne(item string) error {
 	case "analysis_file":
 		if err = needVal(); err == nil {
 			o.AnalysisFile = val
+		}
+	case "verify":
+		if err = needVal(); err == nil {
+			o.Verify = val
+		}
+	case "signature":
+		if err = needVal(); err == nil {
+			o.Signature = val
 		}
 	case "block_allocator":
 		if err = needVal(); err == nil {

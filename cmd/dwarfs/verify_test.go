@@ -1,0 +1,67 @@
+//go:build linux
+
+package main
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/godwarfs/godwarfs/imagesig"
+)
+
+// TestVerifyMount: -o verify (with paths relative to the directory the
+// driver starts in, which the daemon leaves) mounts a signed image and
+// refuses one whose signer is not allowed.
+func TestVerifyMount(t *testing.T) {
+	requireFUSE(t)
+	work := t.TempDir()
+	img := copyImage(t, work, "fs.dwarfs")
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := imagesig.SignPath(img, filepath.Join(work, "fs.sig"), signer); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(work, "allowed"), append([]byte("me "), ssh.MarshalAuthorizedKey(signer.PublicKey())...), 0o644)
+	os.WriteFile(filepath.Join(work, "nobody"), []byte("# nobody\n"), 0o644)
+
+	mnt := t.TempDir()
+	cmd := exec.Command(buildBinary(t, "dwarfs"), "fs.dwarfs", mnt, "-o", "verify=allowed,signature=fs.sig")
+	cmd.Dir = work
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dwarfs -o verify: %v\n%s", err, out)
+	}
+	mounted := true
+	defer func() {
+		if mounted {
+			_ = unmount(mnt)
+		}
+	}()
+	if _, err := os.ReadFile(filepath.Join(mnt, "a", "hello.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unmount(mnt); err != nil {
+		t.Fatal(err)
+	}
+	mounted = false
+
+	cmd = exec.Command(buildBinary(t, "dwarfs"), "fs.dwarfs", mnt, "-o", "verify=nobody,signature=fs.sig")
+	cmd.Dir = work
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		_ = unmount(mnt)
+		t.Fatal("mounted with a signer that is not allowed")
+	}
+	if !strings.Contains(string(out), "not an allowed signer") {
+		t.Fatalf("error does not say why: %s", out)
+	}
+}

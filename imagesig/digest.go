@@ -1,0 +1,189 @@
+package imagesig
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/godwarfs/godwarfs/block"
+)
+
+// Namespace is the SSHSIG namespace of image signatures; ssh-keygen needs
+// it as -n.
+const Namespace = "dwarfs-image@godwarfs"
+
+// digestMagic starts a version 1 signed digest.
+const digestMagic = "godwarfs-image-digest/1\n"
+
+const (
+	digestHeaderSize = len(digestMagic) + 4 + 4 + 8
+	digestRecordSize = 2 + 2 + 8 + 8 + 32
+	flagIndex        = 1
+	// maxSections bounds a parsed digest so that a forged count cannot
+	// ask for a huge allocation.
+	maxSections = 1 << 26
+)
+
+// Sentinel errors; every error of this package wraps one of them.
+var (
+	// ErrFormat reports a malformed signature, digest or allowed signers file.
+	ErrFormat = errors.New("malformed")
+	// ErrUnsigned reports an image that cannot be signed or has no signature.
+	ErrUnsigned = errors.New("not signed")
+	// ErrSignature reports a signature that does not verify, or a signer
+	// that is not allowed.
+	ErrSignature = errors.New("signature not valid")
+	// ErrMismatch reports an image that differs from what was signed.
+	ErrMismatch = errors.New("image differs from the signed digest")
+)
+
+// SectionRecord is one section of a signed digest.
+type SectionRecord struct {
+	Type        block.SectionType
+	Compression block.Compression
+	Offset      int64 // payload offset, relative to the image start
+	Length      int64
+	SHA512_256  [32]byte
+}
+
+// Manifest is a decoded signed digest.
+type Manifest struct {
+	Major, Minor int
+	HasIndex     bool
+	End          int64
+	Sections     []SectionRecord
+}
+
+// ManifestOf describes im as a signed digest would. Every section header
+// is read (pending ones from a lazily opened image too); no data is.
+func ManifestOf(im *block.Image) (*Manifest, error) {
+	if im.V1() {
+		return nil, fmt.Errorf("%s: format %d.%d has no section hashes: %w", im.Name(), im.Major(), im.Minor(), ErrUnsigned)
+	}
+	if err := im.LoadHeaders(); err != nil {
+		return nil, err
+	}
+	m := &Manifest{Major: im.Major(), Minor: im.Minor(), HasIndex: im.HasSectionIndex()}
+	for _, s := range im.Sections() {
+		s, err := im.Header(s) // pending until read: no checksums yet
+		if err != nil {
+			return nil, err
+		}
+		m.Sections = append(m.Sections, SectionRecord{
+			Type: s.Type, Compression: s.Compression, Offset: s.DataOffset, Length: s.Length, SHA512_256: s.SHA512_256,
+		})
+		m.End = max(m.End, s.End())
+	}
+	return m, nil
+}
+
+// Digest returns the signed digest of im (see the package documentation).
+func Digest(im *block.Image) ([]byte, error) {
+	m, err := ManifestOf(im)
+	if err != nil {
+		return nil, err
+	}
+	return m.Marshal(), nil
+}
+
+// Marshal encodes m as a version 1 signed digest.
+func (m *Manifest) Marshal() []byte {
+	b := make([]byte, 0, digestHeaderSize+len(m.Sections)*digestRecordSize)
+	b = append(b, digestMagic...)
+	var flags byte
+	if m.HasIndex {
+		flags |= flagIndex
+	}
+	b = append(b, byte(m.Major), byte(m.Minor), flags, 0)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Sections)))
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.End))
+	for _, s := range m.Sections {
+		b = binary.LittleEndian.AppendUint16(b, uint16(s.Type))
+		b = binary.LittleEndian.AppendUint16(b, uint16(s.Compression))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.Offset))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.Length))
+		b = append(b, s.SHA512_256[:]...)
+	}
+	return b
+}
+
+// ParseDigest decodes a version 1 signed digest.
+func ParseDigest(b []byte) (*Manifest, error) {
+	if len(b) < digestHeaderSize || !bytes.HasPrefix(b, []byte(digestMagic)) {
+		if bytes.HasPrefix(b, []byte("godwarfs-image-digest/")) {
+			return nil, fmt.Errorf("signed digest: unsupported version: %w", ErrFormat)
+		}
+		return nil, fmt.Errorf("signed digest: no magic: %w", ErrFormat)
+	}
+	p := b[len(digestMagic):]
+	m := &Manifest{Major: int(p[0]), Minor: int(p[1]), HasIndex: p[2]&flagIndex != 0}
+	if p[2]&^flagIndex != 0 || p[3] != 0 {
+		return nil, fmt.Errorf("signed digest: unknown flags %#x/%#x: %w", p[2], p[3], ErrFormat)
+	}
+	n := binary.LittleEndian.Uint32(p[4:])
+	end := binary.LittleEndian.Uint64(p[8:])
+	p = p[16:]
+	if n > maxSections || uint64(len(p)) != uint64(n)*digestRecordSize {
+		return nil, fmt.Errorf("signed digest: %d sections need %d bytes, have %d: %w", n, uint64(n)*digestRecordSize, len(p), ErrFormat)
+	}
+	if end > 1<<62 {
+		return nil, fmt.Errorf("signed digest: end %d out of range: %w", end, ErrFormat)
+	}
+	m.End = int64(end)
+	m.Sections = make([]SectionRecord, n)
+	for i := range m.Sections {
+		r := p[i*digestRecordSize:]
+		s := &m.Sections[i]
+		s.Type = block.SectionType(binary.LittleEndian.Uint16(r))
+		s.Compression = block.Compression(binary.LittleEndian.Uint16(r[2:]))
+		off, l := binary.LittleEndian.Uint64(r[4:]), binary.LittleEndian.Uint64(r[12:])
+		if off > 1<<62 || l > 1<<62 {
+			return nil, fmt.Errorf("signed digest: section %d: offset or length out of range: %w", i, ErrFormat)
+		}
+		s.Offset, s.Length = int64(off), int64(l)
+		copy(s.SHA512_256[:], r[20:52])
+	}
+	return m, nil
+}
+
+// Compare returns nil if got (an image) matches want (what was signed), or
+// an error wrapping ErrMismatch that names the first section that differs.
+func Compare(want, got *Manifest) error {
+	if want.Major != got.Major || want.Minor != got.Minor {
+		return fmt.Errorf("format version %d.%d, signed %d.%d: %w", got.Major, got.Minor, want.Major, want.Minor, ErrMismatch)
+	}
+	for i := range min(len(want.Sections), len(got.Sections)) {
+		w, g := want.Sections[i], got.Sections[i]
+		if w == g {
+			continue
+		}
+		name := fmt.Sprintf("section %d (%s)", i, g.Type)
+		switch {
+		case w.Type != g.Type:
+			return fmt.Errorf("%s: type, signed %s: %w", name, w.Type, ErrMismatch)
+		case w.Offset != g.Offset || w.Length != g.Length:
+			return fmt.Errorf("%s: at %d, %d bytes, signed at %d, %d bytes: %w", name, g.Offset, g.Length, w.Offset, w.Length, ErrMismatch)
+		case w.Compression != g.Compression:
+			return fmt.Errorf("%s: compression %s, signed %s: %w", name, g.Compression, w.Compression, ErrMismatch)
+		default:
+			return fmt.Errorf("%s: sha512/256 %x, signed %x: %w", name, g.SHA512_256, w.SHA512_256, ErrMismatch)
+		}
+	}
+	if len(want.Sections) != len(got.Sections) {
+		i := min(len(want.Sections), len(got.Sections))
+		if len(got.Sections) < len(want.Sections) {
+			return fmt.Errorf("section %d (%s) missing: image has %d sections, signed %d: %w",
+				i, want.Sections[i].Type, len(got.Sections), len(want.Sections), ErrMismatch)
+		}
+		return fmt.Errorf("section %d (%s) not signed: image has %d sections, signed %d: %w",
+			i, got.Sections[i].Type, len(got.Sections), len(want.Sections), ErrMismatch)
+	}
+	if want.HasIndex != got.HasIndex {
+		return fmt.Errorf("section index present: %v, signed %v: %w", got.HasIndex, want.HasIndex, ErrMismatch)
+	}
+	if want.End != got.End {
+		return fmt.Errorf("image end %d, signed %d: %w", got.End, want.End, ErrMismatch)
+	}
+	return nil
+}

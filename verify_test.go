@@ -1,0 +1,156 @@
+package godwarfs_test
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/imagesig"
+	"github.com/godwarfs/godwarfs/internal/testimage"
+)
+
+// mutableReader is an image in memory that a test may change after it is
+// opened, as a file could be changed under a reader.
+type mutableReader struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (m *mutableReader) ReadAt(p []byte, off int64) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if off >= int64(len(m.b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// signedSpread returns a Spread image (stored blocks), its signature file
+// and allowed signers naming the key.
+func signedSpread(t *testing.T) (*testimage.Spread, []byte, imagesig.AllowedSigners) {
+	t.Helper()
+	sp, err := testimage.NewSpread("null", 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi, err := block.OpenImage(bytes.NewReader(sp.Image), int64(len(sp.Image)), block.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, err := imagesig.SignImage(bi, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := imagesig.ParseAllowedSigners(strings.NewReader("owner "+string(ssh.MarshalAuthorizedKey(signer.PublicKey()))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp, sf.Marshal(), as
+}
+
+func TestOpenVerified(t *testing.T) {
+	sp, sig, as := signedSpread(t)
+	for _, lazy := range []bool{false, true} {
+		im, err := godwarfs.OpenReaderAt(bytes.NewReader(sp.Image), int64(len(sp.Image)), "signed.dwarfs",
+			&godwarfs.Options{LazyBlockCheck: lazy, Verify: &godwarfs.Verify{AllowedSigners: as, Signature: sig}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if im.Signer() == nil || im.Signer().Signer.Principals != "owner" {
+			t.Fatalf("Signer() = %v", im.Signer())
+		}
+		for name, want := range sp.Files {
+			got, err := im.ReadFile(name)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		im.Close()
+	}
+}
+
+func TestOpenVerifiedRefuses(t *testing.T) {
+	sp, sig, as := signedSpread(t)
+	_, _, others := signedSpread(t)
+	meta := func() block.Section {
+		bi, _ := block.OpenImage(bytes.NewReader(sp.Image), int64(len(sp.Image)), block.Options{})
+		return bi.Find(block.SectionMetadata)[0]
+	}()
+	for _, tc := range []struct {
+		name    string
+		img     func([]byte) []byte
+		sig     []byte
+		allowed imagesig.AllowedSigners
+		want    string
+		is      error
+	}{
+		{"unsigned", nil, nil, as, "no signature", imagesig.ErrUnsigned},
+		{"garbage signature", nil, []byte("not a signature"), as, "signature", imagesig.ErrFormat},
+		{"other signers", nil, sig, others, "not an allowed signer", imagesig.ErrSignature},
+		{"metadata changed", func(b []byte) []byte { b[meta.DataOffset+1] ^= 1; return b }, sig, as, "(METADATA_V2)", block.ErrChecksum},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := bytes.Clone(sp.Image)
+			if tc.img != nil {
+				img = tc.img(img)
+			}
+			_, err := godwarfs.OpenReaderAt(bytes.NewReader(img), int64(len(img)), "signed.dwarfs",
+				&godwarfs.Options{Verify: &godwarfs.Verify{AllowedSigners: tc.allowed, Signature: tc.sig}})
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q (%v)", err, tc.want, tc.is)
+			}
+		})
+	}
+}
+
+// TestVerifiedReadsNoChangedBytes: a stored block changed after open (the
+// file rewritten under the reader) fails the reads that need it, naming
+// the section, where an unverified image returns the changed bytes.
+func TestVerifiedReadsNoChangedBytes(t *testing.T) {
+	sp, sig, as := signedSpread(t)
+	bi, _ := block.OpenImage(bytes.NewReader(sp.Image), int64(len(sp.Image)), block.Options{})
+	b1 := bi.Blocks()[1]
+	for _, verify := range []bool{false, true} {
+		m := &mutableReader{b: bytes.Clone(sp.Image)}
+		o := &godwarfs.Options{NoCheck: true}
+		if verify {
+			o.Verify = &godwarfs.Verify{AllowedSigners: as, Signature: sig}
+		}
+		im, err := godwarfs.OpenReaderAt(m, int64(len(m.b)), "signed.dwarfs", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.mu.Lock()
+		m.b[b1.DataOffset+5] ^= 0x20
+		m.mu.Unlock()
+		got, err := im.ReadFile("b") // b lives in block 1
+		switch {
+		case verify && (err == nil || !strings.Contains(err.Error(), "section 1 (BLOCK)")):
+			t.Fatalf("verified: read gave %v", err)
+		case !verify && (err != nil || bytes.Equal(got, sp.Files["b"])):
+			t.Fatalf("unverified: expected the changed bytes, got err %v", err)
+		}
+		if got, err := im.ReadFile("a"); err != nil || !bytes.Equal(got, sp.Files["a"]) {
+			t.Fatalf("file a (block 0) after block 1 changed: %v", err)
+		}
+		im.Close()
+	}
+}
