@@ -100,7 +100,7 @@ deps:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
-	$(GO) vet -tags benchremote,wintest ./bench/remote/ ./internal/wintest/
+	$(GO) vet -tags benchremote,wintest,refdwarfs ./bench/remote/ ./internal/wintest/ ./internal/mkdwarfs/
 
 # The unit run's output goes through scripts/testsum: package results,
 # failed tests' output, every skipped test with its reason, and a count.
@@ -170,12 +170,14 @@ nocgo:
 
 test: check-cdeps vet unit race nocgo fuzz-short
 
-# The cgo build encodes lzma with the system liblzma; without its headers
-# every package fails to compile, so say what to install before trying.
+# The cgo build encodes lzma and FLAC with the system liblzma and libFLAC;
+# without their headers the build fails, so say what to install first.
 .PHONY: check-cdeps
 check-cdeps:
-	@if [ "$$($(GO) env CGO_ENABLED)" = 1 ] && ! echo '#include <lzma.h>' | $$($(GO) env CC) -E - >/dev/null 2>&1; then \
-	  echo "liblzma's headers are missing: install Debian's liblzma-dev (make deps, as root)" >&2; exit 1; \
+	@if [ "$$($(GO) env CGO_ENABLED)" = 1 ]; then \
+	  cc=$$($(GO) env CC); \
+	  echo '#include <lzma.h>' | $$cc -E - >/dev/null 2>&1 || { echo "liblzma's headers are missing: install Debian's liblzma-dev (make deps, as root)" >&2; exit 1; }; \
+	  echo '#include <FLAC/stream_encoder.h>' | $$cc -E - >/dev/null 2>&1 || { echo "libFLAC's headers are missing: install Debian's libflac-dev (make deps, as root)" >&2; exit 1; }; \
 	fi
 
 demo: build

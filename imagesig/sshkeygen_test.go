@@ -19,7 +19,7 @@ func sshKeygen(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("ssh-keygen")
 	if err != nil {
-		t.Fatalf("ssh-keygen (Debian's openssh-client) is needed for this test: %v", err)
+		t.Skipf("skipped: ssh-keygen (Debian's openssh-client) is not installed: %v", err)
 	}
 	return p
 }

@@ -110,7 +110,7 @@ func TestCompletionsListEveryOption(t *testing.T) {
 func TestBashCompletion(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Fatalf("bash is needed to test its completion: %v", err)
+		t.Skipf("skipped: bash is not installed: %v", err)
 	}
 	for _, tc := range []struct {
 		tool  string

@@ -104,7 +104,7 @@ func TestSignVerify(t *testing.T) {
 func TestVerifyWithSSHKeygen(t *testing.T) {
 	keygen, err := exec.LookPath("ssh-keygen")
 	if err != nil {
-		t.Fatalf("ssh-keygen (Debian's openssh-client) is needed for this test: %v", err)
+		t.Skipf("skipped: ssh-keygen (Debian's openssh-client) is not installed: %v", err)
 	}
 	dir, img, key, allowed, _ := signFixture(t)
 	rc, digest, errs := runck("--print-signed-digest", img)
