@@ -28,6 +28,7 @@ import (
 	"golang.org/x/crypto/ripemd160"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -499,11 +500,31 @@ func checksums(im *godwarfs.Image, algo string, w io.Writer) error {
 	})
 }
 
+// writeSections lists the sections; a block of a categorized image also
+// names its category and, where it has them, the category metadata it
+// was compressed with (the sample or pixel layout of pcmaudio/waveform
+// and fits/image blocks), as the reference's dwarfsck -d 3 does.
 func writeSections(w *strings.Builder, im *godwarfs.Image) {
-	bi := imageaccess.Of(im).Blocks
+	parts := imageaccess.Of(im)
+	md := parts.Metadata
+	meta := map[uint32]uint32{}
+	for _, kv := range md.BlockCategoryMetadata {
+		meta[kv.Key] = kv.Value
+	}
 	fmt.Fprintf(w, "sections:\n")
-	for _, s := range bi.Sections() {
-		fmt.Fprintf(w, "  %d: %s %s, %d bytes at offset %d\n", s.Index, s.Type, s.Compression, s.Length, s.HeaderOffset)
+	blk := uint32(0)
+	for _, s := range parts.Blocks.Sections() {
+		fmt.Fprintf(w, "  %d: %s %s, %d bytes at offset %d", s.Index, s.Type, s.Compression, s.Length, s.HeaderOffset)
+		if s.Type == block.SectionBlock {
+			if int(blk) < len(md.BlockCategories) && int(md.BlockCategories[blk]) < len(md.CategoryNames) {
+				fmt.Fprintf(w, ", category %s", md.CategoryNames[md.BlockCategories[blk]])
+			}
+			if m, ok := meta[blk]; ok && int(m) < len(md.CategoryMetadataJSON) {
+				fmt.Fprintf(w, ", metadata %s", md.CategoryMetadataJSON[m])
+			}
+			blk++
+		}
+		w.WriteString("\n")
 	}
 }
 
