@@ -431,7 +431,7 @@ func TestCompressorSpecMessages(t *testing.T) {
 		{"zstd:level=x", "zstd level \"x\" is not a number (valid: "},
 		{"lzma:level=12", "lzma level 12 is out of range (valid: 0 to 9)"},
 		{"brotli:quality=20", "brotli quality 20 is out of range (valid: 0 to 11)"},
-		{"gzip", "unknown compression algorithm \"gzip\" (known: null, zstd, lzma, lz4, lz4hc, brotli, flac)"},
+		{"gzip", "unknown compression algorithm \"gzip\" (known: null, zstd, lzma, lz4, lz4hc, brotli, flac, ricepp)"},
 		{"zstd:foo=1", "unknown zstd compression option \"foo\""},
 	} {
 		_, err := NewCompressor(tc.spec)
