@@ -187,3 +187,36 @@ func TestReferenceCategories(t *testing.T) {
 		}
 	}
 }
+
+// With the level's defaults, --categorize compresses audio samples with
+// FLAC and FITS pixels with RICEPP, and the tree reads back exactly.
+func TestCategorizeCodecs(t *testing.T) {
+	src := formatTree(t)
+	want := expected(t, src)
+	for _, level := range []string{"1", "7", "9"} {
+		img := filepath.Join(t.TempDir(), "c.dwarfs")
+		mk(t, "-i", src, "-o", img, "--categorize", "-l", level)
+		got, md := readBack(t, img)
+		compareTrees(t, want, got, cmpOpts{})
+		comps, _ := blockInfo(t, img)
+		seen := map[string]bool{}
+		for b, c := range comps {
+			cat := md.CategoryNames[md.BlockCategories[b]]
+			switch cat {
+			// A block its codec would not shrink is stored (NONE).
+			case "pcmaudio/waveform":
+				if c != block.CompFLAC && c != block.CompNone {
+					t.Errorf("-l%s: block %d (%s) is %s, want FLAC", level, b, cat, c)
+				}
+			case "fits/image":
+				if c != block.CompRICEPP && c != block.CompNone {
+					t.Errorf("-l%s: block %d (%s) is %s, want RICEPP", level, b, cat, c)
+				}
+			}
+			seen[c.String()] = true
+		}
+		if !seen["FLAC"] || !seen["RICEPP"] {
+			t.Errorf("-l%s: no FLAC or no RICEPP block among %v", level, seen)
+		}
+	}
+}
