@@ -14,6 +14,7 @@
 package flac
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -488,34 +489,44 @@ func (d *Decoder) residual(s []int64, order int) error {
 // A residual must fit in 32 bits, which bounds the quotient.
 func (br *bitReader) rice(out []int64, k uint) error {
 	qmax := uint64(0xffffffff) >> k
+	// The reader's state lives in locals for the loop, where the compiler
+	// keeps it in registers; the slow path hands it back to br.
+	buf, pos, cache, n := br.buf, br.pos, br.cache, br.n
 	for i := range out {
-		if br.n < 48 {
-			br.refill()
+		if n < 48 && pos+8 <= len(buf) {
+			// refill, inlined: top the cache up from the next 8 bytes
+			cache |= binary.BigEndian.Uint64(buf[pos:]) >> n
+			b := (63 - n) >> 3
+			pos += int(b)
+			n += b << 3
 		}
-		var folded uint64
-		z := uint(bits.LeadingZeros64(br.cache))
-		if z+1+k <= br.n {
+		z := uint(bits.LeadingZeros64(cache))
+		if z+1+k <= n {
 			// quotient, stop bit and low bits are all in the cache
-			c := br.cache << (z + 1)
-			folded = uint64(z)<<k | c>>(64-k) // c>>64 is 0 for k == 0
-			br.cache = c << k
-			br.n -= z + 1 + k
-		} else {
-			q, err := br.unary()
-			if err != nil {
-				return err
-			}
-			if q > qmax {
-				return formatErr("Rice-coded residual overflows 32 bits (quotient %d, parameter %d)", q, k)
-			}
-			low, err := br.read(k)
-			if err != nil {
-				return err
-			}
-			folded = q<<k | low
+			c := cache << (z + 1)
+			folded := uint64(z)<<k | c>>(64-k) // c>>64 is 0 for k == 0
+			cache = c << k
+			n -= z + 1 + k
+			out[i] = int64(folded>>1) ^ -int64(folded&1)
+			continue
 		}
+		br.pos, br.cache, br.n = pos, cache, n
+		q, err := br.unary()
+		if err != nil {
+			return err
+		}
+		if q > qmax {
+			return formatErr("Rice-coded residual overflows 32 bits (quotient %d, parameter %d)", q, k)
+		}
+		low, err := br.read(k)
+		if err != nil {
+			return err
+		}
+		folded := q<<k | low
 		out[i] = int64(folded>>1) ^ -int64(folded&1)
+		pos, cache, n = br.pos, br.cache, br.n
 	}
+	br.pos, br.cache, br.n = pos, cache, n
 	return nil
 }
 

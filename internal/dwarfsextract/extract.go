@@ -699,7 +699,7 @@ func writeFile(ctx context.Context, im *godwarfs.Image, tn *tempNames, ino uint3
 	if err != nil {
 		return err
 	}
-	err = fillFile(ctx, r, f, buf)
+	err = fillFile(ctx, r, f, buf, readAhead(im))
 	fi, _ := r.Stat()
 	st := fi.Sys().(*godwarfs.Stat)
 	if err == nil {
@@ -731,8 +731,16 @@ type outFile interface {
 	Close() error
 }
 
-// fillFile copies the data extents of r to f and sets the size.
-func fillFile(ctx context.Context, r *godwarfs.File, f outFile, buf []byte) error {
+// readAhead is how far past a read of a file fillFile asks for its blocks
+// to be decoded: two blocks, so that a large file's blocks are decoded
+// on every worker of the cache while the current one is written.
+func readAhead(im *godwarfs.Image) int64 {
+	return 2 * max(int64(imageaccess.Of(im).Metadata.BlockSize), 1<<20)
+}
+
+// fillFile copies the data extents of r to f and sets the size, asking
+// for the blocks of the next ahead bytes to be decoded ahead of the copy.
+func fillFile(ctx context.Context, r *godwarfs.File, f outFile, buf []byte, ahead int64) error {
 	size := r.Size()
 	var end int64 // end of the last extent written
 	for off := int64(0); off < size; {
@@ -752,6 +760,9 @@ func fillFile(ctx context.Context, r *godwarfs.File, f outFile, buf []byte) erro
 				return err
 			}
 			n := min(int64(len(buf)), stop-pos)
+			if stop-pos > n {
+				r.Prefetch(pos+n, min(ahead, stop-pos-n))
+			}
 			got, err := r.ReadAtContext(ctx, buf[:n], pos)
 			if int64(got) < n {
 				if err == nil || err == io.EOF {
