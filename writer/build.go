@@ -176,19 +176,47 @@ func buildImage(ctx context.Context, opts BuildOptions, base *bases) (*BuildResu
 // build writes the whole image to out, marking its phases on tl; with
 // base (Append, Merge) the base images' blocks come first, copied raw,
 // and their history entries before the new one.
-func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases, tl *timeline) (dedup.Stats, *pipeline, error) {
+func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases, tl *timeline) (_ dedup.Stats, _ *pipeline, retErr error) {
 	t := &opts.Target
+	// Every spec is checked before the pipeline starts: a mistake in one
+	// costs no scan and leaves nothing running.
 	comps := compressors{}
 	comp, err := comps.get(t.BlockCompression)
 	if err != nil {
 		return dedup.Stats{}, nil, fmt.Errorf("block compression: %w", err)
+	}
+	catComp := map[string]block.Compressor{}
+	for cat, spec := range t.CategoryCompression {
+		if catComp[cat], err = comps.get(spec); err != nil {
+			return dedup.Stats{}, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
+		}
+	}
+	for _, s := range []struct{ what, spec string }{{"schema", t.SchemaCompression}, {"metadata", t.MetadataCompression}} {
+		if _, err := comps.get(s.spec); err != nil {
+			return dedup.Stats{}, nil, fmt.Errorf("%s compression: %w", s.what, err)
+		}
+	}
+	if !t.History.Omit || (base != nil && len(base.history) > 0) {
+		if _, err := comps.get(t.HistoryCompression); err != nil {
+			return dedup.Stats{}, nil, fmt.Errorf("history compression: %w", err)
+		}
 	}
 	bw := block.NewWriter(out, block.WriterOptions{NoSectionIndex: t.NoSectionIndex, Header: opts.Header})
 	limit := opts.MemoryLimit
 	if limit == 0 {
 		limit = int64(2*t.workers()) << scan.BlockSizeBits
 	}
+	// Whatever way the build ends, the pipeline's goroutines end with it:
+	// on an error they are cancelled rather than left waiting for blocks.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	pipe := newPipeline(ctx, bw, t.workers(), limit, t.Niceness)
+	defer func() {
+		if retErr != nil {
+			cancel()
+			_ = pipe.Wait()
+		}
+	}()
 	if next := scan.Phase; next != nil {
 		scan.Phase = func(name string) { tl.mark(name); next(name) }
 	} else {
@@ -212,12 +240,6 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	}
 	if scan.BeforeSegmenting == nil {
 		scan.BeforeSegmenting = debug.FreeOSMemory
-	}
-	catComp := map[string]block.Compressor{}
-	for cat, spec := range t.CategoryCompression {
-		if catComp[cat], err = comps.get(spec); err != nil {
-			return dedup.Stats{}, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
-		}
 	}
 	// Blocks of base images come first, copied raw.
 	firstNew := 0
