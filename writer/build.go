@@ -70,7 +70,10 @@ type Progress struct {
 	Phase string
 	// Blocks is the number of blocks written so far, of BlocksTotal (0
 	// while not known); BlockBytes is their uncompressed size (builds).
-	Blocks, BlocksTotal int
+	// Both counts include BlocksCopied, the blocks of base images that an
+	// append or merge copies as stored (known from the start), so the
+	// blocks compressed are Blocks-BlocksCopied of BlocksTotal-BlocksCopied.
+	Blocks, BlocksTotal, BlocksCopied int
 	BlockBytes          int64
 	// Message says what a rewrite just did, as a line for a log.
 	Message string
@@ -245,6 +248,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	firstNew := 0
 	if base != nil {
 		tl.mark("copying")
+		report(func(p *Progress) { p.BlocksCopied = base.blocks })
 		if err := base.copyBlocks(ctx, pipe, report); err != nil {
 			if werr := pipe.Wait(); werr != nil {
 				return dedup.Stats{}, pipe, werr
@@ -314,7 +318,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		// lzma:9, outside the Go heap) are only starting: return it to
 		// the system so the two do not add up in the peak.
 		debug.FreeOSMemory()
-		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, stats.Blocks })
+		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, firstNew+stats.Blocks })
 		tl.mark(PhaseCompressing)
 	}
 	// The metadata is final once the last block is made: it is encoded
