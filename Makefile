@@ -57,7 +57,8 @@ dist: cross
 # The emulated runs (make test-cross, after make test in CI): the test
 # suites of the packages that need no FUSE for linux/arm64 under qemu-user,
 # and for windows/amd64 under Wine the tools' round trip (internal/wintest)
-# plus the tests of the library and of what the Windows tools do there.
+# plus the tests of the library and of what the Windows tools do there
+# (and of tarinput, the spill file's removal: its other tests need Unix).
 QEMU_ARM64 ?= qemu-aarch64-static
 WINE ?= wine
 NOFUSE_PKGS = $(shell $(GO) list ./... | grep -v -e /fusefs -e /cmd/dwarfs -e /cmd/godwarfs -e /internal/dwarfs$$ -e /bench/ -e /internal/wintest)
@@ -74,6 +75,7 @@ test-windows:
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build $(CROSSFLAGS) -o $(BIN)/cross/windows-amd64/ ./cmd/...
 	GODWARFS_WINDOWS_BIN=$(abspath $(BIN))/cross/windows-amd64 GODWARFS_WINE=$(WINE) $(GO) test -count=1 -v -run Windows ./internal/wintest/
 	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) test -count=1 -timeout 20m -exec $(WINE) $(WINDOWS_PKGS)
+	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) test -count=1 -timeout 5m -exec $(WINE) -run '^TestSpillLeavesNothing$$' ./tarinput/
 
 # What a cgo build needs beyond Go and a C compiler: liblzma's headers
 # (Debian's liblzma-dev). libzstd is compiled from its Go module.
