@@ -28,7 +28,8 @@ func TestTimesPast2038(t *testing.T) {
 	}
 	_, m, _, ok := Times(p, false)
 	if !ok {
-		if st, err := os.Stat(p); err != nil || !st.ModTime().Equal(at) {
+		// Seconds only: qemu-user's s390x stat drops the nanoseconds.
+		if st, err := os.Stat(p); err != nil || st.ModTime().Unix() != at.Unix() {
 			t.Fatalf("Times not used, and stat reads %v (%v), want %v", st.ModTime(), err, at)
 		}
 		t.Skip("skipped: stat reads 64-bit times here")
