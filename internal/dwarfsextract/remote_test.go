@@ -55,6 +55,10 @@ func TestExtractRemote(t *testing.T) {
 		}
 		w.Env(t)
 		for _, fx := range fxs {
+			if strings.Contains(fx.image, "nanosecond") && !fixtures.StatNanoseconds(t) {
+				t.Logf("%s: skipped: stat reads whole seconds here (qemu-user's s390x stat drops nanoseconds)", filepath.Base(fx.image))
+				continue
+			}
 			want, err := manifest.ParseFile(fx.manifest)
 			if err != nil {
 				t.Fatal(err)
