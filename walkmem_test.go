@@ -116,12 +116,20 @@ func TestOpenRetainsPackedMetadata(t *testing.T) {
 		return int64(after.HeapAlloc) - int64(before.HeapAlloc), int64(sz)
 	}
 	const n1, n2 = 20000, 100000
-	h1, s1 := kept(n1)
-	h2, s2 := kept(n2)
-	perEntry := float64(h2-h1) / (n2 - n1)
-	packed := float64(s2-s1) / (n2 - n1)
-	t.Logf("per entry: packed metadata %.1f bytes, heap kept by Open %.1f bytes", packed, perEntry)
-	if perEntry > packed+14 {
-		t.Errorf("Open keeps %.1f bytes of heap per entry, want at most the packed metadata's %.1f + 14", perEntry, packed)
+	// What other goroutines allocate meanwhile (those earlier tests left,
+	// slow under emulation) can make one measurement too high (31.9 bytes
+	// an entry once under qemu-s390x, 28.7 alone): up to three tries, the
+	// first within bounds passes.
+	var perEntry, packed float64
+	for try := 1; try <= 3; try++ {
+		h1, s1 := kept(n1)
+		h2, s2 := kept(n2)
+		perEntry = float64(h2-h1) / (n2 - n1)
+		packed = float64(s2-s1) / (n2 - n1)
+		t.Logf("try %d: per entry: packed metadata %.1f bytes, heap kept by Open %.1f bytes", try, packed, perEntry)
+		if perEntry <= packed+14 {
+			return
+		}
 	}
+	t.Errorf("Open keeps %.1f bytes of heap per entry, want at most the packed metadata's %.1f + 14", perEntry, packed)
 }

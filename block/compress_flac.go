@@ -58,7 +58,7 @@ func (f *flacCompressor) CompressPCM(src []byte, l PCMLayout) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flac: %w: %w", err, ErrUnsupported)
 	}
-	hdr := appendFLACHeader(nil, len(src), l)
+	hdr := appendFLACHeader(nil, int64(len(src)), l)
 	if f.native {
 		return encodeFLACNative(hdr, samples, l, f.level, f.exhaustive)
 	}

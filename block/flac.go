@@ -98,7 +98,7 @@ func (l PCMLayout) check(minBits int) error {
 func (l PCMLayout) FrameSize() int { return l.Channels * l.BytesPerSample }
 
 // appendFLACHeader appends the size prefix and the thrift header.
-func appendFLACHeader(dst []byte, size int, l PCMLayout) []byte {
+func appendFLACHeader(dst []byte, size int64, l PCMLayout) []byte {
 	dst = binary.AppendUvarint(dst, uint64(size))
 	// field 1 (delta 1) i16 (compact type 4), zigzag varint
 	dst = append(dst, 0x14)

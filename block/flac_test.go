@@ -84,7 +84,7 @@ func packReference(samples []int64, l PCMLayout) []byte {
 	return out
 }
 
-func flacPayload(size int, l PCMLayout, stream []byte) []byte {
+func flacPayload(size int64, l PCMLayout, stream []byte) []byte {
 	return append(appendFLACHeader(nil, size, l), stream...)
 }
 
@@ -102,7 +102,7 @@ func TestFLACBlockLayouts(t *testing.T) {
 					BigEndian: flags&1 != 0, Signed: flags&2 != 0, LSBPadding: flags&4 != 0,
 				}
 				want := packReference(samples, l)
-				payload := flacPayload(len(want), l, stream)
+				payload := flacPayload(int64(len(want)), l, stream)
 				got, err := Decompress(CompFLAC, payload, 1<<30)
 				if err != nil {
 					t.Fatalf("%s %+v: %v", name, l, err)
@@ -152,7 +152,7 @@ func TestFLACBlockErrors(t *testing.T) {
 	stream := flacStreams(t)["tiny16.flac"]
 	info, samples := streamSamples(t, stream)
 	l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: 2, Signed: true}
-	size := len(samples) * 2
+	size := int64(len(samples) * 2)
 	good := flacPayload(size, l, stream)
 	if _, err := Decompress(CompFLAC, good, 1<<20); err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func FuzzFLAC(f *testing.F) {
 		info, samples := streamSamples(f, stream)
 		nb := (info.BitsPerSample + 7) / 8
 		l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: nb, Signed: true}
-		f.Add(flacPayload(len(samples)*nb, l, stream))
+		f.Add(flacPayload(int64(len(samples)*nb), l, stream))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		out, err := Decompress(CompFLAC, src, 1<<22)
@@ -263,7 +263,7 @@ func BenchmarkFLAC(b *testing.B) {
 	info, samples := streamSamples(b, stream)
 	l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: (info.BitsPerSample + 7) / 8, Signed: true}
 	pcm := packReference(samples, l)
-	payload := flacPayload(len(pcm), l, stream)
+	payload := flacPayload(int64(len(pcm)), l, stream)
 	b.Run("decode", func(b *testing.B) {
 		b.SetBytes(int64(len(pcm)))
 		dst := make([]byte, len(pcm))

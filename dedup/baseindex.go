@@ -108,7 +108,7 @@ func (b *builder) buildBaseIndex(ctx context.Context) (*baseIndex, error) {
 	// matches then need to be longer (step+window-1 bytes) to be found.
 	step = max(step, (total+maxBaseEntries-1)/maxBaseEntries)
 	entries := max(total/step, 1)
-	ix.bloomBits = max(uint(bits.Len(uint(entries)))+uint(max(opt.BloomSizeShift, 0)), 6)
+	ix.bloomBits = bloomBits(entries, opt.BloomSizeShift)
 	ix.bloom = make([]uint64, (1<<ix.bloomBits)/64)
 	ix.table = newProbeTable(entries)
 	s := &segmenter{window: window, rollOut: uint32(window % 32)}
@@ -134,10 +134,7 @@ func (b *builder) buildBaseIndex(ctx context.Context) (*baseIndex, error) {
 	return ix, nil
 }
 
-func (ix *baseIndex) bloomIdx(h uint32) (uint32, uint32) {
-	x := uint64(h) * 0x9E3779B97F4A7C15
-	return uint32(x >> (64 - ix.bloomBits)), uint32(x>>(32-ix.bloomBits)) & (1<<ix.bloomBits - 1)
-}
+func (ix *baseIndex) bloomIdx(h uint32) (uint32, uint32) { return bloomPositions(h, ix.bloomBits) }
 
 // lookup returns the base location of window hash h, if any.
 func (ix *baseIndex) lookup(h uint32) (uint32, int, bool) {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 func writeTree(t *testing.T, files map[string]string) string {
@@ -275,6 +277,7 @@ func TestSimilarityOrder(t *testing.T) {
 }
 
 func TestTimes(t *testing.T) {
+	fixtures.SkipUnlessStatNanoseconds(t)
 	root := writeTree(t, map[string]string{"f": "x", "g": "y"})
 	ts := time.Unix(1700000123, 456789012)
 	os.Chtimes(filepath.Join(root, "f"), ts, ts)

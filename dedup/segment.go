@@ -115,10 +115,8 @@ func newSegmenter(ctx context.Context, opt *Options, sink BlockSink, st *Stats) 
 	}
 	if s.window > 0 {
 		entries := (s.lookback + 1) * (s.blockSize / s.step)
-		b := uint(bits.Len(uint(max(entries-1, 1)))) + uint(max(opt.BloomSizeShift, 0))
-		b = max(b, 6)
-		s.bloomBits = b
-		s.bloom = make([]uint64, (1<<b)/64)
+		s.bloomBits = bloomBits(entries, opt.BloomSizeShift)
+		s.bloom = make([]uint64, (1<<s.bloomBits)/64)
 		s.table = make(map[uint32]uint64, min(entries, 1<<16))
 		s.rollOut = uint32(s.window % 32)
 	}
@@ -158,12 +156,30 @@ func (s *segmenter) newBlock() {
 	s.openLit = false
 }
 
-// bloomIdx derives the filter's two bit positions from one multiply; two
-// probes keep false positives (and so map lookups) around 1%.
-func (s *segmenter) bloomIdx(h uint32) (uint32, uint32) {
-	x := uint64(h) * 0x9E3779B97F4A7C15
-	return uint32(x >> (64 - s.bloomBits)), uint32(x>>(32-s.bloomBits)) & (1<<s.bloomBits - 1)
+// maxBloomBits caps a bloom filter at 2^28 bits (32 MiB, 32 bits a value
+// at the base index's largest table): more would cost memory for next to
+// no fewer false positives, and the positions bloomPositions derives must
+// fit in 32 bits.
+const maxBloomBits = 28
+
+// bloomBits is the size (log2 bits) of a filter for entries values at
+// --bloom-filter-size shift: 2^shift bits a value, at least 64 bits and
+// at most 2^maxBloomBits.
+func bloomBits(entries, shift int) uint {
+	b := uint(bits.Len(uint(max(entries-1, 1)))) + uint(min(max(shift, 0), maxBloomBits))
+	return min(max(b, 6), maxBloomBits)
 }
+
+// bloomPositions derives the two bit positions of h in a filter of 2^b
+// bits (b <= maxBloomBits) from one multiply: the top b bits of the
+// product and the b bits below its upper half. Two probes keep false
+// positives (and so map lookups) around 1%.
+func bloomPositions(h uint32, b uint) (uint32, uint32) {
+	x := uint64(h) * 0x9E3779B97F4A7C15
+	return uint32(x >> (64 - b)), uint32(x>>(32-b)) & (1<<b - 1)
+}
+
+func (s *segmenter) bloomIdx(h uint32) (uint32, uint32) { return bloomPositions(h, s.bloomBits) }
 
 func (s *segmenter) bloomHas(h uint32) bool {
 	i, j := s.bloomIdx(h)

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/godwarfs/godwarfs/internal/stattime"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -48,6 +49,9 @@ func statPath(osPath string, follow bool) (*inode, statLinks, error) {
 		size:   st.Size,
 		rdev:   rdev,
 		osPath: osPath,
+	}
+	if a, m, c, ok := stattime.Times(osPath, follow); ok {
+		in.atime, in.mtime, in.ctime = timespec{a.Sec, a.Nsec}, timespec{m.Sec, m.Nsec}, timespec{c.Sec, c.Nsec}
 	}
 	in.kind = kindOf(in.mode)
 	return in, statLinks{uint64(st.Nlink), devIno{uint64(st.Dev), uint64(st.Ino)}}, nil

@@ -1,4 +1,4 @@
-//go:build !windows
+//go:build !windows && !(linux && (386 || arm))
 
 package fusefs
 

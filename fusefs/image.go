@@ -1,4 +1,4 @@
-//go:build !windows
+//go:build !windows && !(linux && (386 || arm))
 
 package fusefs
 
@@ -253,7 +253,7 @@ func (s *ImageSource) Preload(all bool, categories []string) error {
 		}
 		if i < len(md.BlockCategories) {
 			c := md.BlockCategories[i]
-			if int(c) < len(md.CategoryNames) && slices.Contains(categories, md.CategoryNames[c]) {
+			if uint64(c) < uint64(len(md.CategoryNames)) && slices.Contains(categories, md.CategoryNames[c]) {
 				sel = append(sel, i)
 			}
 		}

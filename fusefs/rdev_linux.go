@@ -1,3 +1,5 @@
+//go:build !386 && !arm
+
 package fusefs
 
 // fuseRdev is rdev as Linux's FUSE carries it: the kernel's 32-bit

@@ -1,4 +1,4 @@
-//go:build !windows
+//go:build !windows && !(linux && (386 || arm))
 
 // Package fusefs is the FUSE driver for DwarFS images, built on the
 // go-fuse/v2 raw protocol API: the kernel's node ids are the image's inode

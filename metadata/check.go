@@ -166,7 +166,7 @@ func (f *FS) checkSizes() error {
 	if n := f.ents.len(); uint64(n) >= 1<<32-1 {
 		return fmt.Errorf("metadata: check: %d directory entries, limit %d", n, uint32(1<<32-2))
 	}
-	if e := f.ents.at(0); e.NameIndex > 0 && int(e.NameIndex) >= f.names.len() {
+	if e := f.ents.at(0); e.NameIndex > 0 && uint64(e.NameIndex) >= uint64(f.names.len()) {
 		return fmt.Errorf("metadata: check: entry 0: name index %d out of range (%d names)", e.NameIndex, f.names.len())
 	}
 	if !f.v23 {
@@ -493,7 +493,7 @@ func (f *FS) checkChunks() error {
 			i, c := lo+k, Chunk{Block: bb[k], Offset: ob[k], Size: sb[k]}
 			if f.holes && c.Block == f.holeBlk {
 				if c.Offset == LargeHoleOffset {
-					if int(c.Size) >= len(md.LargeHoleSize) {
+					if uint64(c.Size) >= uint64(len(md.LargeHoleSize)) {
 						return fmt.Errorf("metadata: check: chunks[%d]: large hole index %d out of range", i, c.Size)
 					}
 				} else if c.Offset >= bs {

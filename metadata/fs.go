@@ -197,7 +197,7 @@ func (f *FS) initInodes() error {
 	} else {
 		n = len(md.EntryTableV22)
 		for ino, e := range md.EntryTableV22 {
-			if int(e) >= len(md.Inodes) {
+			if uint64(e) >= uint64(len(md.Inodes)) {
 				return fmt.Errorf("metadata: entry_table_v2_2[%d] = %d out of range (%d inodes)", ino, e, len(md.Inodes))
 			}
 		}
@@ -236,13 +236,13 @@ func (f *FS) initInodes() error {
 		md.inodeColumn(fGroup, lo, gb[:nb])
 		for k := range nb {
 			i := lo + k
-			if m := mb[k]; int(m) >= len(md.Modes) {
+			if m := mb[k]; uint64(m) >= uint64(len(md.Modes)) {
 				return fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", i, m, len(md.Modes))
 			}
-			if o := ob[k]; len(md.Uids) > 0 && int(o) >= len(md.Uids) {
+			if o := ob[k]; len(md.Uids) > 0 && uint64(o) >= uint64(len(md.Uids)) {
 				return fmt.Errorf("metadata: inodes[%d].owner_index %d out of range (%d uids)", i, o, len(md.Uids))
 			}
-			if g := gb[k]; len(md.Gids) > 0 && int(g) >= len(md.Gids) {
+			if g := gb[k]; len(md.Gids) > 0 && uint64(g) >= uint64(len(md.Gids)) {
 				return fmt.Errorf("metadata: inodes[%d].group_index %d out of range (%d gids)", i, g, len(md.Gids))
 			}
 			// Most inodes are of the type of the one before.
@@ -589,7 +589,7 @@ func (f *FS) initStrings() error {
 		return err
 	}
 	for i, s := range md.SymlinkTable {
-		if int(s) >= f.links.len() {
+		if uint64(s) >= uint64(f.links.len()) {
 			return fmt.Errorf("metadata: symlink_table[%d] = %d out of range (%d symlinks)", i, s, f.links.len())
 		}
 	}
@@ -628,7 +628,7 @@ func (f *FS) initEntries() error {
 			if ib[k] >= f.n {
 				return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, ib[k], f.n)
 			}
-			if i > 0 && int(ni) >= nn {
+			if i > 0 && uint64(ni) >= uint64(nn) {
 				return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, ni, nn)
 			}
 			top = max(top, ni)
@@ -660,7 +660,7 @@ func (f *FS) initDirs() error {
 			return fmt.Errorf("metadata: directories[%d].first_entry %d > next %d", d, first[d], first[d+1])
 		}
 	}
-	if int(first[nd]) > f.ents.len() {
+	if uint64(first[nd]) > uint64(f.ents.len()) {
 		return fmt.Errorf("metadata: directories sentinel first_entry %d exceeds %d entries", first[nd], f.ents.len())
 	}
 	f.dirFirst = first
@@ -900,7 +900,7 @@ func (f *FS) Inode(ino uint32) (Inode, error) {
 		in.Size, in.AllocatedSize = size, alloc
 		in.Nlink = f.nlink(ino)
 	case ino < f.rank[4]:
-		if i := ino - f.rank[3]; int(i) < len(md.Devices) {
+		if i := ino - f.rank[3]; uint64(i) < uint64(len(md.Devices)) {
 			in.Rdev = md.Devices[i]
 		}
 	}
@@ -947,7 +947,7 @@ func (f *FS) chunkRange(ino uint32) (uint32, uint32, uint32, error) {
 		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk_table index %d out of range (%d entries)", ino, idx, f.chunkTbl.len())
 	}
 	b, e := f.chunkTbl.at(int(idx)), f.chunkTbl.at(int(idx+1))
-	if b > e || int(e) > f.md.ChunkCount() {
+	if b > e || uint64(e) > uint64(f.md.ChunkCount()) {
 		return 0, 0, 0, fmt.Errorf("metadata: inode %d: chunk range %d..%d invalid (%d chunks)", ino, b, e, f.md.ChunkCount())
 	}
 	return idx, b, e, nil

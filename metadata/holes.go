@@ -56,7 +56,7 @@ func (md *Metadata) HoleLength(c Chunk) (uint64, error) {
 	if c.Offset != LargeHoleOffset {
 		return uint64(c.Size)*uint64(md.BlockSize) + uint64(c.Offset), nil
 	}
-	if int(c.Size) >= len(md.LargeHoleSize) {
+	if uint64(c.Size) >= uint64(len(md.LargeHoleSize)) {
 		return 0, fmt.Errorf("metadata: large hole index %d out of range (%d)", c.Size, len(md.LargeHoleSize))
 	}
 	return md.LargeHoleSize[c.Size], nil
@@ -75,7 +75,7 @@ func (md *Metadata) SizeCache(table []uint32, minChunks uint32) (*InodeSizeCache
 	c := &InodeSizeCache{MinChunkCount: uint64(minChunks)}
 	for i := 0; i+1 < len(table); i++ {
 		b, e := table[i], table[i+1]
-		if e < b || int(e) > md.ChunkCount() {
+		if e < b || uint64(e) > uint64(md.ChunkCount()) {
 			return nil, fmt.Errorf("metadata: chunk table entry %d: range %d..%d invalid (%d chunks)", i, b, e, md.ChunkCount())
 		}
 		if e-b < minChunks {

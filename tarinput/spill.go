@@ -20,6 +20,7 @@ type spill struct {
 	limit int64
 	mem   []byte
 	f     *os.File
+	name  string // the file's name while it is still to be removed
 	size  int64
 	buf   []byte
 }
@@ -34,10 +35,15 @@ func (s *spill) grow(n int64) error {
 	if err != nil {
 		return fmt.Errorf("creating the spill file: %w", err)
 	}
-	// Unlinked at once: nothing is left behind, whatever happens.
-	os.Remove(f.Name())
+	// Unlinked at once where the system allows it: nothing is left
+	// behind, whatever happens. Windows refuses to remove an open file;
+	// there it goes when it is closed.
+	if os.Remove(f.Name()) != nil {
+		s.name = f.Name()
+	}
 	if _, err := f.WriteAt(s.mem, 0); err != nil {
 		f.Close()
+		s.remove()
 		return fmt.Errorf("writing the spill file: %w", err)
 	}
 	s.f, s.mem = f, nil
@@ -206,8 +212,26 @@ func (s *spill) Map(off, n int64) ([]byte, func(), error) {
 
 func (s *spill) close() error {
 	s.mem = nil
+	var err error
 	if s.f != nil {
-		return s.f.Close()
+		err = s.f.Close()
+		s.f = nil
+	}
+	if rerr := s.remove(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// remove removes the spill file if it could not be removed while open.
+func (s *spill) remove() error {
+	if s.name == "" {
+		return nil
+	}
+	name := s.name
+	s.name = ""
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("removing the spill file: %w", err)
 	}
 	return nil
 }

@@ -4,11 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -18,6 +20,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
+
+	"github.com/godwarfs/godwarfs/internal/mmap"
 
 	"github.com/godwarfs/godwarfs/dedup"
 )
@@ -323,15 +327,21 @@ func TestSources(t *testing.T) {
 	if got := listing(t, root); got != want {
 		t.Errorf("spilled: tree:\n%s", got)
 	}
-	if ents, _ := os.ReadDir(spillDir); len(ents) != 0 {
+	// Windows cannot remove an open file: there it goes at Close
+	// (TestSpillLeavesNothing).
+	if ents, _ := os.ReadDir(spillDir); len(ents) != 0 && runtime.GOOS != "windows" {
 		t.Errorf("the spill file is visible in its directory: %v", ents)
 	}
 	f12 := root.Children[0].Children[1]
 	data, release, err := s.spill.Map(f12.Data.Off, f12.Size)
-	if err != nil || string(data) != strings.Repeat("12", 997*12) {
-		t.Errorf("Map %s: %v, %.20q...", f12.Name, err, data)
+	if errors.Is(err, mmap.ErrUnsupported) {
+		t.Logf("Map not tested: %v", err)
+	} else {
+		if err != nil || string(data) != strings.Repeat("12", 997*12) {
+			t.Errorf("Map %s: %v, %.20q...", f12.Name, err, data)
+		}
+		release()
 	}
-	release()
 	s.Close()
 	for _, bad := range [][]byte{bytes.Repeat([]byte("x"), 2000), nil} {
 		p := filepath.Join(dir, "bad")

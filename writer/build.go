@@ -70,8 +70,11 @@ type Progress struct {
 	Phase string
 	// Blocks is the number of blocks written so far, of BlocksTotal (0
 	// while not known); BlockBytes is their uncompressed size (builds).
-	Blocks, BlocksTotal int
-	BlockBytes          int64
+	// Both counts include BlocksCopied, the blocks of base images that an
+	// append or merge copies as stored (known from the start), so the
+	// blocks compressed are Blocks-BlocksCopied of BlocksTotal-BlocksCopied.
+	Blocks, BlocksTotal, BlocksCopied int
+	BlockBytes                        int64
 	// Message says what a rewrite just did, as a line for a log.
 	Message string
 }
@@ -176,19 +179,47 @@ func buildImage(ctx context.Context, opts BuildOptions, base *bases) (*BuildResu
 // build writes the whole image to out, marking its phases on tl; with
 // base (Append, Merge) the base images' blocks come first, copied raw,
 // and their history entries before the new one.
-func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases, tl *timeline) (dedup.Stats, *pipeline, error) {
+func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases, tl *timeline) (_ dedup.Stats, _ *pipeline, retErr error) {
 	t := &opts.Target
+	// Every spec is checked before the pipeline starts: a mistake in one
+	// costs no scan and leaves nothing running.
 	comps := compressors{}
 	comp, err := comps.get(t.BlockCompression)
 	if err != nil {
 		return dedup.Stats{}, nil, fmt.Errorf("block compression: %w", err)
+	}
+	catComp := map[string]block.Compressor{}
+	for cat, spec := range t.CategoryCompression {
+		if catComp[cat], err = comps.get(spec); err != nil {
+			return dedup.Stats{}, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
+		}
+	}
+	for _, s := range []struct{ what, spec string }{{"schema", t.SchemaCompression}, {"metadata", t.MetadataCompression}} {
+		if _, err := comps.get(s.spec); err != nil {
+			return dedup.Stats{}, nil, fmt.Errorf("%s compression: %w", s.what, err)
+		}
+	}
+	if !t.History.Omit || (base != nil && len(base.history) > 0) {
+		if _, err := comps.get(t.HistoryCompression); err != nil {
+			return dedup.Stats{}, nil, fmt.Errorf("history compression: %w", err)
+		}
 	}
 	bw := block.NewWriter(out, block.WriterOptions{NoSectionIndex: t.NoSectionIndex, Header: opts.Header})
 	limit := opts.MemoryLimit
 	if limit == 0 {
 		limit = int64(2*t.workers()) << scan.BlockSizeBits
 	}
+	// Whatever way the build ends, the pipeline's goroutines end with it:
+	// on an error they are cancelled rather than left waiting for blocks.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	pipe := newPipeline(ctx, bw, t.workers(), limit, t.Niceness)
+	defer func() {
+		if retErr != nil {
+			cancel()
+			_ = pipe.Wait()
+		}
+	}()
 	if next := scan.Phase; next != nil {
 		scan.Phase = func(name string) { tl.mark(name); next(name) }
 	} else {
@@ -213,12 +244,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if scan.BeforeSegmenting == nil {
 		scan.BeforeSegmenting = debug.FreeOSMemory
 	}
-	cc := &categoryCompression{def: comp, cats: map[string]block.Compressor{}, log: scan.Log}
-	for cat, spec := range t.CategoryCompression {
-		if cc.cats[cat], err = comps.get(spec); err != nil {
-			return dedup.Stats{}, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
-		}
-	}
+	cc := &categoryCompression{def: comp, cats: catComp, log: scan.Log}
 	if scan.AcceptCategory == nil {
 		scan.AcceptCategory = cc.accept
 	}
@@ -229,6 +255,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	firstNew := 0
 	if base != nil {
 		tl.mark("copying")
+		report(func(p *Progress) { p.BlocksCopied = base.blocks })
 		if err := base.copyBlocks(ctx, pipe, report); err != nil {
 			if werr := pipe.Wait(); werr != nil {
 				return dedup.Stats{}, pipe, werr
@@ -295,7 +322,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		// lzma:9, outside the Go heap) are only starting: return it to
 		// the system so the two do not add up in the peak.
 		debug.FreeOSMemory()
-		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, stats.Blocks })
+		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, firstNew+stats.Blocks })
 		tl.mark(PhaseCompressing)
 	}
 	// The metadata is final once the last block is made: it is encoded

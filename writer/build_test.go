@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -254,4 +255,67 @@ func TestBuildTimeline(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, table.String())
 		}
 	}
+}
+
+// TestBuildBadSpecStopsPipeline: a build that fails on a compression
+// spec leaves none of its pipeline's goroutines behind, whichever spec
+// is wrong.
+func TestBuildBadSpecStopsPipeline(t *testing.T) {
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "f"), textLike(10<<10, 3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		target Target
+	}{
+		{"block", Target{BlockCompression: "nosuch"}},
+		{"category", Target{CategoryCompression: map[string]string{"pcmaudio/waveform": "nosuch:level=3"}}},
+		{"schema", Target{SchemaCompression: "zstd:level=99"}},
+		{"metadata", Target{MetadataCompression: "nosuch"}},
+		{"history", Target{HistoryCompression: "nosuch"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scan := dedup.DefaultOptions()
+			scan.Input, scan.BlockSizeBits, scan.NoCreateTime = src, 12, true
+			tg := tc.target
+			tg.Output, tg.Workers = filepath.Join(t.TempDir(), "img.dwarfs"), 2
+			if _, err := Build(context.Background(), BuildOptions{Scan: scan, Target: tg}); err == nil {
+				t.Fatal("a bad spec built an image")
+			}
+			// The pipeline's goroutines end soon after a failed build, or
+			// never.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				n := pipelineGoroutines()
+				if n == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d pipeline goroutines left after the build failed", n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// pipelineGoroutines counts the goroutines that run pipeline code.
+func pipelineGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "writer.newPipeline") {
+			count++
+		}
+	}
+	return count
 }

@@ -583,3 +583,66 @@ func bytesFrom(cs []metadata.ChunkRef, first int) int64 {
 	}
 	return n
 }
+
+// TestGrowProgressTotals: an append's and a merge's progress counts the
+// copied blocks in BlocksTotal as in Blocks, so Blocks never passes
+// BlocksTotal and while the new data is compressed the total still lies
+// ahead; the last report has every block of the image written.
+func TestGrowProgressTotals(t *testing.T) {
+	dir := t.TempDir()
+	srcA, srcB := filepath.Join(dir, "A"), filepath.Join(dir, "B")
+	treeA.write(t, srcA, "")
+	treeB.write(t, srcB, "")
+	imgA := filepath.Join(dir, "a.dwarfs")
+	buildTree(t, srcA, imgA)
+	imgB := filepath.Join(dir, "b.dwarfs")
+	buildTree(t, srcB, imgB)
+	blocksOf := func(p string) int {
+		raw, _ := blockPayloads(t, p)
+		return len(raw)
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(Target) error
+		// copied is the number of blocks copied as stored; new, if not
+		// 0, the least number of new blocks compressed.
+		copied, new int
+	}{
+		{"append", func(tg Target) error {
+			_, err := Append(context.Background(), AppendOptions{Target: tg, Image: imgA, Input: srcB, At: "b"})
+			return err
+		}, blocksOf(imgA), 1},
+		{"merge", func(tg Target) error {
+			_, err := Merge(context.Background(), MergeOptions{Target: tg, Inputs: []MergeInput{{Image: imgA, At: "a"}, {Image: imgB, At: "b"}}})
+			return err
+		}, blocksOf(imgA) + blocksOf(imgB), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.dwarfs")
+			tg := growTarget(out)
+			var reports []Progress
+			tg.Progress = func(p Progress) { reports = append(reports, p) }
+			if err := tc.run(tg); err != nil {
+				t.Fatal(err)
+			}
+			total := blocksOf(out)
+			if total < tc.copied+tc.new {
+				t.Fatalf("%d blocks in the image, want at least %d copied and %d new", total, tc.copied, tc.new)
+			}
+			compressing := false
+			for _, p := range reports {
+				if p.BlocksTotal != 0 && p.Blocks > p.BlocksTotal {
+					t.Fatalf("report %+v: more blocks written than in total", p)
+				}
+				if p.Phase == PhaseCompressing && p.BlocksTotal != total {
+					t.Fatalf("report %+v while compressing: total %d, the image has %d blocks", p, p.BlocksTotal, total)
+				}
+				compressing = compressing || p.Phase == PhaseCompressing
+			}
+			last := reports[len(reports)-1]
+			if !compressing || last.Blocks != total || last.BlocksTotal != total {
+				t.Errorf("last report %+v (compressing phase seen: %v), want %d of %d blocks", last, compressing, total, total)
+			}
+		})
+	}
+}

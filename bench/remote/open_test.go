@@ -1,4 +1,4 @@
-//go:build linux && benchremote
+//go:build linux && !386 && !arm && benchremote
 
 package remote
 

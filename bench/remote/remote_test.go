@@ -1,4 +1,4 @@
-//go:build linux && benchremote
+//go:build linux && !386 && !arm && benchremote
 
 // Package remote benchmarks mounting an image from loopback S3
 // (SeaweedFS) beside the same image mounted from a local file. It runs

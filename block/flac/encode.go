@@ -3,6 +3,7 @@ package flac
 import (
 	"crypto/md5"
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -410,9 +411,11 @@ func riceParam(sum uint64, cnt int) (int, int) {
 	if mean > 0 {
 		k = min(bits.Len64(mean)-1, 30)
 	}
-	best, bestCost := k, 1<<62
+	// A subframe's cost is far below 2^30 bits (at most 65535 samples of
+	// 33 bits), so the cap keeps the sum within a 32-bit int.
+	best, bestCost := k, math.MaxInt
 	for kk := max(k-1, 0); kk <= min(k+1, 30); kk++ {
-		c := cnt*(kk+1) + int(min(sum>>kk, 1<<40))
+		c := cnt*(kk+1) + int(min(sum>>kk, 1<<30))
 		if c < bestCost {
 			best, bestCost = kk, c
 		}

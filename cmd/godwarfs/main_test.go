@@ -466,7 +466,7 @@ func TestReadErrorMidFile(t *testing.T) {
 	src := t.TempDir()
 	var big strings.Builder
 	for i := 0; big.Len() < 1<<20; i++ {
-		fmt.Fprintf(&big, "line %d of a compressible file, %x\n", i, i*i*2654435761)
+		fmt.Fprintf(&big, "line %d of a compressible file, %x\n", i, uint64(i)*uint64(i)*2654435761)
 	}
 	for name, data := range map[string]string{"big": big.String(), "small": "fine\n"} {
 		if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {

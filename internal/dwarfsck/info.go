@@ -149,7 +149,7 @@ func Gather(im *godwarfs.Image) (*Info, error) {
 			cats[i].Name = n
 		}
 		for b, c := range md.BlockCategories {
-			if int(c) >= len(cats) || b >= len(blocks) {
+			if uint64(c) >= uint64(len(cats)) || b >= len(blocks) {
 				continue
 			}
 			cats[c].Blocks++

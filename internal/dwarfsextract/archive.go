@@ -429,7 +429,7 @@ func newCpioWriter(w io.Writer, t *tree) *cpioWriter {
 		// Names that will be refused do not count: the data must go
 		// with the last name that is stored.
 		if n.typ() == metadata.ModeRegular && cpioNameErr(t.path(i)) == nil {
-			if int(n.ino) >= len(c.links) {
+			if uint64(n.ino) >= uint64(len(c.links)) {
 				c.links = slices.Grow(c.links, int(n.ino)+1-len(c.links))[:n.ino+1]
 				c.left = slices.Grow(c.left, int(n.ino)+1-len(c.left))[:n.ino+1]
 			}

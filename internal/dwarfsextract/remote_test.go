@@ -5,6 +5,7 @@ package dwarfsextract
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/internal/fixtures"
@@ -27,6 +28,9 @@ func TestExtractRemote(t *testing.T) {
 			t.Fatal(err)
 		}
 		run := func(t *testing.T, url string) {
+			if strings.Contains(fx.image, "nanosecond") {
+				fixtures.SkipUnlessStatNanoseconds(t)
+			}
 			dir := t.TempDir()
 			args := []string{"-i", url, "-o", dir}
 			if !root {
@@ -51,6 +55,10 @@ func TestExtractRemote(t *testing.T) {
 		}
 		w.Env(t)
 		for _, fx := range fxs {
+			if strings.Contains(fx.image, "nanosecond") && !fixtures.StatNanoseconds(t) {
+				t.Logf("%s: skipped: stat reads whole seconds here (qemu-user's s390x stat drops nanoseconds)", filepath.Base(fx.image))
+				continue
+			}
 			want, err := manifest.ParseFile(fx.manifest)
 			if err != nil {
 				t.Fatal(err)

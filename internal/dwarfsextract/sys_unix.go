@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -126,11 +127,7 @@ func fileMeta(f outFile, tmp string, st *godwarfs.Stat, owners bool) error {
 	if err := unix.Fchmod(fd, st.Mode&0o7777); err != nil {
 		return fmt.Errorf("chmod: %w", err)
 	}
-	ts := [2]unix.Timespec{
-		{Sec: st.Atime.Unix(), Nsec: int64(st.Atime.Nanosecond())},
-		{Sec: st.Mtime.Unix(), Nsec: int64(st.Mtime.Nanosecond())},
-	}
-	if err := futimens(fd, tmp, &ts); err != nil {
+	if err := futimens(fd, tmp, [2]time.Time{st.Atime, st.Mtime}); err != nil {
 		return fmt.Errorf("utimes: %w", err)
 	}
 	return nil
@@ -152,12 +149,21 @@ func setMeta(dst string, in metadata.Inode, isLink, owners bool) error {
 			return fmt.Errorf("chmod: %w", err)
 		}
 	}
-	ts := []unix.Timespec{
-		{Sec: in.Atime.Sec, Nsec: int64(in.Atime.Nsec)},
-		{Sec: in.Mtime.Sec, Nsec: int64(in.Mtime.Nsec)},
-	}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, dst, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := utimesNoFollow(dst, [2]time.Time{time.Unix(in.Atime.Sec, int64(in.Atime.Nsec)), time.Unix(in.Mtime.Sec, int64(in.Mtime.Nsec))}); err != nil {
 		return fmt.Errorf("utimes: %w", err)
 	}
 	return nil
+}
+
+// timespecs is at for utimensat. On 32-bit systems without a 64-bit time
+// call here its fields are 32 bits wide, and a time past 2038 is an error.
+func timespecs(at [2]time.Time) ([2]unix.Timespec, error) {
+	var ts [2]unix.Timespec
+	for i, t := range at {
+		var err error
+		if ts[i], err = unix.TimeToTimespec(t); err != nil {
+			return ts, fmt.Errorf("time %s out of this system's range: %w", t.UTC().Format(time.RFC3339), err)
+		}
+	}
+	return ts, nil
 }

@@ -3,7 +3,7 @@ package dwarfsextract
 import (
 	"path/filepath"
 	"strconv"
-	"unsafe"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,9 +40,16 @@ func (tn *tempNames) linkFD(fd int, dst string) error {
 
 // futimens sets the times of fd itself (utimensat with a NULL path), which
 // works for an unnamed file too.
-func futimens(fd int, _ string, ts *[2]unix.Timespec) error {
-	if _, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0); e != 0 {
-		return e
+func futimens(fd int, _ string, at [2]time.Time) error {
+	return utimensat(fd, nil, at, 0)
+}
+
+// utimesNoFollow sets the times of path, not of what a symlink there
+// names.
+func utimesNoFollow(path string, at [2]time.Time) error {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
 	}
-	return nil
+	return utimensat(unix.AT_FDCWD, p, at, unix.AT_SYMLINK_NOFOLLOW)
 }

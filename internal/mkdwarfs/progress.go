@@ -169,6 +169,11 @@ func (p *progress) status() (status, bool) {
 		st.bytes = s.SegmentedBytes
 	case phaseCompressing:
 		st.done, st.all, st.unit = int64(wp.Blocks), int64(wp.BlocksTotal), "blocks"
+		if c := wp.BlocksCopied; c > 0 && wp.BlocksTotal > c {
+			// An append: the copies take no time beside the new blocks,
+			// so the share and the ETA are of the blocks compressed.
+			st.done, st.all = int64(max(wp.Blocks-c, 0)), int64(wp.BlocksTotal-c)
+		}
 		st.bytes, st.current = wp.BlockBytes, ""
 	case phaseWriting:
 		st.current = ""

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/godwarfs/godwarfs/writer"
 )
 
 // openPTY opens a pseudo-terminal pair through /dev/ptmx (no extra
@@ -304,5 +306,28 @@ func TestRewriteProgress(t *testing.T) {
 	code = Main(context.Background(), []string{"-i", img, "-o", filepath.Join(dir, "c.dwarfs"), "--recompress", "-C", "lz4", "--log-level=warn"}, nil, io.Discard, &stderr)
 	if code != 0 || stderr.Len() != 0 {
 		t.Errorf("rewrite without a terminal: exit %d %q", code, stderr.String())
+	}
+}
+
+// TestProgressCopiedBlocks: while an append compresses its new data the
+// display counts the new blocks only, the copied ones being no measure
+// of the time left; a merge, which compresses none, counts the copies.
+func TestProgressCopiedBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		blocks, total, copied int
+		wantDone, wantAll     int64
+	}{
+		{"build", 3, 5, 0, 3, 5},
+		{"append", 12, 15, 10, 2, 5},
+		{"append, copies still being written", 4, 15, 10, 0, 5},
+		{"merge", 4, 10, 10, 4, 10},
+	} {
+		p := &progress{}
+		p.cur.Store(&writer.Progress{Phase: phaseCompressing, Blocks: tc.blocks, BlocksTotal: tc.total, BlocksCopied: tc.copied})
+		st, ok := p.status()
+		if !ok || st.done != tc.wantDone || st.all != tc.wantAll {
+			t.Errorf("%s: %d of %d blocks, want %d of %d", tc.name, st.done, st.all, tc.wantDone, tc.wantAll)
+		}
 	}
 }
