@@ -32,7 +32,8 @@ func TestTimesPast2038(t *testing.T) {
 		if st, err := os.Stat(p); err != nil || st.ModTime().Unix() != at.Unix() {
 			t.Fatalf("Times not used, and stat reads %v (%v), want %v", st.ModTime(), err, at)
 		}
-		t.Skip("skipped: stat reads 64-bit times here")
+		t.Log("stat reads 64-bit times here, so Times is not needed")
+		return
 	}
 	if m != (Time{at.Unix(), int64(at.Nanosecond())}) {
 		t.Errorf("mtime %+v, want %v", m, at)
