@@ -3,17 +3,13 @@
 package main
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/ssh"
-
-	"github.com/godwarfs/godwarfs/imagesig"
+	"github.com/godwarfs/godwarfs/internal/signtest"
 )
 
 // TestVerifyMount: -o verify (with paths relative to the directory the
@@ -23,19 +19,11 @@ func TestVerifyMount(t *testing.T) {
 	requireFUSE(t)
 	work := t.TempDir()
 	img := copyImage(t, work, "fs.dwarfs")
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := imagesig.SignPath(img, filepath.Join(work, "fs.sig"), signer); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(work, "allowed"), append([]byte("me "), ssh.MarshalAuthorizedKey(signer.PublicKey())...), 0o644)
+	signtest.SignImage(t, img, filepath.Join(work, "fs.sig"), "me")
 	os.WriteFile(filepath.Join(work, "nobody"), []byte("# nobody\n"), 0o644)
 
 	mnt := t.TempDir()
-	cmd := exec.Command(buildBinary(t, "dwarfs"), "fs.dwarfs", mnt, "-o", "verify=allowed,signature=fs.sig")
+	cmd := exec.Command(buildBinary(t, "dwarfs"), "fs.dwarfs", mnt, "-o", "verify=allowed_signers,signature=fs.sig")
 	cmd.Dir = work
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("dwarfs -o verify: %v\n%s", err, out)

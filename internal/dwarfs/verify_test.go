@@ -4,18 +4,14 @@ package dwarfs_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/ssh"
-
-	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
+	"github.com/godwarfs/godwarfs/internal/signtest"
 	"github.com/godwarfs/godwarfs/internal/testimage"
 )
 
@@ -29,16 +25,7 @@ func TestOpenImageVerify(t *testing.T) {
 	}
 	img := filepath.Join(dir, "img.dwarfs")
 	os.WriteFile(img, sp.Image, 0o644)
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := imagesig.SignPath(img, "", signer); err != nil {
-		t.Fatal(err)
-	}
-	allowed := filepath.Join(dir, "allowed")
-	os.WriteFile(allowed, append([]byte("me "), ssh.MarshalAuthorizedKey(signer.PublicKey())...), 0o644)
+	allowed, _ := signtest.SignImage(t, img, "", "me")
 	nobody := filepath.Join(dir, "nobody")
 	os.WriteFile(nobody, []byte("# nobody\n"), 0o644)
 

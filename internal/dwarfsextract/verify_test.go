@@ -4,17 +4,13 @@ package dwarfsextract
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/godwarfs/godwarfs/block"
-	"github.com/godwarfs/godwarfs/imagesig"
+	"github.com/godwarfs/godwarfs/internal/signtest"
 	"github.com/godwarfs/godwarfs/internal/testimage"
 )
 
@@ -28,16 +24,7 @@ func TestVerify(t *testing.T) {
 	}
 	img := filepath.Join(dir, "img.dwarfs")
 	os.WriteFile(img, sp.Image, 0o644)
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := imagesig.SignPath(img, "", signer); err != nil {
-		t.Fatal(err)
-	}
-	allowed := filepath.Join(dir, "allowed")
-	os.WriteFile(allowed, append([]byte("builder@example.org "), ssh.MarshalAuthorizedKey(signer.PublicKey())...), 0o644)
+	allowed, _ := signtest.SignImage(t, img, "", "builder@example.org")
 	nobody := filepath.Join(dir, "nobody")
 	os.WriteFile(nobody, nil, 0o644)
 
