@@ -178,31 +178,15 @@ func buildImage(ctx context.Context, opts BuildOptions, base *bases) (*BuildResu
 
 // build writes the whole image to out, marking its phases on tl; with
 // base (Append, Merge) the base images' blocks come first, copied raw,
-// and their history entries before the new one.
+// and their history entries before the new one. Its phases: check every
+// compression spec, start the pipeline, copy the base blocks, scan and
+// segment into new blocks, encode the metadata while the last blocks
+// compress, and write the metadata and history after them.
 func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases, tl *timeline) (_ dedup.Stats, _ *pipeline, retErr error) {
 	t := &opts.Target
-	// Every spec is checked before the pipeline starts: a mistake in one
-	// costs no scan and leaves nothing running.
-	comps := compressors{}
-	comp, err := comps.get(t.BlockCompression)
+	comps, cc, err := checkSpecs(t, base, scan.Log)
 	if err != nil {
-		return dedup.Stats{}, nil, fmt.Errorf("block compression: %w", err)
-	}
-	catComp := map[string]block.Compressor{}
-	for cat, spec := range t.CategoryCompression {
-		if catComp[cat], err = comps.get(spec); err != nil {
-			return dedup.Stats{}, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
-		}
-	}
-	for _, s := range []struct{ what, spec string }{{"schema", t.SchemaCompression}, {"metadata", t.MetadataCompression}} {
-		if _, err := comps.get(s.spec); err != nil {
-			return dedup.Stats{}, nil, fmt.Errorf("%s compression: %w", s.what, err)
-		}
-	}
-	if !t.History.Omit || (base != nil && len(base.history) > 0) {
-		if _, err := comps.get(t.HistoryCompression); err != nil {
-			return dedup.Stats{}, nil, fmt.Errorf("history compression: %w", err)
-		}
+		return dedup.Stats{}, nil, err
 	}
 	bw := block.NewWriter(out, block.WriterOptions{NoSectionIndex: t.NoSectionIndex, Header: opts.Header})
 	limit := opts.MemoryLimit
@@ -220,43 +204,14 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 			_ = pipe.Wait()
 		}
 	}()
-	if next := scan.Phase; next != nil {
-		scan.Phase = func(name string) { tl.mark(name); next(name) }
-	} else {
-		scan.Phase = tl.mark
-	}
-	// Progress comes from the scanner and from the pipeline's writer.
-	var (
-		progMu sync.Mutex
-		prog   Progress
-	)
-	report := func(f func(*Progress)) {
-		if t.Progress != nil {
-			progMu.Lock()
-			defer progMu.Unlock()
-			f(&prog)
-			t.Progress(prog)
-		}
-	}
-	if t.Progress != nil {
-		scan.Progress = func(s dedup.Stats) { report(func(p *Progress) { p.Stats, p.Phase = s, s.Phase }) }
-	}
-	if scan.BeforeSegmenting == nil {
-		scan.BeforeSegmenting = debug.FreeOSMemory
-	}
-	cc := &categoryCompression{def: comp, cats: catComp, log: scan.Log}
-	if scan.AcceptCategory == nil {
-		scan.AcceptCategory = cc.accept
-	}
-	if scan.Granularity == nil {
-		scan.Granularity = cc.granularity
-	}
+	rep := &reporter{fn: t.Progress}
+	hookScan(&scan, tl, rep, cc)
 	// Blocks of base images come first, copied raw.
 	firstNew := 0
 	if base != nil {
 		tl.mark("copying")
-		report(func(p *Progress) { p.BlocksCopied = base.blocks })
-		if err := base.copyBlocks(ctx, pipe, report); err != nil {
+		rep.update(func(p *Progress) { p.BlocksCopied = base.blocks })
+		if err := base.copyBlocks(ctx, pipe, rep.update); err != nil {
 			if werr := pipe.Wait(); werr != nil {
 				return dedup.Stats{}, pipe, werr
 			}
@@ -264,57 +219,10 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		}
 		firstNew = base.blocks
 	}
-	// submit queues block i. Only a build's lone new block is cut into
-	// jobs for several threads (block.Split): with two or more blocks
-	// every worker has a block of its own, and a cut would only cost CPU.
-	submit := func(i int, data []byte, cat dedup.BlockCategory, split bool) error {
-		comp := cc.forBlock(cat)
-		if split {
-			comp = block.Split(comp)
-		}
-		var written func(block.Compression, []byte)
-		if t.Progress != nil {
-			size := int64(len(data))
-			written = func(block.Compression, []byte) {
-				report(func(p *Progress) { p.Blocks++; p.BlockBytes += size })
-			}
-		}
-		return pipe.Submit(int64(len(data)), func(threads Threads, ws *block.Workspace) (block.Compression, []byte, error) {
-			c := encoderFor(comp, len(data), threads, ws)
-			ct, p, err := block.CompressSection(c, data)
-			if err != nil {
-				err = fmt.Errorf("block %d: %w", i, err)
-			}
-			return ct, p, err
-		}, written)
-	}
-	// The first block waits for the second, or for the end of the data,
-	// to learn whether it is the only one. The segmenter makes the second
-	// in a fraction of the time the first takes to compress.
-	var (
-		n         = firstNew
-		first     []byte
-		firstCat  dedup.BlockCategory
-		firstHeld bool
-	)
-	md, stats, err := dedup.BuildCategorized(ctx, scan, func(_ context.Context, data []byte, cat dedup.BlockCategory) error {
-		i := n
-		n++
-		if i == firstNew {
-			first, firstCat, firstHeld = data, cat, true
-			return nil
-		}
-		if firstHeld {
-			firstHeld = false
-			if err := submit(firstNew, first, firstCat, false); err != nil {
-				return err
-			}
-			first = nil
-		}
-		return submit(i, data, cat, false)
-	})
-	if err == nil && firstHeld {
-		err = submit(firstNew, first, firstCat, true)
+	sub := &submitter{pipe: pipe, cc: cc, rep: rep, next: firstNew, first: firstNew}
+	md, stats, err := dedup.BuildCategorized(ctx, scan, sub.add)
+	if err == nil {
+		err = sub.flush()
 	}
 	if err == nil {
 		// What scanning and segmenting left behind is garbage now, while
@@ -322,41 +230,22 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		// lzma:9, outside the Go heap) are only starting: return it to
 		// the system so the two do not add up in the peak.
 		debug.FreeOSMemory()
-		report(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, firstNew+stats.Blocks })
+		rep.update(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, firstNew+stats.Blocks })
 		tl.mark(PhaseCompressing)
 	}
-	// The metadata is final once the last block is made: it is encoded
-	// and compressed while the last blocks are, on the first core that
-	// their workers leave idle, and written after them.
-	var (
-		meta     []encodedSection
-		metaErr  error
-		metaDone = make(chan struct{})
-	)
+	var meta []encodedSection
 	if err == nil {
 		err = comps.prepare(t.SchemaCompression, t.MetadataCompression)
 	}
 	if err == nil {
-		go func() {
-			defer close(metaDone)
-			if err := pipe.RunIdle(func() { meta, metaErr = comps.encodeMetadata(md, t) }); err != nil {
-				metaErr = err
-			}
-		}()
+		meta, err = encodeWhileCompressing(pipe, comps, md, t)
 	} else {
-		close(metaDone)
-	}
-	if perr := pipe.Wait(); err == nil {
-		err = perr
-	}
-	<-metaDone
-	if err == nil {
-		err = metaErr
+		_ = pipe.Wait() // the first error is the one to report
 	}
 	if err != nil {
 		return stats, pipe, err
 	}
-	report(func(p *Progress) { p.Phase = PhaseWriting })
+	rep.update(func(p *Progress) { p.Phase = PhaseWriting })
 	tl.mark(PhaseWriting)
 	for _, s := range meta {
 		if err := bw.WriteSection(s.t, s.ct, s.out); err != nil {
@@ -371,6 +260,168 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		return stats, pipe, err
 	}
 	return stats, pipe, bw.Close()
+}
+
+// checkSpecs resolves every compression spec of t before the pipeline
+// starts: a mistake in one costs no scan and leaves nothing running.
+func checkSpecs(t *Target, base *bases, log io.Writer) (compressors, *categoryCompression, error) {
+	comps := compressors{}
+	comp, err := comps.get(t.BlockCompression)
+	if err != nil {
+		return nil, nil, fmt.Errorf("block compression: %w", err)
+	}
+	catComp := map[string]block.Compressor{}
+	for cat, spec := range t.CategoryCompression {
+		if catComp[cat], err = comps.get(spec); err != nil {
+			return nil, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
+		}
+	}
+	for _, s := range []struct{ what, spec string }{{"schema", t.SchemaCompression}, {"metadata", t.MetadataCompression}} {
+		if _, err := comps.get(s.spec); err != nil {
+			return nil, nil, fmt.Errorf("%s compression: %w", s.what, err)
+		}
+	}
+	if !t.History.Omit || (base != nil && len(base.history) > 0) {
+		if _, err := comps.get(t.HistoryCompression); err != nil {
+			return nil, nil, fmt.Errorf("history compression: %w", err)
+		}
+	}
+	return comps, &categoryCompression{def: comp, cats: catComp, log: log}, nil
+}
+
+// reporter keeps a build's running Progress. The scanner and the
+// pipeline's writer both update it, from their own goroutines.
+type reporter struct {
+	fn func(Progress) // nil: nobody listens, and updates cost nothing
+
+	mu sync.Mutex
+	p  Progress
+}
+
+func (r *reporter) update(f func(*Progress)) {
+	if r.fn == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.p)
+	r.fn(r.p)
+}
+
+// hookScan connects the scanner's callbacks to the build: phases to the
+// timeline, running stats to the progress, categories to their
+// compressors. Callbacks the caller set are kept.
+func hookScan(scan *dedup.Options, tl *timeline, rep *reporter, cc *categoryCompression) {
+	if next := scan.Phase; next != nil {
+		scan.Phase = func(name string) { tl.mark(name); next(name) }
+	} else {
+		scan.Phase = tl.mark
+	}
+	if rep.fn != nil {
+		scan.Progress = func(s dedup.Stats) { rep.update(func(p *Progress) { p.Stats, p.Phase = s, s.Phase }) }
+	}
+	if scan.BeforeSegmenting == nil {
+		scan.BeforeSegmenting = debug.FreeOSMemory
+	}
+	if scan.AcceptCategory == nil {
+		scan.AcceptCategory = cc.accept
+	}
+	if scan.Granularity == nil {
+		scan.Granularity = cc.granularity
+	}
+}
+
+// submitter queues the segmenter's new blocks on the pipeline. Only a
+// build's lone new block is cut into jobs for several threads
+// (block.Split): with two or more blocks every worker has a block of its
+// own, and a cut would only cost CPU. So the first block waits for the
+// second, or for the end of the data, to learn whether it is the only
+// one; the segmenter makes the second in a fraction of the time the first
+// takes to compress.
+type submitter struct {
+	pipe *pipeline
+	cc   *categoryCompression
+	rep  *reporter
+
+	next, first int // the index of the next block, and of the first new one
+	held        []byte
+	heldCat     dedup.BlockCategory
+	holding     bool
+}
+
+// add is the segmenter's block callback.
+func (s *submitter) add(_ context.Context, data []byte, cat dedup.BlockCategory) error {
+	i := s.next
+	s.next++
+	if i == s.first {
+		s.held, s.heldCat, s.holding = data, cat, true
+		return nil
+	}
+	if s.holding {
+		if err := s.release(false); err != nil {
+			return err
+		}
+	}
+	return s.submit(i, data, cat, false)
+}
+
+// flush submits the first block if it is still held: it was the only one.
+func (s *submitter) flush() error {
+	if !s.holding {
+		return nil
+	}
+	return s.release(true)
+}
+
+func (s *submitter) release(split bool) error {
+	data, cat := s.held, s.heldCat
+	s.held, s.holding = nil, false
+	return s.submit(s.first, data, cat, split)
+}
+
+func (s *submitter) submit(i int, data []byte, cat dedup.BlockCategory, split bool) error {
+	comp := s.cc.forBlock(cat)
+	if split {
+		comp = block.Split(comp)
+	}
+	var written func(block.Compression, []byte)
+	if s.rep.fn != nil {
+		size := int64(len(data))
+		written = func(block.Compression, []byte) {
+			s.rep.update(func(p *Progress) { p.Blocks++; p.BlockBytes += size })
+		}
+	}
+	return s.pipe.Submit(int64(len(data)), func(threads Threads, ws *block.Workspace) (block.Compression, []byte, error) {
+		c := encoderFor(comp, len(data), threads, ws)
+		ct, p, err := block.CompressSection(c, data)
+		if err != nil {
+			err = fmt.Errorf("block %d: %w", i, err)
+		}
+		return ct, p, err
+	}, written)
+}
+
+// encodeWhileCompressing encodes and compresses the metadata, which is
+// final once the last block is made, while the last blocks compress: on
+// the first core their workers leave idle. It returns once both are done.
+func encodeWhileCompressing(pipe *pipeline, comps compressors, md *metadata.Metadata, t *Target) ([]encodedSection, error) {
+	var (
+		meta    []encodedSection
+		metaErr error
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		if err := pipe.RunIdle(func() { meta, metaErr = comps.encodeMetadata(md, t) }); err != nil {
+			metaErr = err
+		}
+	}()
+	err := pipe.Wait()
+	<-done
+	if err == nil {
+		err = metaErr
+	}
+	return meta, err
 }
 
 // encodeMetadata encodes md and compresses its schema and data sections,
