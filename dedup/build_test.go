@@ -260,7 +260,7 @@ func TestSimilarityOrder(t *testing.T) {
 	o := testOpts(root)
 	_, fl := scanTree(t, &o, root)
 	o.Order = OrderNilsimsa
-	order := orderContents(groupContents(fl, true), &o, nil)
+	order, _ := orderContents(groupContents(fl, true), &o, nil)
 	changes := 0
 	for i := 1; i < len(order); i++ {
 		if order[i].rep.firstEntry.name[2] != order[i-1].rep.firstEntry.name[2] {

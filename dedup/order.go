@@ -51,8 +51,10 @@ func CleanListPath(p string) string {
 
 // orderContents sorts unique contents for the block stream. listPos, if
 // not nil, is the position of each --input-list path: with OrderNone the
-// contents keep the list's order.
-func orderContents(cs []*content, opt *Options, listPos map[string]int) []*content {
+// contents keep the list's order. It also returns where each family of
+// the nilsimsa order starts in the result ({0} for one family, nil for
+// the other orders).
+func orderContents(cs []*content, opt *Options, listPos map[string]int) ([]*content, []int) {
 	out := append([]*content(nil), cs...)
 	path := func(c *content) string { return c.rep.firstEntry.rel }
 	switch opt.Order {
@@ -87,7 +89,17 @@ func orderContents(cs []*content, opt *Options, listPos map[string]int) []*conte
 			return path(a) < path(b)
 		})
 	case OrderNilsimsa:
-		out = nilsimsaOrder(out, opt.Nilsimsa, max(opt.OrderWorkers, 1))
+		out = out[:0]
+		fams := [][]*content{cs}
+		if !opt.Nilsimsa.NoFamilies {
+			fams = familiesDeep(cs)
+		}
+		starts := make([]int, 0, len(fams))
+		for _, f := range fams {
+			starts = append(starts, len(out))
+			out = append(out, nilsimsaOrder(f, opt.Nilsimsa, max(opt.OrderWorkers, 1))...)
+		}
+		return out, starts
 	case OrderExplicit:
 		pos := make(map[string]int, len(opt.ExplicitOrder))
 		for i, p := range opt.ExplicitOrder {
@@ -98,7 +110,7 @@ func orderContents(cs []*content, opt *Options, listPos map[string]int) []*conte
 		}
 		sortByPosition(out, pos)
 	}
-	return out
+	return out, nil
 }
 
 // sortByPosition orders contents by the smallest position any of their
@@ -126,6 +138,10 @@ type NilsimsaOptions struct {
 	// (max-cluster-size; 0: DefaultNilsimsaMax); smaller clusters are
 	// ordered by a nearest neighbour search, which is quadratic.
 	MaxClusterSize int
+	// NoFamilies orders the whole tree as one, as the reference does,
+	// instead of each family of related top-level directories on its own
+	// (families=0; see families).
+	NoFamilies bool
 }
 
 // DefaultNilsimsaMax is the reference's default for both nilsimsa limits.

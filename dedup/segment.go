@@ -438,7 +438,8 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 	// already names a file.
 	b.stats.Phase = "segmenting"
 	if len(b.opt.Categorize) == 0 || b.opt.Hollow {
-		return b.segmentStream(ctx, b.opt, catDefault, b.order(unique, b.opt, ""), sink)
+		ordered, starts := b.order(unique, b.opt, "")
+		return b.segmentStream(ctx, b.opt, catDefault, ordered, starts, sink)
 	}
 	streams, names := categoryPlan(unique, b.opt.rank, b.cz.less)
 	if b.opt.Verbosef != nil {
@@ -466,7 +467,8 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 			}
 		}
 		copt := b.opt.forCategory(cat.name())
-		if err := b.segmentStream(ctx, copt, cat, b.order(in, copt, b.cz.prefix(cat)), sink); err != nil {
+		ordered, starts := b.order(in, copt, b.cz.prefix(cat))
+		if err := b.segmentStream(ctx, copt, cat, ordered, starts, sink); err != nil {
 			return err
 		}
 	}
@@ -486,23 +488,58 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 }
 
 // order orders one stream's contents and logs the result; prefix names
-// the category.
-func (b *builder) order(cs []*content, opt *Options, prefix string) []*content {
+// the category. It also returns where each family of the order starts
+// (see orderContents).
+func (b *builder) order(cs []*content, opt *Options, prefix string) ([]*content, []int) {
 	b.phase("ordering")
 	t0 := time.Now()
-	out := orderContents(cs, opt, b.sc.listPos)
-	b.verbosef("%sordered %d contents by %s [%v]", prefix, len(out), opt.Order, time.Since(t0))
+	out, starts := orderContents(cs, opt, b.sc.listPos)
+	if len(starts) > 1 {
+		b.verbosef("%sordered %d contents by %s in %d families of top-level directories [%v]", prefix, len(out), opt.Order, len(starts), time.Since(t0))
+	} else {
+		b.verbosef("%sordered %d contents by %s [%v]", prefix, len(out), opt.Order, time.Since(t0))
+	}
 	if b.opt.Debugf != nil {
 		for i, c := range out {
 			b.debugf("%sorder %d: %s (%d bytes)", prefix, i, c.rep.relPath(), c.size)
 		}
 	}
-	return out
+	return out, starts
+}
+
+// familyBreaks lists the indexes of contents before which the segmenter
+// starts a new block: the start of every family of at least a block's
+// bytes but the first. Such a family's blocks then fall as they would in
+// a build of its own (a shard): the segmenter finds repeats only within
+// its last blocks, so where the block boundaries fall inside a family
+// decides what it finds, and a family that starts in the middle of the
+// previous one's last block loses more at its boundaries than one that
+// starts with a block. Smaller families are packed on, as a block of
+// their own would compress badly.
+func familyBreaks(contents []*content, starts []int, blockSize int) map[int]bool {
+	if len(starts) < 2 {
+		return nil
+	}
+	breaks := map[int]bool{}
+	for k, s := range starts[1:] {
+		end := len(contents)
+		if k+2 < len(starts) {
+			end = starts[k+2]
+		}
+		var n int64
+		for _, c := range contents[s:end] {
+			n += c.size
+		}
+		if n >= int64(blockSize) {
+			breaks[s] = true
+		}
+	}
+	return breaks
 }
 
 // segmentStream segments the data of category cat of contents, in that
 // order, into blocks numbered on from those already written.
-func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category, contents []*content, sink CategorizedSink) error {
+func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category, contents []*content, starts []int, sink CategorizedSink) error {
 	b.phase("segmenting")
 	bc := BlockCategory{Name: cat.name(), Metadata: b.cz.metadataJSON(cat)}
 	gran := 1
@@ -522,10 +559,16 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 	}
 	seg.base = b.baseIdx
 	seg.startAt(uint32(b.blockBase + len(b.blockCats)))
+	breaks := familyBreaks(contents, starts, seg.blockSize)
 	var progMu sync.Mutex
-	for _, c := range contents {
+	for i, c := range contents {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if breaks[i] {
+			if err := seg.flushBlock(); err != nil {
+				return err
+			}
 		}
 		if c.size == 0 {
 			continue

@@ -23,7 +23,7 @@ var options = []cli.Option{
 	{Long: "num-scanner-workers", HasValue: true, Arg: "N", Default: "num-workers", Help: "number of scanner (hashing) workers"},
 	{Long: "num-segmenter-workers", HasValue: true, Arg: "N", Default: "num-workers", Help: "number of workers ordering files for the segmenter (nilsimsa clustering); segmenting itself is sequential"},
 	{Long: "memory-limit", Short: "L", HasValue: true, Arg: "SIZE", Default: "auto", Help: "limit for block data waiting for compression or writing (e.g. 512m, 1g; auto: two blocks per worker)"},
-	{Long: "order", HasValue: true, Arg: "[CAT::]MODE", Default: "nilsimsa", Help: "file data order: none (scan order, or the --input-list order), path, revpath, similarity, nilsimsa[:max-children=N][:max-cluster-size=N] (defaults 16384; see NILSIMSA ORDER in the manual), or explicit:file=FILE (the paths in FILE first, in that order, then the rest)"},
+	{Long: "order", HasValue: true, Arg: "[CAT::]MODE", Default: "nilsimsa", Help: "file data order: none (scan order, or the --input-list order), path, revpath, similarity, nilsimsa[:max-children=N][:max-cluster-size=N][:families=0|1] (defaults 16384 and 1; see NILSIMSA ORDER in the manual), or explicit:file=FILE (the paths in FILE first, in that order, then the rest)"},
 	{Long: "max-similarity-size", HasValue: true, Arg: "SIZE", Help: "maximum file size to compute similarity for"},
 	{Long: "file-hash", HasValue: true, Default: "xxh3-128", Help: "whole-file hash (none, xxh3-128, xxh3-64, md5, sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512)"},
 	{Long: "progress", HasValue: true, Help: "progress mode (ascii, none, simple, unicode; default: unicode, or ascii outside a UTF-8 locale, on a terminal, else none)"},

@@ -125,6 +125,19 @@ var manual = cli.Manual{
 				"a max-cluster-size above the number of files orders all files in one search. Files without a " +
 				"digest (larger than --max-similarity-size) come first, largest first. The result does not " +
 				"depend on --num-segmenter-workers, which sets how many clusters are worked on at once.",
+			"Before that, the top-level directories (below any directories that all paths share) are " +
+				"joined into families: two directories are related when at least a fifth of the smaller " +
+				"one's bytes are in files with a namesake of a near digest (within 40 bits) in the other, or " +
+				"in files both hold identical copies of. A family that is a single directory is split the " +
+				"same way one level down (a project's releases into its major lines). Each family is " +
+				"ordered on its own as above, the families follow each other by the name of their first " +
+				"directory, and a family of at least a block's bytes starts a new block, as it would in a " +
+				"build of its own. Releases of one " +
+				"project side by side (one directory per version) are one family and are ordered as a " +
+				"whole; unrelated projects side by side do not interleave in the blocks, which keeps a " +
+				"file's versions close enough for the segmenter's lookback and the compressor's window. " +
+				"families=0 orders the whole tree as one, as the reference does. The number of families " +
+				"is reported at --log-level=verbose.",
 		}},
 		{Title: "CATEGORIZERS", Paragraphs: []string{
 			"--categorize[=LIST] runs categorizers on the input while it is scanned, in the order of LIST; " +

@@ -629,7 +629,7 @@ func parseOrder(o *dedup.Options, v string) error {
 	mode, rest, _ := strings.Cut(v, ":")
 	ord, ok := dedup.ParseOrder(mode)
 	if !ok {
-		return usagef("invalid --order %q (none, path, revpath, similarity, nilsimsa[:max-children=N][:max-cluster-size=N], explicit:file=FILE)", v)
+		return usagef("invalid --order %q (none, path, revpath, similarity, nilsimsa[:max-children=N][:max-cluster-size=N][:families=0|1], explicit:file=FILE)", v)
 	}
 	o.Order = ord
 	opts := map[string]string{}
@@ -662,6 +662,16 @@ func parseOrder(o *dedup.Options, v string) error {
 				return usagef("invalid --order %q: %s must be a positive number", v, c.name)
 			}
 			*c.dst = int(n)
+		}
+		if val, ok := take("families"); ok {
+			switch val {
+			case "0":
+				o.Nilsimsa.NoFamilies = true
+			case "1":
+				o.Nilsimsa.NoFamilies = false
+			default:
+				return usagef("invalid --order %q: families must be 0 or 1", v)
+			}
 		}
 	case dedup.OrderExplicit:
 		file, ok := take("file")

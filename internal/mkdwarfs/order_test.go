@@ -20,6 +20,23 @@ import (
 // first data chunk lies in the block stream.
 func dataOrder(t *testing.T, img string) []string {
 	t.Helper()
+	var out []string
+	for _, p := range dataPositions(t, img) {
+		out = append(out, p.name)
+	}
+	return out
+}
+
+// dataPos is where a file's first data chunk lies.
+type dataPos struct {
+	name       string
+	block, off uint64
+}
+
+// dataPositions lists the image's regular files with data by where their
+// first data chunk lies in the block stream.
+func dataPositions(t *testing.T, img string) []dataPos {
+	t.Helper()
 	f, err := os.Open(img)
 	if err != nil {
 		t.Fatal(err)
@@ -46,11 +63,7 @@ func dataOrder(t *testing.T, img string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type pos struct {
-		name       string
-		block, off uint64
-	}
-	var ps []pos
+	var ps []dataPos
 	err = mfs.Walk(func(p string, ino uint32, e metadata.Inode) error {
 		if e.Mode&0o170000 != 0o100000 {
 			return nil
@@ -61,7 +74,7 @@ func dataOrder(t *testing.T, img string) []string {
 		}
 		for _, c := range cs {
 			if !c.Hole {
-				ps = append(ps, pos{strings.TrimPrefix(p, "/"), uint64(c.Block), uint64(c.Offset)})
+				ps = append(ps, dataPos{strings.TrimPrefix(p, "/"), uint64(c.Block), uint64(c.Offset)})
 				break
 			}
 		}
@@ -70,17 +83,13 @@ func dataOrder(t *testing.T, img string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(ps, func(a, b pos) int {
+	slices.SortFunc(ps, func(a, b dataPos) int {
 		if a.block != b.block {
 			return int(a.block) - int(b.block)
 		}
 		return int(a.off) - int(b.off)
 	})
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.name)
-	}
-	return out
+	return ps
 }
 
 // orderTree writes files with distinct random contents.
@@ -152,6 +161,72 @@ func TestOrderNilsimsaOptions(t *testing.T) {
 	}
 }
 
+// TestOrderFamilies: two unrelated projects with six releases each. By
+// default each project's files are stored together; families=0 orders
+// the tree as one. Both images read back the same tree.
+func TestOrderFamilies(t *testing.T) {
+	root := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, proj := range []string{"alpha", "beta"} {
+		base := make([]byte, 20000)
+		for j := range base {
+			base[j] = byte(r.Uint32())
+		}
+		for v := range 6 {
+			b := slices.Clone(base)
+			for range 20 {
+				b[r.IntN(len(b))] = byte(r.Uint32())
+			}
+			p := filepath.Join(root, proj, fmt.Sprintf("%d.0", v), "lib.js")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := expected(t, root)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		order, note string
+		grouped     bool
+	}{
+		{"nilsimsa", "by nilsimsa in 2 families of top-level directories", true},
+		{"nilsimsa:families=0", "by nilsimsa [", false},
+	} {
+		img := filepath.Join(dir, tc.order+".dwarfs")
+		code, _, stderr := run("-i", root, "-o", img, "--order", tc.order, "--log-level", "verbose", "-S", "16")
+		if code != 0 {
+			t.Fatalf("--order=%s: exit %d: %s", tc.order, code, stderr)
+		}
+		if !strings.Contains(stderr, tc.note) {
+			t.Errorf("--order=%s: the log does not say %q:\n%s", tc.order, tc.note, stderr)
+		}
+		got, _ := readBack(t, img)
+		compareTrees(t, want, got, cmpOpts{})
+		if !tc.grouped {
+			continue
+		}
+		ps := dataPositions(t, img)
+		runs := 1
+		for i := 1; i < len(ps); i++ {
+			prev, _, _ := strings.Cut(ps[i-1].name, "/")
+			if cur, _, _ := strings.Cut(ps[i].name, "/"); cur != prev {
+				runs++
+				// Each project is more than a block (64 KiB): the second
+				// starts a block of its own.
+				if ps[i].off != 0 {
+					t.Errorf("--order=%s: %s starts at offset %d of block %d, want a block of its own", tc.order, ps[i].name, ps[i].off, ps[i].block)
+				}
+			}
+		}
+		if runs != 2 {
+			t.Errorf("--order=%s: the projects interleave in the blocks: %v", tc.order, ps)
+		}
+	}
+}
+
 func TestOrderBadValues(t *testing.T) {
 	src := orderTree(t, "a")
 	img := filepath.Join(t.TempDir(), "x.dwarfs")
@@ -160,6 +235,7 @@ func TestOrderBadValues(t *testing.T) {
 		{"nilsimsa:max-cluster-size=x", "max-cluster-size must be a positive number"},
 		{"nilsimsa:depth=3", `unknown option "depth"`},
 		{"nilsimsa:max-children", `option "max-children" is not NAME=VALUE`},
+		{"nilsimsa:families=2", "families must be 0 or 1"},
 		{"path:max-children=3", "path takes no options"},
 		{"explicit", "explicit needs file=FILE"},
 		{"explicit:file=/does/not/exist", "reading the explicit order file: open /does/not/exist: no such file or directory"},

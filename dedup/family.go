@@ -1,0 +1,272 @@
+package dedup
+
+import (
+	"cmp"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Families of top-level directories.
+//
+// A tree of many unrelated projects (every release of several libraries,
+// one directory each) orders worse as a whole than as one build per
+// project: the nilsimsa clusters of generic text (minified scripts,
+// licences, manifests) mix the projects, so the chain through a cluster
+// steps from one project's files to another's and back. A file's earlier
+// versions then sit further back in the block stream, outside the
+// segmenter's lookback and the compressor's window, and the blocks hold
+// unrelated data side by side. A tree of many versions of one project
+// (one directory per release tag) is the opposite case: the versions of a
+// file sit in different top-level directories and must stay together.
+//
+// So the top-level directories are joined into families: two directories
+// are related when a good share of their bytes is in files of the same
+// name with near nilsimsa digests. Each family is ordered on its own, and
+// the families follow each other by name. Versions of one project form
+// one family (the whole tree, as before); unrelated projects stay apart,
+// as they would be in shards.
+
+// familyMinShare is the share of the smaller directory's distinct-name
+// bytes that must have a near namesake in the other directory for the two
+// to be related.
+const familyMinShare = 0.2
+
+// familyMaxDist is the largest nilsimsa distance at which two namesakes
+// count as versions of one file. Versions of a source file are usually
+// within 20 bits of each other; unrelated text is near 100.
+const familyMaxDist = 40
+
+// familyPairLimit bounds the namesakes in other directories that one
+// file is compared with, so a name that every directory has (index.js)
+// costs linear time.
+const familyPairLimit = 32
+
+// familiesDeep splits cs into families, and each family that is one
+// directory (a project with its releases below it) into the families of
+// that directory's children, and so on down.
+func familiesDeep(cs []*content) [][]*content {
+	fams := families(cs)
+	if len(fams) == 1 {
+		return fams
+	}
+	var out [][]*content
+	for _, f := range fams {
+		out = append(out, familiesDeep(f)...)
+	}
+	return out
+}
+
+// families splits cs into families of related top-level directories, each
+// in cs's order, the families in the order of their first directory's
+// name. It returns a single family when there is nothing to split.
+func families(cs []*content) [][]*content {
+	if len(cs) < 2 {
+		return [][]*content{cs}
+	}
+	groupOf, names, also, keyGroup := topLevelGroups(cs)
+	if len(names) < 2 {
+		return [][]*content{cs}
+	}
+	// rep[g][base] is group g's largest file of that name, the one that
+	// stands for the name in g; nameBytes[g] sums their sizes.
+	type member struct {
+		g int
+		c *content
+	}
+	// A content stands under every name it has (copies, hard links), in
+	// the group of each.
+	byName := map[string][]member{}
+	for _, c := range cs {
+		if !c.rep.hasDigest {
+			continue
+		}
+		for _, in := range c.inodes {
+			rel := in.firstEntry.rel
+			base := path.Base(rel)
+			ms := byName[base]
+			g := keyGroup(rel)
+			found := false
+			for k := range ms {
+				if ms[k].g == g {
+					if o := ms[k].c; c.size > o.size || c.size == o.size && c.rep.firstEntry.rel < o.rep.firstEntry.rel {
+						ms[k].c = c
+					}
+					found = true
+					break
+				}
+			}
+			if !found {
+				byName[base] = append(ms, member{g, c})
+			}
+		}
+	}
+	nameBytes := make([]int64, len(names))
+	type pair struct{ a, b int }
+	shared := map[pair]int64{}
+	bases := make([]string, 0, len(byName))
+	for b := range byName {
+		bases = append(bases, b)
+	}
+	slices.Sort(bases)
+	for _, b := range bases {
+		ms := byName[b]
+		for _, m := range ms {
+			nameBytes[m.g] += m.c.size
+		}
+		if len(ms) < 2 {
+			continue
+		}
+		// Near digests sort near each other often enough that comparing
+		// each file with the next few finds the relations that matter.
+		slices.SortFunc(ms, func(x, y member) int {
+			if c := slices.Compare(x.c.rep.simDigest[:], y.c.rep.simDigest[:]); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.g, y.g)
+		})
+		for i := range ms {
+			for k := i + 1; k < len(ms) && k <= i+familyPairLimit; k++ {
+				if hamming(&ms[i].c.rep.simDigest, &ms[k].c.rep.simDigest) > familyMaxDist {
+					continue
+				}
+				p := pair{min(ms[i].g, ms[k].g), max(ms[i].g, ms[k].g)}
+				shared[p] += min(ms[i].c.size, ms[k].c.size)
+			}
+		}
+	}
+	// Identical copies relate their directories too, by the share they
+	// make up of the smaller directory's distinct contents (all of them,
+	// named alike or not).
+	groupBytes := make([]int64, len(names))
+	copied := map[pair]int64{}
+	for i, c := range cs {
+		groupBytes[groupOf[i]] += c.size
+		for _, o := range also[i] {
+			groupBytes[o] += c.size
+			copied[pair{min(groupOf[i], o), max(groupOf[i], o)}] += c.size
+		}
+	}
+	parent := make([]int, len(names))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	join := func(m map[pair]int64, total []int64) {
+		for p, n := range m {
+			small := min(total[p.a], total[p.b])
+			if small > 0 && float64(n) >= familyMinShare*float64(small) {
+				ra, rb := find(p.a), find(p.b)
+				// The smaller index wins, so the result does not depend
+				// on the map's order.
+				if ra != rb {
+					parent[max(ra, rb)] = min(ra, rb)
+				}
+			}
+		}
+	}
+	join(shared, nameBytes)
+	join(copied, groupBytes)
+	// Groups are numbered in name order, so a family's root is its first
+	// directory by name and families come out in that order.
+	// A directory whose files are all copies owned by others has no
+	// contents, and a family of such directories is left out.
+	owns := make([]bool, len(names))
+	for _, g := range groupOf {
+		owns[find(g)] = true
+	}
+	famIndex := map[int]int{}
+	var out [][]*content
+	for g := range names {
+		r := find(g)
+		if _, ok := famIndex[r]; !ok && owns[r] {
+			famIndex[r] = len(out)
+			out = append(out, nil)
+		}
+	}
+	for i, c := range cs {
+		f := famIndex[find(groupOf[i])]
+		out[f] = append(out[f], c)
+	}
+	return out
+}
+
+// topLevelGroups numbers each content by the top-level directory its
+// first path is in, below the directories that every path shares (a tree
+// packed as one directory is split by that directory's children). Files
+// at that level form a group of their own. Groups are numbered in name
+// order; names lists them. also lists, for each content whose files sit
+// in more than one group (identical copies), the other groups, and
+// groupOfPath numbers any of the contents' paths.
+func topLevelGroups(cs []*content) (groupOf []int, names []string, also [][]int, groupOfPath func(string) int) {
+	var rels []string
+	for _, c := range cs {
+		for _, in := range c.inodes {
+			rels = append(rels, in.firstEntry.rel)
+		}
+	}
+	prefix := commonDirPrefix(rels)
+	key := func(r string) string {
+		r = r[len(prefix):]
+		if j := strings.IndexByte(r, '/'); j >= 0 {
+			return r[:j+1] // the slash keeps a directory apart from a file of its name
+		}
+		return ""
+	}
+	set := map[string]bool{}
+	for _, r := range rels {
+		set[key(r)] = true
+	}
+	names = make([]string, 0, len(set))
+	for k := range set {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	num := make(map[string]int, len(names))
+	for i, n := range names {
+		num[n] = i
+	}
+	groupOf = make([]int, len(cs))
+	also = make([][]int, len(cs))
+	for i, c := range cs {
+		g := num[key(c.rep.firstEntry.rel)]
+		groupOf[i] = g
+		for _, in := range c.inodes {
+			if o := num[key(in.firstEntry.rel)]; o != g && !slices.Contains(also[i], o) {
+				also[i] = append(also[i], o)
+			}
+		}
+	}
+	return groupOf, names, also, func(rel string) int { return num[key(rel)] }
+}
+
+// commonDirPrefix is the longest run of whole directories ("a/b/") that
+// starts every path.
+func commonDirPrefix(rels []string) string {
+	if len(rels) == 0 {
+		return ""
+	}
+	p := rels[0]
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[:i+1]
+	} else {
+		return ""
+	}
+	for _, r := range rels[1:] {
+		for !strings.HasPrefix(r, p) {
+			i := strings.LastIndexByte(p[:len(p)-1], '/')
+			if i < 0 {
+				return ""
+			}
+			p = p[:i+1]
+		}
+	}
+	return p
+}

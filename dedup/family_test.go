@@ -1,0 +1,272 @@
+package dedup
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// famFile describes a content for the family tests: its paths (the
+// first is the representative's), size and the base digest it is a few
+// bits away from.
+type famFile struct {
+	paths []string
+	size  int64
+	base  int
+}
+
+func famContents(files []famFile, seed uint64) []*content {
+	r := rand.New(rand.NewPCG(seed, 2))
+	bases := map[int][4]uint64{}
+	var cs []*content
+	for _, f := range files {
+		d, ok := bases[f.base]
+		if !ok {
+			d = [4]uint64{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()}
+			bases[f.base] = d
+		}
+		for range 4 {
+			b := r.IntN(256)
+			d[b/64] ^= 1 << (b % 64)
+		}
+		c := &content{size: f.size}
+		for _, p := range f.paths {
+			in := &inode{size: f.size, hasDigest: f.size > 0, simDigest: d, firstEntry: &entry{rel: p}, content: c}
+			c.inodes = append(c.inodes, in)
+		}
+		c.rep = c.inodes[0]
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+func famNames(fams [][]*content) [][]string {
+	var out [][]string
+	for _, f := range fams {
+		var names []string
+		for _, c := range f {
+			names = append(names, c.rep.firstEntry.rel)
+		}
+		out = append(out, names)
+	}
+	return out
+}
+
+func TestFamilies(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []famFile
+		want  [][]string
+	}{
+		{
+			name: "releases of one project stay together",
+			files: []famFile{
+				{paths: []string{"redis-1.0/src/server.c"}, size: 9000, base: 1},
+				{paths: []string{"redis-1.1/src/server.c"}, size: 9100, base: 1},
+				{paths: []string{"redis-1.2/src/server.c"}, size: 9200, base: 1},
+				{paths: []string{"redis-1.2/src/new.c"}, size: 500, base: 2},
+			},
+			want: [][]string{{"redis-1.0/src/server.c", "redis-1.1/src/server.c", "redis-1.2/src/server.c", "redis-1.2/src/new.c"}},
+		},
+		{
+			name: "unrelated projects are split, in name order",
+			files: []famFile{
+				{paths: []string{"vue/2.0/dist/vue.js"}, size: 9000, base: 1},
+				{paths: []string{"jquery/3.0/dist/jquery.js"}, size: 8000, base: 2},
+				{paths: []string{"vue/2.1/dist/vue.js"}, size: 9100, base: 1},
+				{paths: []string{"jquery/3.1/dist/jquery.js"}, size: 8100, base: 2},
+				// A licence both have, nearly alike, is too small a share
+				// to relate them.
+				{paths: []string{"vue/2.0/LICENSE"}, size: 100, base: 3},
+				{paths: []string{"jquery/3.0/LICENSE"}, size: 100, base: 3},
+			},
+			want: [][]string{
+				{"jquery/3.0/dist/jquery.js", "jquery/3.1/dist/jquery.js", "jquery/3.0/LICENSE"},
+				{"vue/2.0/dist/vue.js", "vue/2.1/dist/vue.js", "vue/2.0/LICENSE"},
+			},
+		},
+		{
+			name: "a shared leading directory is looked through",
+			files: []famFile{
+				{paths: []string{"cdn/b/1/x.js"}, size: 1000, base: 1},
+				{paths: []string{"cdn/a/1/y.js"}, size: 1000, base: 2},
+			},
+			want: [][]string{{"cdn/a/1/y.js"}, {"cdn/b/1/x.js"}},
+		},
+		{
+			name: "identical copies relate their directories",
+			files: []famFile{
+				{paths: []string{"dup/libc.so", "usr/lib/libc.so"}, size: 5000, base: 1},
+				{paths: []string{"usr/lib/libm.so"}, size: 5000, base: 2},
+			},
+			want: [][]string{{"dup/libc.so", "usr/lib/libm.so"}},
+		},
+		{
+			name: "a directory of copies only makes no family",
+			files: []famFile{
+				{paths: []string{"a/x", "c/x"}, size: 5000, base: 1},
+				{paths: []string{"b/y", "c/y"}, size: 5000, base: 2},
+			},
+			// c owns nothing; its copies relate it to a and to b, and so
+			// a to b.
+			want: [][]string{{"a/x", "b/y"}},
+		},
+		{
+			name: "a directory of copies of an unrelated one stays apart",
+			files: []famFile{
+				{paths: []string{"a/x"}, size: 5000, base: 1},
+				{paths: []string{"b/y", "c/y"}, size: 5000, base: 2},
+			},
+			want: [][]string{{"a/x"}, {"b/y"}},
+		},
+		{
+			name: "files at the top are a group of their own",
+			files: []famFile{
+				{paths: []string{"README"}, size: 100, base: 1},
+				{paths: []string{"a/README"}, size: 100, base: 1},
+				{paths: []string{"b/x"}, size: 100, base: 2},
+			},
+			want: [][]string{{"README", "a/README"}, {"b/x"}},
+		},
+		{
+			name:  "one directory: nothing to split",
+			files: []famFile{{paths: []string{"a/x"}, size: 10, base: 1}, {paths: []string{"a/y"}, size: 10, base: 2}},
+			want:  [][]string{{"a/x", "a/y"}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := famNames(families(famContents(tc.files, 1)))
+			if !slices.EqualFunc(got, tc.want, slices.Equal[[]string]) {
+				t.Errorf("families:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// The families, and so the order, must not depend on the order in which
+// the scan found the files.
+func TestFamiliesDeterministic(t *testing.T) {
+	var files []famFile
+	for lib := range 6 {
+		for v := range 20 {
+			files = append(files, famFile{
+				paths: []string{strings.Repeat("l", lib+1) + "/" + string(rune('a'+v)) + "/main.js"},
+				size:  int64(1000 + v), base: lib % 3, // three pairs of related libraries
+			})
+		}
+	}
+	want := famNames(families(famContents(files, 7)))
+	if len(want) != 3 {
+		t.Fatalf("%d families, want 3: %q", len(want), want)
+	}
+	for seed := range uint64(5) {
+		cs := famContents(files, 7)
+		r := rand.New(rand.NewPCG(seed, 3))
+		r.Shuffle(len(cs), func(i, j int) { cs[i], cs[j] = cs[j], cs[i] })
+		got := famNames(families(cs))
+		for i := range got {
+			slices.Sort(got[i])
+		}
+		w := famNames(families(famContents(files, 7)))
+		for i := range w {
+			slices.Sort(w[i])
+		}
+		if !slices.EqualFunc(got, w, slices.Equal[[]string]) {
+			t.Fatalf("shuffle %d: families %q, want %q", seed, got, w)
+		}
+	}
+}
+
+// TestNilsimsaOrderFamilies: the digests of two projects' files lie on
+// one line, alternating, so a single nearest-neighbour chain interleaves
+// the projects. With families each project is chained on its own.
+func TestNilsimsaOrderFamilies(t *testing.T) {
+	var cs []*content
+	for i := range 10 {
+		var d [4]uint64
+		for b := range 3 * i {
+			d[b/64] |= 1 << (b % 64)
+		}
+		rel := "alpha/" + string(rune('a'+i)) + "/a.js"
+		if i%2 == 1 {
+			rel = "beta/" + string(rune('a'+i)) + "/b.js"
+		}
+		in := &inode{size: int64(1000 - i), hasDigest: true, simDigest: d, firstEntry: &entry{rel: rel}}
+		c := &content{rep: in, inodes: []*inode{in}, size: in.size}
+		in.content = c
+		cs = append(cs, c)
+	}
+	top := func(order []*content) string {
+		var s []byte
+		for _, c := range order {
+			s = append(s, c.rep.firstEntry.rel[0])
+		}
+		return string(s)
+	}
+	for _, tc := range []struct {
+		noFamilies bool
+		want       string
+		fams       int
+	}{
+		{false, "aaaaabbbbb", 2},
+		{true, "ababababab", 1},
+	} {
+		opt := Options{Order: OrderNilsimsa, Nilsimsa: NilsimsaOptions{NoFamilies: tc.noFamilies}}
+		got, starts := orderContents(cs, &opt, nil)
+		if top(got) != tc.want || len(starts) != tc.fams {
+			t.Errorf("NoFamilies=%v: order %s in families starting at %v, want %s in %d", tc.noFamilies, top(got), starts, tc.want, tc.fams)
+		}
+	}
+}
+
+// TestFamiliesDeep: a project alone at the top is split by its releases'
+// relations one level down; related releases stay one family.
+func TestFamiliesDeep(t *testing.T) {
+	files := []famFile{
+		{paths: []string{"vue/1.0/vue.js"}, size: 9000, base: 1},
+		{paths: []string{"vue/1.1/vue.js"}, size: 9100, base: 1},
+		{paths: []string{"vue/3.0/vue.js"}, size: 7000, base: 2},
+		{paths: []string{"vue/3.1/vue.js"}, size: 7100, base: 2},
+		{paths: []string{"zz/a.js"}, size: 100, base: 3},
+	}
+	want := [][]string{{"vue/1.0/vue.js", "vue/1.1/vue.js"}, {"vue/3.0/vue.js", "vue/3.1/vue.js"}, {"zz/a.js"}}
+	if got := famNames(familiesDeep(famContents(files, 1))); !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+		t.Errorf("families:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestFamilyBreaks(t *testing.T) {
+	sized := func(sizes ...int64) []*content {
+		var cs []*content
+		for _, s := range sizes {
+			cs = append(cs, &content{size: s})
+		}
+		return cs
+	}
+	for _, tc := range []struct {
+		name   string
+		sizes  []int64
+		starts []int
+		want   []int
+	}{
+		{"one family", []int64{100, 100}, []int{0}, nil},
+		{"no families", []int64{100}, nil, nil},
+		{"every large family but the first", []int64{60, 50, 40, 70, 30, 5}, []int{0, 2, 3, 5}, []int{3}},
+		{"a family of exactly a block", []int64{100, 64, 36}, []int{0, 1}, []int{1}},
+		{"small families pack on", []int64{100, 10, 10, 10}, []int{0, 1, 2, 3}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := familyBreaks(sized(tc.sizes...), tc.starts, 100)
+			var idx []int
+			for i := range tc.sizes {
+				if got[i] {
+					idx = append(idx, i)
+				}
+			}
+			if !slices.Equal(idx, tc.want) {
+				t.Errorf("breaks at %v, want %v", idx, tc.want)
+			}
+		})
+	}
+}
