@@ -99,9 +99,19 @@ type Verify struct {
 	// AllowedSigners are the keys that may sign (an ssh-keygen allowed
 	// signers file, parsed by imagesig.ParseAllowedSigners).
 	AllowedSigners imagesig.AllowedSigners
-	// Signature is the contents of the signature file (IMAGE.sig). Empty
-	// is an error: an unsigned image does not open.
+	// Signature is the contents of the signature file. When it is empty,
+	// the signature is read from SignatureFile.
 	Signature []byte
+	// SignatureFile is where the signature is read from when Signature
+	// is empty: a local path or an http://, https:// or s3:// URL,
+	// fetched like the image (Options.Remote, and the image's connections
+	// when it is at a URL too). Empty means IMAGE.sig beside the image
+	// for Open (source.Sibling: for s3://BUCKET/KEY the object KEY.sig);
+	// OpenReaderAt, which knows no file name, then fails. A signature
+	// that cannot be read is an error naming where it was looked for: an
+	// unsigned image does not open. The file is bounded by
+	// imagesig.MaxFileSize.
+	SignatureFile string
 	// Now is the time at which the signer must be valid (zero: the time
 	// of opening).
 	Now time.Time
@@ -153,6 +163,12 @@ type Image struct {
 // http://, https:// or s3:// URL; nil opts means the zero Options.
 // Close releases the file or the connection.
 func Open(path string, opts *Options) (*Image, error) {
+	if opts != nil && opts.Verify != nil && len(opts.Verify.Signature) == 0 && opts.Verify.SignatureFile == "" {
+		o, v := *opts, *opts.Verify
+		v.SignatureFile = source.Sibling(path, ".sig")
+		o.Verify = &v
+		opts = &o
+	}
 	if source.IsRemote(path) {
 		return openRemote(path, opts)
 	}
@@ -190,8 +206,10 @@ func openRemote(url string, opts *Options) (*Image, error) {
 	if opts != nil {
 		o = *opts
 	}
-	// Opened with NoCheck below, so block headers are read on first use.
-	o.Remote.LazyBlockHeaders = !o.EagerHeaders
+	// Opened with NoCheck below, so block headers are read on first use,
+	// unless a verified open compares them all with the signed digest:
+	// then they are fetched at open, in parallel.
+	o.Remote.LazyBlockHeaders = !o.EagerHeaders && o.Verify == nil
 	src, err := source.Open(context.Background(), url, o.Remote)
 	if err != nil {
 		return nil, err
@@ -210,6 +228,27 @@ func openRemote(url string, opts *Options) (*Image, error) {
 	}
 	im.file, im.src = src, src
 	return im, nil
+}
+
+// readSignature returns the signature file v names, read with the
+// connections of r when r is a remote source.
+func readSignature(v *Verify, r io.ReaderAt, ro source.Options, sections int) (*imagesig.File, error) {
+	b := v.Signature
+	if len(b) == 0 {
+		share, _ := r.(source.Source)
+		var err error
+		if b, err = source.ReadSmall(context.Background(), v.SignatureFile, imagesig.MaxFileSize(sections), ro, share); err != nil {
+			return nil, fmt.Errorf("signature: %w", err)
+		}
+	}
+	f, err := imagesig.ParseFile(b)
+	if err != nil {
+		if v.SignatureFile != "" && len(v.Signature) == 0 {
+			return nil, fmt.Errorf("signature %s: %w", source.Redact(v.SignatureFile), err)
+		}
+		return nil, fmt.Errorf("signature: %w", err)
+	}
+	return f, nil
 }
 
 // SourceStats returns the transfer counters of an image opened from a
@@ -248,22 +287,21 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 			err = fmt.Errorf("%s: internal error (panic) while opening: %v", name, p)
 		}
 	}()
-	var sigFile *imagesig.File
-	if o.Verify != nil {
-		if len(o.Verify.Signature) == 0 {
-			return nil, fmt.Errorf("%s: a verified image was asked for, but no signature was given: %w", name, imagesig.ErrUnsigned)
-		}
-		if sigFile, err = imagesig.ParseFile(o.Verify.Signature); err != nil {
-			return nil, fmt.Errorf("%s: signature: %w", name, err)
-		}
+	if o.Verify != nil && len(o.Verify.Signature) == 0 && o.Verify.SignatureFile == "" {
+		return nil, fmt.Errorf("%s: a verified image was asked for, but no signature was given: %w", name, imagesig.ErrUnsigned)
 	}
 	lazy := (o.NoCheck || o.LazyBlockCheck) && !o.EagerHeaders
-	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: lazy && !o.NoCheck, CheckSHA: sigFile != nil})
+	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: lazy && !o.NoCheck, CheckSHA: o.Verify != nil})
 	if err != nil {
 		return nil, named(name, err)
 	}
 	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}, workers: o.Workers}
-	if sigFile != nil {
+	if o.Verify != nil {
+		// Read after the sections are known, which bound its size.
+		sigFile, err := readSignature(o.Verify, r, o.Remote, len(bi.Sections()))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		now := o.Verify.Now
 		if now.IsZero() {
 			now = time.Now()
