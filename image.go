@@ -291,7 +291,12 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		return nil, fmt.Errorf("%s: a verified image was asked for, but no signature was given: %w", name, imagesig.ErrUnsigned)
 	}
 	lazy := (o.NoCheck || o.LazyBlockCheck) && !o.EagerHeaders
-	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: lazy && !o.NoCheck, CheckSHA: o.Verify != nil})
+	// A verified image reads stored blocks through the cache, which
+	// checks each block on every load: checking them again when their
+	// headers are read, which a verified open does for every header,
+	// would read them all at open and refuse the image for one bad block.
+	checkStored := lazy && !o.NoCheck && o.Verify == nil
+	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: checkStored, CheckSHA: o.Verify != nil})
 	if err != nil {
 		return nil, named(name, err)
 	}
