@@ -206,10 +206,9 @@ func openRemote(url string, opts *Options) (*Image, error) {
 	if opts != nil {
 		o = *opts
 	}
-	// Opened with NoCheck below, so block headers are read on first use,
-	// unless a verified open compares them all with the signed digest:
-	// then they are fetched at open, in parallel.
-	o.Remote.LazyBlockHeaders = !o.EagerHeaders && o.Verify == nil
+	// Opened with NoCheck below, so block headers are read on first use
+	// (a verified open compares them with the signed digest then).
+	o.Remote.LazyBlockHeaders = !o.EagerHeaders
 	src, err := source.Open(context.Background(), url, o.Remote)
 	if err != nil {
 		return nil, err
@@ -311,7 +310,10 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		if now.IsZero() {
 			now = time.Now()
 		}
-		if im.signer, err = imagesig.VerifyHeaders(bi, sigFile, o.Verify.AllowedSigners, now); err != nil {
+		// With lazy headers, the pending ones are compared with the
+		// signed digest as they are read, so that opening reads no more
+		// than without a signature.
+		if im.signer, err = imagesig.VerifyLazy(bi, sigFile, o.Verify.AllowedSigners, now); err != nil {
 			return nil, named(name, err)
 		}
 		// The sections a reader does not read (history, index) are

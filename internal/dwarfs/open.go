@@ -50,11 +50,7 @@ func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, erro
 	}
 	var f source.Source
 	if source.IsRemote(path) {
-		ro := RemoteOptions(o)
-		// A verified open compares every header with the signed digest:
-		// fetch them at open, in parallel.
-		ro.LazyBlockHeaders = gopts.Verify == nil
-		f, err = source.Open(context.Background(), path, ro)
+		f, err = source.Open(context.Background(), path, RemoteOptions(o))
 		if err == nil {
 			if off, ok := source.ImageOffset(f); ok && gopts.ImageOffset < 0 {
 				// Known from the section index: no prefix scan.
