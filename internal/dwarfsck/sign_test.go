@@ -180,6 +180,8 @@ func TestSignOptionConflicts(t *testing.T) {
 		{"--verify=a", "--json", "x"},
 		{"--print-signed-digest", "--signature=s", "x"},
 		{"--signature=s", "x"},
+		{"--sign=k", "--signature=https://h/x.sig", "x"},
+		{"--sign=k", "https://h/x.dwarfs"},
 	} {
 		if rc, _, errs := runck(args...); rc != ExitImage || errs == "" {
 			t.Errorf("%q: exit %d, %q", args, rc, errs)
