@@ -59,7 +59,8 @@ func SignPath(path, sigPath string, signer ssh.Signer) error {
 	if err != nil {
 		return err
 	}
-	im, err := block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1, Name: path})
+	// The digest reads the lazy headers in parallel.
+	im, err := block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1, Name: path, LazyHeaders: true})
 	if err != nil {
 		return err
 	}
