@@ -83,14 +83,21 @@ type Options struct {
 	Remote source.Options
 
 	// Verify, when set, opens only a signed image (see package imagesig):
-	// opening fails unless Verify.Signature is a good signature by one of
+	// opening fails unless the signature (Verify.Signature, or the file
+	// Verify.SignatureFile names) is a good signature by one of
 	// Verify.AllowedSigners and the section headers match the digest it
 	// signed. Every section is then checked against its SHA-512/256 when
 	// it is read: each block whenever it is loaded into the block cache
 	// (stored blocks, otherwise read straight from the file, go through
 	// the cache too), the metadata at open. A mismatch fails that read
 	// with an error naming the section; no byte that differs from what was
-	// signed is returned. Every section header is read at open.
+	// signed is returned. Every section header is read at open, except,
+	// with lazy block headers (NoCheck, LazyBlockCheck, remote images)
+	// and a signature file that carries the signed digest (as dwarfsck
+	// --sign writes), the block headers: each is compared with the
+	// digest when it is first read, and a changed one fails that block's
+	// reads; the section index, read at open, must list the signed
+	// offsets and lengths.
 	Verify *Verify
 }
 
