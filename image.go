@@ -83,14 +83,21 @@ type Options struct {
 	Remote source.Options
 
 	// Verify, when set, opens only a signed image (see package imagesig):
-	// opening fails unless Verify.Signature is a good signature by one of
+	// opening fails unless the signature (Verify.Signature, or the file
+	// Verify.SignatureFile names) is a good signature by one of
 	// Verify.AllowedSigners and the section headers match the digest it
 	// signed. Every section is then checked against its SHA-512/256 when
 	// it is read: each block whenever it is loaded into the block cache
 	// (stored blocks, otherwise read straight from the file, go through
 	// the cache too), the metadata at open. A mismatch fails that read
 	// with an error naming the section; no byte that differs from what was
-	// signed is returned. Every section header is read at open.
+	// signed is returned. Every section header is read at open, except,
+	// with lazy block headers (NoCheck, LazyBlockCheck, remote images)
+	// and a signature file that carries the signed digest (as dwarfsck
+	// --sign writes), the block headers: each is compared with the
+	// digest when it is first read, and a changed one fails that block's
+	// reads; the section index, read at open, must list the signed
+	// offsets and lengths.
 	Verify *Verify
 }
 
@@ -99,9 +106,19 @@ type Verify struct {
 	// AllowedSigners are the keys that may sign (an ssh-keygen allowed
 	// signers file, parsed by imagesig.ParseAllowedSigners).
 	AllowedSigners imagesig.AllowedSigners
-	// Signature is the contents of the signature file (IMAGE.sig). Empty
-	// is an error: an unsigned image does not open.
+	// Signature is the contents of the signature file. When it is empty,
+	// the signature is read from SignatureFile.
 	Signature []byte
+	// SignatureFile is where the signature is read from when Signature
+	// is empty: a local path or an http://, https:// or s3:// URL,
+	// fetched like the image (Options.Remote, and the image's connections
+	// when it is at a URL too). Empty means IMAGE.sig beside the image
+	// for Open (source.Sibling: for s3://BUCKET/KEY the object KEY.sig);
+	// OpenReaderAt, which knows no file name, then fails. A signature
+	// that cannot be read is an error naming where it was looked for: an
+	// unsigned image does not open. The file is bounded by
+	// imagesig.MaxFileSize.
+	SignatureFile string
 	// Now is the time at which the signer must be valid (zero: the time
 	// of opening).
 	Now time.Time
@@ -153,6 +170,12 @@ type Image struct {
 // http://, https:// or s3:// URL; nil opts means the zero Options.
 // Close releases the file or the connection.
 func Open(path string, opts *Options) (*Image, error) {
+	if opts != nil && opts.Verify != nil && len(opts.Verify.Signature) == 0 && opts.Verify.SignatureFile == "" {
+		o, v := *opts, *opts.Verify
+		v.SignatureFile = source.Sibling(path, ".sig")
+		o.Verify = &v
+		opts = &o
+	}
 	if source.IsRemote(path) {
 		return openRemote(path, opts)
 	}
@@ -190,7 +213,8 @@ func openRemote(url string, opts *Options) (*Image, error) {
 	if opts != nil {
 		o = *opts
 	}
-	// Opened with NoCheck below, so block headers are read on first use.
+	// Opened with NoCheck below, so block headers are read on first use
+	// (a verified open compares them with the signed digest then).
 	o.Remote.LazyBlockHeaders = !o.EagerHeaders
 	src, err := source.Open(context.Background(), url, o.Remote)
 	if err != nil {
@@ -210,6 +234,27 @@ func openRemote(url string, opts *Options) (*Image, error) {
 	}
 	im.file, im.src = src, src
 	return im, nil
+}
+
+// readSignature returns the signature file v names, read with the
+// connections of r when r is a remote source.
+func readSignature(v *Verify, r io.ReaderAt, ro source.Options, sections int) (*imagesig.File, error) {
+	b := v.Signature
+	if len(b) == 0 {
+		share, _ := r.(source.Source)
+		var err error
+		if b, err = source.ReadSmall(context.Background(), v.SignatureFile, imagesig.MaxFileSize(sections), ro, share); err != nil {
+			return nil, fmt.Errorf("signature: %w", err)
+		}
+	}
+	f, err := imagesig.ParseFile(b)
+	if err != nil {
+		if v.SignatureFile != "" && len(v.Signature) == 0 {
+			return nil, fmt.Errorf("signature %s: %w", source.Redact(v.SignatureFile), err)
+		}
+		return nil, fmt.Errorf("signature: %w", err)
+	}
+	return f, nil
 }
 
 // SourceStats returns the transfer counters of an image opened from a
@@ -248,27 +293,34 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 			err = fmt.Errorf("%s: internal error (panic) while opening: %v", name, p)
 		}
 	}()
-	var sigFile *imagesig.File
-	if o.Verify != nil {
-		if len(o.Verify.Signature) == 0 {
-			return nil, fmt.Errorf("%s: a verified image was asked for, but no signature was given: %w", name, imagesig.ErrUnsigned)
-		}
-		if sigFile, err = imagesig.ParseFile(o.Verify.Signature); err != nil {
-			return nil, fmt.Errorf("%s: signature: %w", name, err)
-		}
+	if o.Verify != nil && len(o.Verify.Signature) == 0 && o.Verify.SignatureFile == "" {
+		return nil, fmt.Errorf("%s: a verified image was asked for, but no signature was given: %w", name, imagesig.ErrUnsigned)
 	}
 	lazy := (o.NoCheck || o.LazyBlockCheck) && !o.EagerHeaders
-	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: lazy && !o.NoCheck, CheckSHA: sigFile != nil})
+	// A verified image reads stored blocks through the cache, which
+	// checks each block on every load: checking them again when their
+	// headers are read, which a verified open does for every header,
+	// would read them all at open and refuse the image for one bad block.
+	checkStored := lazy && !o.NoCheck && o.Verify == nil
+	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: checkStored, CheckSHA: o.Verify != nil})
 	if err != nil {
 		return nil, named(name, err)
 	}
 	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}, workers: o.Workers}
-	if sigFile != nil {
+	if o.Verify != nil {
+		// Read after the sections are known, which bound its size.
+		sigFile, err := readSignature(o.Verify, r, o.Remote, len(bi.Sections()))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		now := o.Verify.Now
 		if now.IsZero() {
 			now = time.Now()
 		}
-		if im.signer, err = imagesig.VerifyHeaders(bi, sigFile, o.Verify.AllowedSigners, now); err != nil {
+		// With lazy headers, the pending ones are compared with the
+		// signed digest as they are read, so that opening reads no more
+		// than without a signature.
+		if im.signer, err = imagesig.VerifyLazy(bi, sigFile, o.Verify.AllowedSigners, now); err != nil {
 			return nil, named(name, err)
 		}
 		// The sections a reader does not read (history, index) are

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/imagesig"
+	"github.com/godwarfs/godwarfs/internal/tamper"
 	"github.com/godwarfs/godwarfs/internal/testimage"
 )
 
@@ -152,5 +154,62 @@ func TestVerifiedReadsNoChangedBytes(t *testing.T) {
 			t.Fatalf("file a (block 0) after block 1 changed: %v", err)
 		}
 		im.Close()
+	}
+}
+
+// TestOpenVerifiedTampered runs the shared table of changes (package
+// tamper) through OpenReaderAt with Verify, reading every block's header
+// at open and, as mounts and remote opens do, when the block is first
+// used: the image is refused, or the files that need a changed block fail
+// naming it and the others read unchanged.
+func TestOpenVerifiedTampered(t *testing.T) {
+	sp, sig, as := signedSpread(t)
+	_, _, strangers := signedSpread(t)
+	cases, err := tamper.Cases(sp.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lazy := range []bool{false, true} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("lazy=%v/%s", lazy, tc.Name), func(t *testing.T) {
+				img := tc.Change(bytes.Clone(sp.Image))
+				v := &godwarfs.Verify{AllowedSigners: as, Signature: sig}
+				if tc.Stranger {
+					v.AllowedSigners = strangers
+				}
+				im, err := godwarfs.OpenReaderAt(bytes.NewReader(img), int64(len(img)), "signed.dwarfs",
+					&godwarfs.Options{LazyBlockCheck: lazy, Verify: v})
+				bad := tc.BadBlocks
+				if lazy && tc.LazyBadBlocks != nil {
+					bad = tc.LazyBadBlocks
+				} else if tc.OpenFails {
+					if err == nil {
+						im.Close()
+						t.Fatal("opened")
+					}
+					if tc.Want != "" && !strings.Contains(err.Error(), tc.Want) {
+						t.Fatalf("error %q does not say %q", err, tc.Want)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer im.Close()
+				for name, want := range sp.Files {
+					broken := false
+					for _, b := range bad {
+						broken = broken || sp.NeedsBlock(name, b)
+					}
+					got, err := im.ReadFile(name)
+					switch {
+					case broken && (err == nil || !strings.Contains(err.Error(), "section ")):
+						t.Errorf("%s needs a changed block: %v", name, err)
+					case !broken && (err != nil || !bytes.Equal(got, want)):
+						t.Errorf("%s: %v", name, err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -105,6 +105,8 @@ type Image struct {
 	lazyHeaders bool
 	checkStored bool
 	checkSHA    bool
+	// expect checks each pending header when it is read (ExpectHeaders).
+	expect func(Section) error
 	// Read buffers of verify: checking every section of an image at open
 	// would otherwise leave one garbage buffer per section.
 	verifyBufs sync.Pool
@@ -395,6 +397,9 @@ func (im *Image) Header(s Section) (Section, error) {
 		err = im.sectionErr(got, ErrCorrupt, "header at offset %d (%s, %d bytes) disagrees with the section index (%s, %d bytes)",
 			want.HeaderOffset, got.Type, got.Length, want.Type, want.Length)
 	}
+	if err == nil && im.expect != nil {
+		err = im.expect(got)
+	}
 	if err == nil && im.checkStored && got.Compression == CompNone {
 		if err = im.verify(got, false); err != nil && !errors.Is(err, ErrChecksum) && !errors.Is(err, ErrCorrupt) {
 			return Section{}, err // a read failure: retried next time
@@ -417,11 +422,57 @@ func (im *Image) BlockHeader(n int) (Section, error) {
 	return im.Header(s)
 }
 
+// ExpectHeaders makes check part of reading each pending header (see
+// Header): an error it returns is that section's error, remembered like
+// damage. Headers read before the call are checked now, and their errors
+// kept the same way. Callers that know what the headers must hold (a
+// signed digest, see package imagesig) use it to check them as they are
+// read instead of reading them all at open. It must be called before the
+// image is shared with other goroutines.
+func (im *Image) ExpectHeaders(check func(Section) error) {
+	im.expect = check
+	for i := range im.lazy {
+		lh := &im.lazy[i]
+		lh.mu.Lock()
+		if lh.done.Load() && lh.err == nil {
+			if err := check(lh.s); err != nil {
+				lh.s, lh.err = Section{}, err
+			}
+		}
+		lh.mu.Unlock()
+	}
+}
+
 // LoadHeaders reads every pending header (see Header) and returns the
-// first error.
+// error of the first section that fails. The reads run in parallel: each
+// header is its own small read, a round trip on a remote image.
 func (im *Image) LoadHeaders() error {
+	var pending []Section
 	for _, s := range im.sections {
-		if _, err := im.Header(s); err != nil {
+		if s.pending {
+			pending = append(pending, s)
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	errs := make([]error, len(pending))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(pending), 32) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(pending) {
+					return
+				}
+				_, errs[i] = im.Header(pending[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}

@@ -289,3 +289,38 @@ func TestLazyHeaderForged(t *testing.T) {
 		}
 	}
 }
+
+// TestExpectHeaders: the check ExpectHeaders installs runs on each pending
+// header when it is read, and on those read before it was installed; its
+// error is that section's, remembered, and the other sections read on.
+func TestExpectHeaders(t *testing.T) {
+	data := manyBlocks(t)
+	im, s0 := lazyBlock(t, data, 0, Options{})
+	if _, err := im.Header(s0); err != nil { // read before the check
+		t.Fatal(err)
+	}
+	errOdd := errors.New("odd section")
+	var calls atomic.Int64
+	im.ExpectHeaders(func(s Section) error {
+		calls.Add(1)
+		if s.Index%2 == 1 {
+			return errOdd
+		}
+		return nil
+	})
+	if _, err := im.Header(s0); err != nil {
+		t.Fatalf("block 0: %v", err)
+	}
+	for n := 1; n < 4; n++ {
+		s, _ := im.Block(n)
+		for range 2 {
+			_, err := im.Header(s)
+			if (s.Index%2 == 1) != errors.Is(err, errOdd) {
+				t.Fatalf("section %d: %v", s.Index, err)
+			}
+		}
+	}
+	if c := calls.Load(); c != 4 {
+		t.Fatalf("check ran %d times, want once for each of 4 headers", c)
+	}
+}

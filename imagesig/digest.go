@@ -70,9 +70,7 @@ func ManifestOf(im *block.Image) (*Manifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Sections = append(m.Sections, SectionRecord{
-			Type: s.Type, Compression: s.Compression, Offset: s.DataOffset, Length: s.Length, SHA512_256: s.SHA512_256,
-		})
+		m.Sections = append(m.Sections, recordOf(s))
 		m.End = max(m.End, s.End())
 	}
 	return m, nil
@@ -154,20 +152,8 @@ func Compare(want, got *Manifest) error {
 		return fmt.Errorf("format version %d.%d, signed %d.%d: %w", got.Major, got.Minor, want.Major, want.Minor, ErrMismatch)
 	}
 	for i := range min(len(want.Sections), len(got.Sections)) {
-		w, g := want.Sections[i], got.Sections[i]
-		if w == g {
-			continue
-		}
-		name := fmt.Sprintf("section %d (%s)", i, g.Type)
-		switch {
-		case w.Type != g.Type:
-			return fmt.Errorf("%s: type, signed %s: %w", name, w.Type, ErrMismatch)
-		case w.Offset != g.Offset || w.Length != g.Length:
-			return fmt.Errorf("%s: at %d, %d bytes, signed at %d, %d bytes: %w", name, g.Offset, g.Length, w.Offset, w.Length, ErrMismatch)
-		case w.Compression != g.Compression:
-			return fmt.Errorf("%s: compression %s, signed %s: %w", name, g.Compression, w.Compression, ErrMismatch)
-		default:
-			return fmt.Errorf("%s: sha512/256 %x, signed %x: %w", name, g.SHA512_256, w.SHA512_256, ErrMismatch)
+		if err := compareRecord(i, want.Sections[i], got.Sections[i]); err != nil {
+			return err
 		}
 	}
 	if len(want.Sections) != len(got.Sections) {
@@ -186,4 +172,28 @@ func Compare(want, got *Manifest) error {
 		return fmt.Errorf("image end %d, signed %d: %w", got.End, want.End, ErrMismatch)
 	}
 	return nil
+}
+
+// compareRecord returns nil if g, section i of an image, is w, its signed
+// record, or an error wrapping ErrMismatch that names the section and the
+// first field that differs.
+func compareRecord(i int, w, g SectionRecord) error {
+	if w == g {
+		return nil
+	}
+	name := fmt.Sprintf("section %d (%s)", i, g.Type)
+	switch {
+	case w.Type != g.Type:
+		return fmt.Errorf("%s: type, signed %s: %w", name, w.Type, ErrMismatch)
+	case w.Offset != g.Offset || w.Length != g.Length:
+		return fmt.Errorf("%s: at %d, %d bytes, signed at %d, %d bytes: %w", name, g.Offset, g.Length, w.Offset, w.Length, ErrMismatch)
+	case w.Compression != g.Compression:
+		return fmt.Errorf("%s: compression %s, signed %s: %w", name, g.Compression, w.Compression, ErrMismatch)
+	default:
+		return fmt.Errorf("%s: sha512/256 %x, signed %x: %w", name, g.SHA512_256, w.SHA512_256, ErrMismatch)
+	}
+}
+
+func recordOf(s block.Section) SectionRecord {
+	return SectionRecord{Type: s.Type, Compression: s.Compression, Offset: s.DataOffset, Length: s.Length, SHA512_256: s.SHA512_256}
 }

@@ -59,7 +59,8 @@ func SignPath(path, sigPath string, signer ssh.Signer) error {
 	if err != nil {
 		return err
 	}
-	im, err := block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1, Name: path})
+	// The digest reads the lazy headers in parallel.
+	im, err := block.OpenImage(f, st.Size(), block.Options{ImageOffset: -1, Name: path, LazyHeaders: true})
 	if err != nil {
 		return err
 	}
@@ -152,6 +153,59 @@ func VerifyHeaders(im *block.Image, f *File, as AllowedSigners, now time.Time) (
 			return nil, fmt.Errorf("%s: %w", im.Name(), err)
 		}
 	}
+	return &Result{Signer: a, Fingerprint: ssh.FingerprintSHA256(f.Signature.PublicKey), KeyType: f.Signature.PublicKey.Type(), Manifest: want}, nil
+}
+
+// VerifyLazy is VerifyHeaders for an image opened with lazy headers
+// (block.Options.LazyHeaders) that reads none of the pending ones: when f
+// carries the signed digest, the signature is checked over it and what is
+// known at open (the format, the section index, the offsets and lengths
+// of all sections, the headers already read) is compared with it, and
+// each pending header is compared with its signed record when it is first
+// read (block.Image.ExpectHeaders), failing that section. Opening a large
+// image then reads no more than without a signature. Without the digest
+// (a signature made by ssh-keygen) it is VerifyHeaders. im must not be
+// shared yet.
+func VerifyLazy(im *block.Image, f *File, as AllowedSigners, now time.Time) (*Result, error) {
+	if f.Digest == nil || im.V1() {
+		return VerifyHeaders(im, f, as, now)
+	}
+	a, err := as.Verify(f.Signature, Namespace, f.Digest, now)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", im.Name(), err)
+	}
+	want, err := ParseDigest(f.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", im.Name(), err)
+	}
+	secs := im.Sections()
+	got := &Manifest{Major: im.Major(), Minor: im.Minor(), HasIndex: im.HasSectionIndex()}
+	for i, s := range secs {
+		r := recordOf(s)
+		if s.Pending() && i < len(want.Sections) {
+			// Checked when read; the rest is the index's, known now.
+			r.Compression, r.SHA512_256 = want.Sections[i].Compression, want.Sections[i].SHA512_256
+		} else if s, err = im.Header(s); err != nil {
+			return nil, err
+		} else {
+			r = recordOf(s)
+		}
+		got.Sections = append(got.Sections, r)
+		got.End = max(got.End, s.End())
+	}
+	if err := Compare(want, got); err != nil {
+		if ie := im.IndexError(); ie != nil && want.HasIndex && len(want.Sections) == len(got.Sections) {
+			n := len(want.Sections) - 1
+			return nil, fmt.Errorf("%s: section %d (%s): %w, signed with a valid index (%w)", im.Name(), n, block.SectionIndex, ie, ErrMismatch)
+		}
+		return nil, fmt.Errorf("%s: %w", im.Name(), err)
+	}
+	im.ExpectHeaders(func(s block.Section) error {
+		if err := compareRecord(s.Index, want.Sections[s.Index], recordOf(s)); err != nil {
+			return fmt.Errorf("%s: %w", im.Name(), err)
+		}
+		return nil
+	})
 	return &Result{Signer: a, Fingerprint: ssh.FingerprintSHA256(f.Signature.PublicKey), KeyType: f.Signature.PublicKey.Type(), Manifest: want}, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/godwarfs/godwarfs/internal/tamper"
 )
 
 // sshKeygen returns the path of ssh-keygen. The interoperability tests
@@ -132,7 +134,7 @@ func TestSSHKeygenInterop(t *testing.T) {
 			// Their signature over another image's digest fails.
 			bad := bytes.Clone(img)
 			bad[100] ^= 1
-			rehash(bad, 0)
+			tamper.Rehash(bad, 0)
 			if _, err := VerifyHeaders(mustOpen(t, bad), theirs, as, time.Now()); err == nil {
 				t.Fatal("ssh-keygen signature verified over a changed image")
 			}

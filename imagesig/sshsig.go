@@ -284,6 +284,15 @@ func ParseFile(b []byte) (*File, error) {
 	return f, nil
 }
 
+// MaxFileSize is the largest signature file that can belong to an image
+// of the given number of sections: 64 KiB for the armored SSH signature
+// (a 16384-bit RSA one takes under 4 KiB) and twice the signed digest,
+// which the file carries in base64. Readers of signatures fetched from
+// where the image is stored bound what they read with it.
+func MaxFileSize(sections int) int64 {
+	return 64<<10 + 2*int64(digestHeaderSize+digestRecordSize*max(sections, 0))
+}
+
 // ReadFile reads and decodes a signature file from r.
 func ReadFile(r io.Reader) (*File, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxSigFile+1))

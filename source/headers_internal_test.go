@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,9 +29,10 @@ type gatedFetcher struct {
 	release           chan struct{}
 }
 
-func (m *gatedFetcher) name() string { return "mem://image" }
-func (m *gatedFetcher) key() string  { return "mem://image" }
-func (m *gatedFetcher) close()       {}
+func (m *gatedFetcher) name() string             { return "mem://image" }
+func (m *gatedFetcher) key() string              { return "mem://image" }
+func (m *gatedFetcher) close()                   {}
+func (m *gatedFetcher) sibling(*url.URL) fetcher { return nil }
 func (m *gatedFetcher) stat(context.Context) (objectInfo, error) {
 	return objectInfo{size: int64(len(m.data)), etag: `"1"`}, nil
 }

@@ -44,6 +44,16 @@ func newHTTPFetcher(u *url.URL, o Options) (*httpFetcher, error) {
 	return &httpFetcher{u: &c, user: u.User, tr: tr, client: &http.Client{Transport: tr}}, nil
 }
 
+func (h *httpFetcher) sibling(u *url.URL) fetcher {
+	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+		return nil
+	}
+	c := *u
+	c.User = nil
+	c.Fragment = ""
+	return &httpFetcher{u: &c, user: u.User, tr: h.tr, client: h.client}
+}
+
 func (h *httpFetcher) name() string { return redactURL(h.u) }
 func (h *httpFetcher) key() string  { return h.u.String() }
 func (h *httpFetcher) close()       { h.tr.CloseIdleConnections() }

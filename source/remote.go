@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +36,10 @@ type fetcher interface {
 	// get reads [off, off+len(p)) of the pinned version into p. It adds
 	// the payload bytes it received to *got, even when it fails.
 	get(ctx context.Context, p []byte, off int64, pin objectInfo, got *atomic.Int64) error
+	// sibling returns a fetcher of the object at u that shares this
+	// one's connections and client, or nil when u is of another
+	// protocol. Closing it is not needed.
+	sibling(u *url.URL) fetcher
 	close()
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"sync/atomic"
 	"testing"
 
@@ -33,6 +34,8 @@ func (m *memFetcher) get(_ context.Context, p []byte, off int64, _ objectInfo, g
 	return nil
 }
 func (m *memFetcher) close() {}
+
+func (m *memFetcher) sibling(*url.URL) fetcher { return nil }
 
 // fuzzImage is a v2.5 image of n small blocks with a section index,
 // behind a prefix.

@@ -29,10 +29,19 @@ type s3Fetcher struct {
 	tr             *http.Transport
 }
 
-func newS3Fetcher(ctx context.Context, u *url.URL, o Options) (fetcher, error) {
-	bucket, key := u.Host, strings.TrimPrefix(u.Path, "/")
+// s3Object splits an s3:// URL into bucket and key.
+func s3Object(u *url.URL) (bucket, key string, err error) {
+	bucket, key = u.Host, strings.TrimPrefix(u.Path, "/")
 	if bucket == "" || key == "" || u.User != nil {
-		return nil, fmt.Errorf("%s: an S3 URL is s3://BUCKET/KEY (credentials come from the environment or the shared config files)", Redact(u.String()))
+		return "", "", fmt.Errorf("%s: an S3 URL is s3://BUCKET/KEY (credentials come from the environment or the shared config files)", Redact(u.String()))
+	}
+	return bucket, key, nil
+}
+
+func newS3Fetcher(ctx context.Context, u *url.URL, o Options) (fetcher, error) {
+	bucket, key, err := s3Object(u)
+	if err != nil {
+		return nil, err
 	}
 	lo := []func(*config.LoadOptions) error{config.WithRetryMaxAttempts(1)}
 	if o.S3.Region != "" {
@@ -102,6 +111,17 @@ func pathStyleHost(endpoint string) bool {
 	}
 	h := u.Hostname()
 	return h == "localhost" || net.ParseIP(h) != nil
+}
+
+func (f *s3Fetcher) sibling(u *url.URL) fetcher {
+	if !strings.EqualFold(u.Scheme, "s3") {
+		return nil
+	}
+	bucket, key, err := s3Object(u)
+	if err != nil {
+		return nil // a fetcher of its own reports it
+	}
+	return &s3Fetcher{bucket: bucket, objKey: key, endpoint: f.endpoint, client: f.client, tr: f.tr}
 }
 
 func (f *s3Fetcher) name() string { return "s3://" + f.bucket + "/" + f.objKey }

@@ -153,13 +153,7 @@ func Open(ctx context.Context, name string, opts Options) (Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
 	}
-	var f fetcher
-	switch strings.ToLower(u.Scheme) {
-	case "http", "https":
-		f, err = newHTTPFetcher(u, opts.withDefaults())
-	case "s3":
-		f, err = newS3Fetcher(ctx, u, opts.withDefaults())
-	}
+	f, err := newFetcher(ctx, u, opts.withDefaults())
 	if err != nil {
 		return nil, err
 	}

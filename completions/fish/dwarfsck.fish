@@ -10,7 +10,7 @@ complete -c dwarfsck -l check-integrity -d 'verify the SHA-512/256 of every sect
 complete -c dwarfsck -l no-check -d 'skip the xxh3 check of all sections'
 complete -c dwarfsck -l sign -r -F -d 'sign the image with the SSH private key in KEY_FILE'
 complete -c dwarfsck -l verify -r -F -d 'check the image\'s signature'
-complete -c dwarfsck -l signature -r -F -d 'with --sign or --verify: the signature file'
+complete -c dwarfsck -l signature -r -F -d 'with --sign or --verify: the signature file, or for --verify its URL'
 complete -c dwarfsck -l print-signed-digest -d 'write the digest a signature covers'
 complete -c dwarfsck -l print-header -s H -d 'write the image\'s header'
 complete -c dwarfsck -l export-metadata -r -F -d 'write the metadata as decoded'

@@ -137,7 +137,7 @@ func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
 	}
 	// The daemon changes to "/" before it opens these files.
 	for _, f := range []*string{&a.Options.AnalysisFile, &a.Options.Verify, &a.Options.Signature} {
-		if *f != "" {
+		if *f != "" && !source.IsRemote(*f) {
 			if abs, err := filepath.Abs(*f); err == nil {
 				*f = abs
 			}

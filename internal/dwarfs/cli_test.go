@@ -3,6 +3,7 @@
 package dwarfs
 
 import (
+	"path/filepath"
 	"testing"
 )
 
@@ -41,5 +42,30 @@ func TestParseArgs(t *testing.T) {
 		if _, err := ParseArgs(bad); err == nil || !IsUsageError(err) {
 			t.Errorf("%q: %v, want usage error", bad, err)
 		}
+	}
+}
+
+// TestParseArgsSignature: signature= and verify= paths are made absolute
+// (the daemon leaves the directory it started in), a URL is kept as given.
+func TestParseArgsSignature(t *testing.T) {
+	for _, tc := range []struct{ sig, want string }{
+		{"https://h/img.dwarfs.sig?x=1", "https://h/img.dwarfs.sig?x=1"},
+		{"s3://b/k.sig", "s3://b/k.sig"},
+		{"/abs/img.sig", "/abs/img.sig"},
+	} {
+		a, err := ParseArgs([]string{"dwarfs", "img", "mnt", "-o", "verify=/a/allowed,signature=" + tc.sig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Options.Signature != tc.want {
+			t.Errorf("signature=%s became %q", tc.sig, a.Options.Signature)
+		}
+	}
+	a, err := ParseArgs([]string{"dwarfs", "img", "mnt", "-o", "verify=allowed,signature=img.sig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(a.Options.Signature) || !filepath.IsAbs(a.Options.Verify) {
+		t.Errorf("relative paths kept: %q %q", a.Options.Verify, a.Options.Signature)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
@@ -41,6 +40,8 @@ func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, erro
 		LazyBlockCheck: true,
 		// The process serves this one image until it exits.
 		MapMetadata: true,
+		// For a signature at a URL (signature=, or IMAGE.sig).
+		Remote: RemoteOptions(o),
 	}
 
 	var err error
@@ -102,30 +103,25 @@ func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, erro
 	return src, multiCloser{src, im, f}, nil
 }
 
-// verifyOptions reads the files -o verify and -o signature name.
+// verifyOptions reads the allowed signers file -o verify names and says
+// where the signature is: -o signature (a path or URL), else IMAGE.sig
+// beside the image, wherever it is stored. The image's open reads it.
 func verifyOptions(path string, o mountopts.Options) (*godwarfs.Verify, error) {
 	if o.Verify == "" {
 		if o.Signature != "" {
-			return nil, fmt.Errorf("signature=%s needs verify=SIGNERS_FILE", o.Signature)
+			return nil, fmt.Errorf("signature=%s needs verify=SIGNERS_FILE", source.Redact(o.Signature))
 		}
 		return nil, nil
 	}
 	sigPath := o.Signature
 	if sigPath == "" {
-		if source.IsRemote(path) {
-			return nil, fmt.Errorf("verify: an image at a URL needs signature=FILE")
-		}
-		sigPath = path + ".sig"
+		sigPath = source.Sibling(path, ".sig")
 	}
 	as, err := imagesig.ReadAllowedSigners(o.Verify)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	sig, err := os.ReadFile(sigPath)
-	if err != nil {
-		return nil, fmt.Errorf("verify: the image's signature: %w", err)
-	}
-	return &godwarfs.Verify{AllowedSigners: as, Signature: sig}, nil
+	return &godwarfs.Verify{AllowedSigners: as, SignatureFile: sigPath}, nil
 }
 
 // RemoteOptions maps the mount options for images at URLs to

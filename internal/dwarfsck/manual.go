@@ -28,6 +28,13 @@ var manual = cli.Manual{
 				"SHA-512/256 in its header. The first difference is reported naming its section, with exit status 1; " +
 				"success prints the signer's principals and key fingerprint. Both modes read the section headers " +
 				"and, for --verify, the section data, but decode nothing, and exit without the summary.",
+			"For an image at an http://, https:// or s3:// URL, --verify fetches the signature from beside it: " +
+				"URL.sig (the path with .sig appended, the query kept), and for s3://BUCKET/KEY the object KEY.sig, " +
+				"with the same connections and credentials as the image; --signature names another file or URL. " +
+				"A signature that cannot be fetched (404, no such object) is an error naming where it was looked " +
+				"for: verification never falls back to an unverified read. A signature file is small, and one " +
+				"larger than 64 KiB plus twice the image's signed digest is refused. dwarfs -o verify and " +
+				"dwarfsextract --verify look for the signature the same way. --sign writes to a local file only.",
 			"The signature is an SSH signature (ssh-keygen -Y sign's format, hash sha512) in the namespace " +
 				"dwarfs-image@godwarfs over the image's signed digest, which --print-signed-digest writes to " +
 				"stdout. So ssh-keygen can check a signature: dwarfsck --print-signed-digest IMAGE | ssh-keygen -Y " +

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/imagesig"
+	"github.com/godwarfs/godwarfs/internal/tamper"
 	"github.com/godwarfs/godwarfs/internal/testimage"
 )
 
@@ -131,43 +131,38 @@ func TestVerifyWithSSHKeygen(t *testing.T) {
 	}
 }
 
+// TestVerifyFails runs the shared table of changes to a signed image
+// (package tamper) through --verify on a local file; the same table runs
+// over HTTP and S3 in the fusefs tests.
 func TestVerifyFails(t *testing.T) {
 	dir, img, key, allowed, _ := signFixture(t)
 	if rc, _, errs := runck("-q", "--sign="+key, img); rc != 0 {
 		t.Fatal(errs)
 	}
 	orig, _ := os.ReadFile(img)
-	f, _ := os.Open(img)
-	bi, err := block.OpenImage(f, int64(len(orig)), block.Options{})
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	secs := bi.Sections()
-	meta := bi.Find(block.SectionMetadata)[0]
 	strangers := filepath.Join(dir, "strangers")
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	pub, _ := ssh.NewPublicKey(priv.Public())
 	os.WriteFile(strangers, append([]byte("mallory "), ssh.MarshalAuthorizedKey(pub)...), 0o644)
-
-	for _, tc := range []struct {
-		name    string
-		change  func([]byte) []byte
-		allowed string
-		want    string
-	}{
-		{"block bit flip", func(b []byte) []byte { b[secs[1].DataOffset+7] ^= 1; return b }, allowed, "section 1 (BLOCK)"},
-		{"metadata bit flip", func(b []byte) []byte { b[meta.DataOffset] ^= 0x10; return b }, allowed, "(METADATA_V2)"},
-		{"header bit flip", func(b []byte) []byte { b[secs[2].HeaderOffset+20] ^= 2; return b }, allowed, "section 2 (BLOCK)"},
-		{"signer not allowed", func(b []byte) []byte { return b }, strangers, "not an allowed signer"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := os.WriteFile(img, tc.change(bytes.Clone(orig)), 0o644); err != nil {
+	cases, err := tamper.Cases(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			if err := os.WriteFile(img, tc.Change(bytes.Clone(orig)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			rc, _, errs := runck("--verify="+tc.allowed, img)
-			if rc != ExitImage || !strings.Contains(errs, tc.want) {
-				t.Fatalf("exit %d, stderr %q, want %q", rc, errs, tc.want)
+			as, want := allowed, tc.Want
+			if tc.Stranger {
+				as = strangers
+			}
+			if want == "" {
+				want = "section "
+			}
+			rc, _, errs := runck("--verify="+as, img)
+			if rc != ExitImage || !strings.Contains(errs, want) {
+				t.Fatalf("exit %d, stderr %q, want %q", rc, errs, want)
 			}
 		})
 	}
@@ -185,6 +180,8 @@ func TestSignOptionConflicts(t *testing.T) {
 		{"--verify=a", "--json", "x"},
 		{"--print-signed-digest", "--signature=s", "x"},
 		{"--signature=s", "x"},
+		{"--sign=k", "--signature=https://h/x.sig", "x"},
+		{"--sign=k", "https://h/x.dwarfs"},
 	} {
 		if rc, _, errs := runck(args...); rc != ExitImage || errs == "" {
 			t.Errorf("%q: exit %d, %q", args, rc, errs)

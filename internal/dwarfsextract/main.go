@@ -12,7 +12,6 @@ import (
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/glob"
-	"github.com/godwarfs/godwarfs/source"
 )
 
 // Main runs dwarfsextract with args (without the program name) and returns
@@ -115,7 +114,7 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	cfg.Progress = prog
 
-	if opts.Verify, err = verifyOptions(img, res); err != nil {
+	if opts.Verify, err = verifyOptions(res); err != nil {
 		return tool.Fail(stderr, err)
 	}
 	im, err := godwarfs.Open(img, &opts)
@@ -141,8 +140,10 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return cli.ExitOK
 }
 
-// verifyOptions reads the files --verify and --signature name.
-func verifyOptions(img string, res *cli.Result) (*godwarfs.Verify, error) {
+// verifyOptions reads the allowed signers file --verify names; the
+// signature is read by the image's open from --signature (a path or URL)
+// or IMAGE.sig beside the image, wherever it is stored.
+func verifyOptions(res *cli.Result) (*godwarfs.Verify, error) {
 	allowed, ok := res.Lookup("verify")
 	if !ok {
 		if res.Has("signature") {
@@ -150,20 +151,9 @@ func verifyOptions(img string, res *cli.Result) (*godwarfs.Verify, error) {
 		}
 		return nil, nil
 	}
-	sigPath := res.Get("signature", "")
-	if sigPath == "" {
-		if source.IsRemote(img) {
-			return nil, cli.Usagef("--verify of an image at a URL needs --signature=FILE")
-		}
-		sigPath = img + ".sig"
-	}
 	as, err := imagesig.ReadAllowedSigners(allowed)
 	if err != nil {
 		return nil, err
 	}
-	sig, err := os.ReadFile(sigPath)
-	if err != nil {
-		return nil, fmt.Errorf("%s: signature: %w", img, err)
-	}
-	return &godwarfs.Verify{AllowedSigners: as, Signature: sig}, nil
+	return &godwarfs.Verify{AllowedSigners: as, SignatureFile: res.Get("signature", "")}, nil
 }
