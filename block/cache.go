@@ -94,6 +94,7 @@ type SharedCache struct {
 	mapMin   int           // smallest buffer mapped of its own
 	sem      chan struct{} // one token per decode worker
 	prefetch chan struct{} // bounds outstanding prefetches
+	spare    chan []byte   // see Spare
 	now      func() time.Time
 
 	mu       sync.Mutex
@@ -115,6 +116,7 @@ func NewSharedCache(opts CacheOptions) *SharedCache {
 		mapMin:   mapMin,
 		sem:      make(chan struct{}, workers),
 		prefetch: make(chan struct{}, 2*workers),
+		spare:    make(chan []byte, workers),
 		now:      time.Now,
 		caches:   map[*Cache]struct{}{},
 	}
@@ -141,6 +143,11 @@ func (s *SharedCache) NewCache(load LoadFunc) *Cache {
 
 // Workers is the size of the decode pool.
 func (s *SharedCache) Workers() int { return cap(s.sem) }
+
+// Spare holds spare buffers for compressed payloads, one per decode
+// worker, for the loaders of the caches to take and give back: they are
+// bounded by the pool the caches share, not by the number of caches.
+func (s *SharedCache) Spare() chan []byte { return s.spare }
 
 // Stats returns the counters of all caches, those closed included, and
 // the bytes they hold together.
