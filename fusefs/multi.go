@@ -31,8 +31,6 @@ type MultiConfig struct {
 	// SharedStats returns the counters of the block cache the images
 	// share, for perfmon (nil: the sum of the images' own).
 	SharedStats func() CacheStats
-	// Control is the control socket's path, shown in XattrControl.
-	Control string
 }
 
 // Multi is one FUSE mount of several images: its root is a directory of
@@ -65,6 +63,15 @@ type Multi struct {
 	ready    bool // mounted: notify the kernel of changes
 	shutdown bool
 	memLimit int64
+	control  string // see SetControl
+}
+
+// SetControl sets the control socket's path, shown in XattrControl on
+// the root.
+func (m *Multi) SetControl(path string) {
+	m.mu.Lock()
+	m.control = path
+	m.mu.Unlock()
 }
 
 // member is one image of a Multi.
@@ -747,9 +754,11 @@ func (f *multiFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.Sta
 // rootXattrs are the attributes of the root directory.
 func (m *Multi) rootXattrs() []string {
 	names := []string{XattrPid, XattrPerfmon}
-	if m.cfg.Control != "" {
+	m.mu.RLock()
+	if m.control != "" {
 		names = append(names, XattrControl)
 	}
+	m.mu.RUnlock()
 	return names
 }
 
@@ -766,8 +775,11 @@ func (m *Multi) rootXattr(name string) ([]byte, fuse.Status) {
 	case XattrPerfmon:
 		return []byte(m.perfReport()), fuse.OK
 	case XattrControl:
-		if m.cfg.Control != "" {
-			return []byte(m.cfg.Control), fuse.OK
+		m.mu.RLock()
+		p := m.control
+		m.mu.RUnlock()
+		if p != "" {
+			return []byte(p), fuse.OK
 		}
 	}
 	return nil, fuse.ENODATA
