@@ -124,3 +124,26 @@ func TestSharedCacheConcurrent(t *testing.T) {
 		t.Errorf("after closing all: %+v", st)
 	}
 }
+
+// BenchmarkCacheGetHit measures a Get and Release of a cached block by
+// parallel readers: the path every read of a cached block takes.
+func BenchmarkCacheGetHit(b *testing.B) {
+	c := NewCache(fill('a'), CacheOptions{Capacity: 1 << 20, Workers: 2})
+	defer c.Close()
+	for i := range 16 {
+		if _, err := get(c, context.Background(), i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		var p Pin
+		i := 0
+		for pb.Next() {
+			if err := c.Get(context.Background(), i%16, &p); err != nil {
+				b.Fatal(err)
+			}
+			p.Release()
+			i++
+		}
+	})
+}
