@@ -497,7 +497,7 @@ func (d *multiDriver) mount(dir string, specs []imageSpec, o mountopts.Options, 
 			return nil, fmt.Errorf("%s is already mounted by this driver", dir)
 		}
 	}
-	first := d.first
+	first, stderr := d.first, d.stderr
 	d.mu.Unlock()
 	srcs, closers, err := d.openAll(specs, o)
 	if err != nil {
@@ -506,7 +506,7 @@ func (d *multiDriver) mount(dir string, specs []imageSpec, o mountopts.Options, 
 	sc := d.sc
 	m := fusefs.NewMulti(fusefs.MultiConfig{
 		Config: fusefs.Config{
-			Options: DriverOptions(o), Debug: d.debug, Stderr: d.stderr,
+			Options: DriverOptions(o), Debug: d.debug, Stderr: stderr,
 			FsName: "dwarfs-multi", LimitMemory: true, SpareProcs: first,
 		},
 		SharedStats: func() fusefs.CacheStats { return fuseCacheStats(sc.Stats()) },
