@@ -39,11 +39,12 @@ type MultiConfig struct {
 // can be added and removed while the mount serves requests.
 //
 // Removal detaches lazily, like umount -l: the name leaves the listing at
-// once (the kernel's cached entry is invalidated), while files and
-// directories of the image that are open keep working; the image is
-// closed when the last of them is closed. Other requests for a removed
-// image (a process whose working directory is in it) are answered while
-// the image is still open and fail with ENOENT after that.
+// once (the kernel is told the entry was deleted, as by unlink), while
+// files and directories of the image that are open keep working; the
+// image is closed when the last of them is closed. Other requests for a
+// removed image (relative lookups from a working directory in it) are
+// answered while the image is still open, unless the kernel has marked
+// the directory deleted, and fail with ENOENT after that.
 type Multi struct {
 	cfg    MultiConfig
 	opts   MountOptions // with defaults applied
