@@ -89,6 +89,14 @@ func ensureDir(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("control socket directory: %w", err)
 	}
+	return checkDir(dir)
+}
+
+// checkDir checks that dir is a directory of this user closed to others:
+// the driver listens only there, and the client talks only to a socket
+// there, so that no other user can stand in for the driver (and learn,
+// say, an image URL with credentials).
+func checkDir(dir string) error {
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {
 		return fmt.Errorf("control socket directory: %w", err)
@@ -232,8 +240,15 @@ func peerUID(c *net.UnixConn) (int, error) {
 // Call sends req to the driver of the mount at mountPoint and returns
 // its response.
 func Call(getenv func(string) string, mountPoint string, req Request) (Response, error) {
-	path, err := SocketPath(Dir(getenv), mountPoint)
+	dir := Dir(getenv)
+	path, err := SocketPath(dir, mountPoint)
 	if err != nil {
+		return Response{}, err
+	}
+	if err := checkDir(dir); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Response{}, fmt.Errorf("%s is not served by a dwarfs multi driver of this user (no control socket directory %s)", mountPoint, dir)
+		}
 		return Response{}, err
 	}
 	return CallPath(path, mountPoint, req)

@@ -176,3 +176,37 @@ func TestOtherUserRefused(t *testing.T) {
 		t.Errorf("owner: %+v %s", r, fail)
 	}
 }
+
+// TestCallChecksDir: the client talks to no socket in a directory that
+// others may enter, where another user could have put one.
+func TestCallChecksDir(t *testing.T) {
+	mnt := t.TempDir()
+	runtime := t.TempDir()
+	if os.Geteuid() == 0 {
+		// Root's directory is fixed; the check itself is the same.
+		dir := filepath.Join(t.TempDir(), "open")
+		if err := os.Mkdir(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(dir, 0o777)
+		if err := checkDir(dir); err == nil || !strings.Contains(err.Error(), "others may enter") {
+			t.Errorf("checkDir of an open directory: %v", err)
+		}
+		if err := checkDir(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("checkDir of a missing directory: %v", err)
+		}
+		return
+	}
+	dir := filepath.Join(runtime, "godwarfs")
+	os.Mkdir(dir, 0o777)
+	os.Chmod(dir, 0o777)
+	getenv := func(k string) string {
+		if k == "XDG_RUNTIME_DIR" {
+			return runtime
+		}
+		return ""
+	}
+	if _, err := Call(getenv, mnt, Request{Op: "config"}); err == nil || !strings.Contains(err.Error(), "others may enter") {
+		t.Errorf("Call with an open directory: %v", err)
+	}
+}
