@@ -41,7 +41,6 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
-
 func TestEscapeOption(t *testing.T) {
 	for _, it := range []string{"cachesize=1g", `fsname=a,b\c`, "x=,,"} {
 		if got := mountopts.Split(escapeOption(it)); len(got) != 1 || got[0] != it {
