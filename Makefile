@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./imagesig/
 
-.PHONY: all build build-static cross dist test-cross test-arm64 test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount check-compat check-filters check-codecs check-ricepp clean
+.PHONY: all build build-static cross dist test-cross test-arm64 test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 
 all: build
 
@@ -221,6 +221,11 @@ bench-scale: build
 # default the bench-scale image). See bench/README.md.
 bench-mount: build
 	BIN=$(abspath $(BIN)) ./bench/mount.sh
+
+# Many small images: one dwarfs multi process beside a driver process per
+# image (the reference's with REF_DWARFS). See bench/README.md.
+bench-multi: build
+	BIN=$(abspath $(BIN)) ./bench/multi.sh
 
 # Images from every level, codec, packing option and rewrite, checked with
 # the reference tools (REF_DWARFS=DIR; skipped with a message without it).

@@ -41,6 +41,11 @@ type Options struct {
 	// Workers is how many blocks are decompressed at once
 	// (DefaultWorkers if zero or negative).
 	Workers int
+	// Cache, when set, keeps the image's decoded blocks in a cache that
+	// shares its capacity, LRU order and decode pool with the other
+	// images opened with it (CacheSize and Workers are then its own);
+	// Close drops only this image's blocks.
+	Cache *block.SharedCache
 	// NoCheck skips the fast checksum pass over all sections at open.
 	// The metadata is always verified.
 	NoCheck bool
@@ -282,6 +287,9 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}
+	if o.Cache != nil {
+		o.Workers = o.Cache.Workers()
+	}
 	offset := o.ImageOffset
 	if offset < 0 || (offset == 0 && !o.ExactOffset) {
 		offset = -1 // search
@@ -465,8 +473,12 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 			}
 		}
 	}
-	im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
-	im.rawBufs = make(chan []byte, im.cache.Workers())
+	if o.Cache != nil {
+		im.cache = o.Cache.NewCache(im.loadBlock)
+	} else {
+		im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
+	}
+	im.rawBufs = im.cache.Shared().Spare()
 	return im, nil
 }
 

@@ -67,29 +67,148 @@ var ErrReleased = errors.New("block cache: block released twice")
 // cached block is pinned does a load exceed the capacity (Overcommits);
 // such a block is not cached but freed once its readers release it, so
 // the cached blocks alone never exceed the capacity.
+//
+// A Cache made by NewCache has the capacity and the pool to itself; the
+// Caches a SharedCache makes (one per image) share them: one capacity
+// bounds their blocks together, and a load in one evicts the least
+// recently used blocks of any.
 type Cache struct {
-	load     LoadFunc
-	capacity int64
+	s      *SharedCache
+	load   LoadFunc
+	own    bool // made by NewCache: Close closes s too
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// Guarded by s.mu:
+	closed   bool
+	entries  map[int]*list.Element // in s.lru or s.spent
+	inflight map[int]*cacheCall
+	stats    CacheStats // this cache's counters and bytes
+}
+
+// SharedCache is the memory budget, the LRU order and the decode pool
+// that the Caches it makes share, so that a process serving many images
+// bounds their decoded blocks with one capacity. Its lock is theirs.
+type SharedCache struct {
 	mapMin   int           // smallest buffer mapped of its own
 	sem      chan struct{} // one token per decode worker
 	prefetch chan struct{} // bounds outstanding prefetches
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	now      func() time.Time // replaceable in tests
+	spare    chan []byte   // see Spare
+	now      func() time.Time
 
 	mu       sync.Mutex
-	closed   bool
+	capacity int64
 	lru      list.List // of *cacheEntry, front = most recently used
 	spent    list.List // of *cacheEntry marked by Spent, front = latest
-	entries  map[int]*list.Element
-	inflight map[int]*cacheCall
-	stats    CacheStats
+	caches   map[*Cache]struct{}
+	retired  CacheStats // counters of closed caches
+	// The bytes of all caches together; the capacity bounds their sum.
+	current, loading, pinned, peak int64
 }
 
-// cacheEntry is one decoded block. All fields but block and data are
-// guarded by Cache.mu.
+// NewSharedCache creates the shared part of several caches: opts'
+// capacity bounds them together and its workers are their one pool.
+func NewSharedCache(opts CacheOptions) *SharedCache {
+	workers := max(opts.Workers, 1)
+	return &SharedCache{
+		capacity: max(opts.Capacity, 0),
+		mapMin:   mapMin,
+		sem:      make(chan struct{}, workers),
+		prefetch: make(chan struct{}, 2*workers),
+		spare:    make(chan []byte, workers),
+		now:      time.Now,
+		caches:   map[*Cache]struct{}{},
+	}
+}
+
+// NewCache creates a cache that loads its missing blocks with load and
+// shares s's capacity and pool. Closing it drops its blocks only.
+func (s *SharedCache) NewCache(load LoadFunc) *Cache {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cache{
+		s:        s,
+		load:     load,
+		ctx:      ctx,
+		cancel:   cancel,
+		entries:  map[int]*list.Element{},
+		inflight: map[int]*cacheCall{},
+	}
+	s.mu.Lock()
+	s.caches[c] = struct{}{}
+	c.stats.Capacity = s.capacity
+	s.mu.Unlock()
+	return c
+}
+
+// Workers is the size of the decode pool.
+func (s *SharedCache) Workers() int { return cap(s.sem) }
+
+// Spare holds spare buffers for compressed payloads, one per decode
+// worker, for the loaders of the caches to take and give back: they are
+// bounded by the pool the caches share, not by the number of caches.
+func (s *SharedCache) Spare() chan []byte { return s.spare }
+
+// Stats returns the counters of all caches, those closed included, and
+// the bytes they hold together.
+func (s *SharedCache) Stats() CacheStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.retired
+	for c := range s.caches {
+		addCounters(&st, &c.stats)
+	}
+	st.CurrentBytes, st.LoadingBytes, st.PinnedBytes = s.current, s.loading, s.pinned
+	st.PeakBytes, st.Capacity = s.peak, s.capacity
+	return st
+}
+
+// Caches is how many caches are open on s.
+func (s *SharedCache) Caches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.caches)
+}
+
+// addCounters adds the event counters of b to a (not the byte figures).
+func addCounters(a, b *CacheStats) {
+	a.Hits += b.Hits
+	a.Misses += b.Misses
+	a.Shared += b.Shared
+	a.Decoded += b.Decoded
+	a.DecodedBytes += b.DecodedBytes
+	a.Failed += b.Failed
+	a.Prefetches += b.Prefetches
+	a.Evictions += b.Evictions
+	a.Spent += b.Spent
+	a.Reused += b.Reused
+	a.Expired += b.Expired
+	a.Oversized += b.Oversized
+	a.Overcommits += b.Overcommits
+}
+
+// SetCapacity changes the capacity, evicting unpinned blocks of every
+// cache at once if they no longer fit.
+func (s *SharedCache) SetCapacity(n int64) {
+	s.mu.Lock()
+	s.capacity = max(n, 0)
+	for c := range s.caches {
+		c.stats.Capacity = s.capacity
+	}
+	free := s.makeRoomLocked(0)
+	s.mu.Unlock()
+	for _, b := range free {
+		b.free()
+	}
+}
+
+// Tidy drops the blocks of every cache not used for longer than maxAge.
+func (s *SharedCache) Tidy(maxAge time.Duration) { s.tidy(nil, maxAge) }
+
+// cacheEntry is one decoded block. All fields but c, block and data are
+// guarded by SharedCache.mu.
 type cacheEntry struct {
+	c        *Cache // the cache that loaded it
 	block    int
 	buf      blockBuf
 	data     []byte // buf.b[:size of the block]
@@ -104,7 +223,7 @@ func (e *cacheEntry) size() int64 { return int64(len(e.buf.b)) }
 
 type cacheCall struct {
 	done chan struct{}
-	// Guarded by Cache.mu:
+	// Guarded by SharedCache.mu:
 	waiters  int  // Gets waiting; each gets a reference when the load ends
 	finished bool // entry and err are set
 	entry    *cacheEntry
@@ -152,10 +271,10 @@ func (p *Pin) Release() {
 		panic(fmt.Errorf("%w (block %d)", ErrReleased, p.block))
 	}
 	p.e = nil
-	c := p.c
-	c.mu.Lock()
-	free := c.unrefLocked(e)
-	c.mu.Unlock()
+	s := p.c.s
+	s.mu.Lock()
+	free := e.c.unrefLocked(e)
+	s.mu.Unlock()
 	free.free()
 }
 
@@ -164,34 +283,41 @@ func (p *Pin) fill(c *Cache, e *cacheEntry) {
 	p.c, p.e, p.block = c, e, e.block
 }
 
-// unrefLocked drops one reference to e and returns its buffer if that
-// freed it (for the caller to free after unlocking); c.mu must be held.
+// unrefLocked drops one reference to e, one of c's, and returns its
+// buffer if that freed it (for the caller to free after unlocking); s.mu
+// must be held.
 func (c *Cache) unrefLocked(e *cacheEntry) blockBuf {
 	e.refs--
 	if e.refs > 0 || e.cached {
 		return blockBuf{}
 	}
-	c.stats.PinnedBytes -= e.size()
+	c.addPinnedLocked(-e.size())
 	return e.buf
 }
 
-// NewCache creates a cache that loads missing blocks with load.
+// The byte figures of a cache and of the shared budget move together;
+// s.mu must be held.
+
+func (c *Cache) addCurrentLocked(n int64) {
+	c.stats.CurrentBytes += n
+	c.s.current += n
+}
+
+func (c *Cache) addLoadingLocked(n int64) {
+	c.stats.LoadingBytes += n
+	c.s.loading += n
+}
+
+func (c *Cache) addPinnedLocked(n int64) {
+	c.stats.PinnedBytes += n
+	c.s.pinned += n
+}
+
+// NewCache creates a cache that loads missing blocks with load, with a
+// capacity and decode pool of its own.
 func NewCache(load LoadFunc, opts CacheOptions) *Cache {
-	workers := max(opts.Workers, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &Cache{
-		load:     load,
-		capacity: max(opts.Capacity, 0),
-		mapMin:   mapMin,
-		sem:      make(chan struct{}, workers),
-		prefetch: make(chan struct{}, 2*workers),
-		ctx:      ctx,
-		cancel:   cancel,
-		now:      time.Now,
-		entries:  map[int]*list.Element{},
-		inflight: map[int]*cacheCall{},
-	}
-	c.stats.Capacity = c.capacity
+	c := NewSharedCache(opts).NewCache(load)
+	c.own = true
 	return c
 }
 
@@ -205,25 +331,26 @@ func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
 		panic(fmt.Errorf("block cache: Get of block %d into a Pin that still holds block %d", block, p.block))
 	}
 	p.block = block
-	c.mu.Lock()
+	s := c.s
+	s.mu.Lock()
 	if c.closed {
-		c.mu.Unlock()
+		s.mu.Unlock()
 		return fmt.Errorf("block cache: get block %d: %w", block, ErrClosed)
 	}
 	if el, ok := c.entries[block]; ok {
 		e := el.Value.(*cacheEntry)
 		e.refs++
-		e.lastUsed = c.now()
+		e.lastUsed = s.now()
 		if e.spent {
 			// Read again after all: an ordinary block from now on.
-			c.spent.Remove(el)
+			s.spent.Remove(el)
 			e.spent = false
-			c.entries[block] = c.lru.PushFront(e)
+			c.entries[block] = s.lru.PushFront(e)
 		} else {
-			c.lru.MoveToFront(el)
+			s.lru.MoveToFront(el)
 		}
 		c.stats.Hits++
-		c.mu.Unlock()
+		s.mu.Unlock()
 		p.fill(c, e)
 		return nil
 	}
@@ -235,7 +362,7 @@ func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
 		cl = c.startLocked(ctx, block, false)
 	}
 	cl.waiters++
-	c.mu.Unlock()
+	s.mu.Unlock()
 	select {
 	case <-cl.done:
 		if cl.err != nil {
@@ -246,23 +373,25 @@ func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
 	case <-ctx.Done():
 		// Give back the reference the load holds (or will hold) for us.
 		var free blockBuf
-		c.mu.Lock()
+		s.mu.Lock()
 		if !cl.finished {
 			cl.waiters--
 		} else if cl.err == nil {
 			free = c.unrefLocked(cl.entry)
 		}
-		c.mu.Unlock()
+		s.mu.Unlock()
 		free.free()
 		return ctx.Err()
 	}
 }
 
 // Prefetch starts loading block in the background if it is neither cached
-// nor in flight and the prefetch budget (2x workers) allows it. Best effort.
+// nor in flight and the prefetch budget (2x workers, shared by the caches
+// of a SharedCache) allows it. Best effort.
 func (c *Cache) Prefetch(block int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if c.closed {
 		return
 	}
@@ -273,7 +402,7 @@ func (c *Cache) Prefetch(block int) {
 		return
 	}
 	select {
-	case c.prefetch <- struct{}{}:
+	case s.prefetch <- struct{}{}:
 	default:
 		return // budget exhausted; prefetching is only a hint
 	}
@@ -281,7 +410,7 @@ func (c *Cache) Prefetch(block int) {
 	c.startLocked(context.Background(), block, true)
 }
 
-// startLocked registers and launches a load; c.mu must be held.
+// startLocked registers and launches a load; s.mu must be held.
 func (c *Cache) startLocked(ctx context.Context, block int, isPrefetch bool) *cacheCall {
 	cl := &cacheCall{done: make(chan struct{})}
 	c.inflight[block] = cl
@@ -292,27 +421,28 @@ func (c *Cache) startLocked(ctx context.Context, block int, isPrefetch bool) *ca
 
 func (c *Cache) run(ctx context.Context, block int, cl *cacheCall, isPrefetch bool) {
 	defer c.wg.Done()
+	s := c.s
 	if isPrefetch {
-		defer func() { <-c.prefetch }()
+		defer func() { <-s.prefetch }()
 	}
 	var buf blockBuf
 	var data []byte
 	var err error
 	select {
-	case c.sem <- struct{}{}:
+	case s.sem <- struct{}{}:
 		data, err = c.callLoad(ctx, block, &buf)
-		<-c.sem
+		<-s.sem
 	case <-c.ctx.Done():
 		err = fmt.Errorf("block cache: load block %d: %w", block, ErrClosed)
 	}
 	var free []blockBuf
-	c.mu.Lock()
+	s.mu.Lock()
 	delete(c.inflight, block)
-	c.stats.LoadingBytes -= int64(len(buf.b))
+	c.addLoadingLocked(-int64(len(buf.b)))
 	if err == nil {
 		c.stats.Decoded++
 		c.stats.DecodedBytes += int64(len(data))
-		e := &cacheEntry{block: block, buf: buf, data: data, refs: cl.waiters, lastUsed: c.now()}
+		e := &cacheEntry{c: c, block: block, buf: buf, data: data, refs: cl.waiters, lastUsed: s.now()}
 		free = c.insertLocked(e)
 		cl.entry = e
 	} else {
@@ -320,7 +450,7 @@ func (c *Cache) run(ctx context.Context, block int, cl *cacheCall, isPrefetch bo
 		free = append(free, buf)
 	}
 	cl.finished, cl.err = true, err
-	c.mu.Unlock()
+	s.mu.Unlock()
 	for _, b := range free {
 		b.free()
 	}
@@ -363,19 +493,21 @@ func (c *Cache) callLoad(ctx context.Context, block int, buf *blockBuf) (data []
 	return data, nil
 }
 
-// reserve makes room for a load of n bytes, evicting unpinned blocks,
-// counts it as loading and returns its buffer. That is the mapping of an
-// evicted block of the same size where there is one: a block streamed
-// through a full cache then reuses memory whose pages are already there,
-// instead of the system zeroing a fresh mapping page by page (a good part
-// of the cost of decoding a large block).
+// reserve makes room for a load of n bytes, evicting unpinned blocks (of
+// any cache sharing the budget), counts it as loading and returns its
+// buffer. That is the mapping of an evicted block of the same size where
+// there is one: a block streamed through a full cache then reuses memory
+// whose pages are already there, instead of the system zeroing a fresh
+// mapping page by page (a good part of the cost of decoding a large
+// block).
 func (c *Cache) reserve(n int) blockBuf {
-	c.mu.Lock()
-	free := c.makeRoomLocked(int64(n))
-	if c.usedLocked()+int64(n) > c.capacity && int64(n) <= c.capacity {
+	s := c.s
+	s.mu.Lock()
+	free := s.makeRoomLocked(int64(n))
+	if s.usedLocked()+int64(n) > s.capacity && int64(n) <= s.capacity {
 		c.stats.Overcommits++
 	}
-	c.stats.LoadingBytes += int64(n)
+	c.addLoadingLocked(int64(n))
 	c.notePeakLocked()
 	var buf blockBuf
 	for i, b := range free {
@@ -386,60 +518,64 @@ func (c *Cache) reserve(n int) blockBuf {
 			break
 		}
 	}
-	c.mu.Unlock()
+	s.mu.Unlock()
 	for _, b := range free {
 		b.free()
 	}
 	if buf.b == nil {
-		buf = newBlockBuf(n, c.mapMin)
+		buf = newBlockBuf(n, s.mapMin)
 	}
 	return buf
 }
 
-// usedLocked is the memory the cache accounts for; c.mu must be held.
-func (c *Cache) usedLocked() int64 {
-	return c.stats.CurrentBytes + c.stats.LoadingBytes + c.stats.PinnedBytes
+// usedLocked is the memory the caches account for together; s.mu must
+// be held.
+func (s *SharedCache) usedLocked() int64 {
+	return s.current + s.loading + s.pinned
 }
 
+// notePeakLocked records the peaks of c and of the shared budget.
 func (c *Cache) notePeakLocked() {
-	c.stats.PeakBytes = max(c.stats.PeakBytes, c.usedLocked())
+	c.stats.PeakBytes = max(c.stats.PeakBytes, c.stats.CurrentBytes+c.stats.LoadingBytes+c.stats.PinnedBytes)
+	c.s.peak = max(c.s.peak, c.s.usedLocked())
 }
 
 // makeRoomLocked evicts unpinned blocks until n more bytes fit (evicting
 // a pinned block would free nothing yet) and returns the buffers to free;
-// c.mu must be held. Spent blocks go first, the latest spent first, then
-// the least recently used.
-func (c *Cache) makeRoomLocked(n int64) []blockBuf {
+// s.mu must be held. Spent blocks go first, the latest spent first, then
+// the least recently used, whichever cache they belong to.
+func (s *SharedCache) makeRoomLocked(n int64) []blockBuf {
 	var free []blockBuf
 	evict := func(el *list.Element, next func(*list.Element) *list.Element) {
-		for el != nil && c.usedLocked()+n > c.capacity {
+		for el != nil && s.usedLocked()+n > s.capacity {
 			after := next(el)
 			if e := el.Value.(*cacheEntry); e.refs == 0 {
-				free = append(free, c.removeLocked(el))
-				c.stats.Evictions++
+				free = append(free, e.c.removeLocked(el))
+				e.c.stats.Evictions++
 			}
 			el = after
 		}
 	}
-	evict(c.spent.Front(), (*list.Element).Next)
-	evict(c.lru.Back(), (*list.Element).Prev)
+	evict(s.spent.Front(), (*list.Element).Next)
+	evict(s.lru.Back(), (*list.Element).Prev)
 	return free
 }
 
 // insertLocked adds a loaded block (whose buffer was counted as loading
-// until now) and returns the buffers to free; c.mu must be held.
+// until now) and returns the buffers to free; s.mu must be held.
 func (c *Cache) insertLocked(e *cacheEntry) []blockBuf {
+	s := c.s
 	var free []blockBuf
 	if el, ok := c.entries[e.block]; ok {
 		free = append(free, c.removeLocked(el))
 	}
-	oversized := e.size() > c.capacity
+	oversized := e.size() > s.capacity
 	if !c.closed && !oversized {
 		// Room was made when the load started; a load that found
 		// everything pinned then may find some of it released now.
-		free = append(free, c.makeRoomLocked(e.size())...)
+		free = append(free, s.makeRoomLocked(e.size())...)
 	}
-	if c.closed || oversized || c.usedLocked()+e.size() > c.capacity {
+	if c.closed || oversized || s.usedLocked()+e.size() > s.capacity {
 		// Not kept: handed to the waiting Gets, freed with their Pins,
 		// so memory beyond the capacity lasts only while it is read.
 		if oversized && !c.closed {
@@ -448,30 +584,31 @@ func (c *Cache) insertLocked(e *cacheEntry) []blockBuf {
 		if e.refs == 0 {
 			return append(free, e.buf)
 		}
-		c.stats.PinnedBytes += e.size()
+		c.addPinnedLocked(e.size())
 		return free
 	}
 	e.cached = true
-	c.entries[e.block] = c.lru.PushFront(e)
-	c.stats.CurrentBytes += e.size()
+	c.entries[e.block] = s.lru.PushFront(e)
+	c.addCurrentLocked(e.size())
 	c.notePeakLocked()
 	return free
 }
 
-// removeLocked takes el out of the cache and returns its buffer if no Pin
-// holds it (for the caller to free after unlocking); c.mu must be held.
+// removeLocked takes el, one of c's entries, out of the cache and returns
+// its buffer if no Pin holds it (for the caller to free after unlocking);
+// s.mu must be held.
 func (c *Cache) removeLocked(el *list.Element) blockBuf {
 	e := el.Value.(*cacheEntry)
 	if e.spent {
-		c.spent.Remove(el)
+		c.s.spent.Remove(el)
 	} else {
-		c.lru.Remove(el)
+		c.s.lru.Remove(el)
 	}
 	delete(c.entries, e.block)
 	e.cached, e.spent = false, false
-	c.stats.CurrentBytes -= e.size()
+	c.addCurrentLocked(-e.size())
 	if e.refs > 0 {
-		c.stats.PinnedBytes += e.size()
+		c.addPinnedLocked(e.size())
 		return blockBuf{}
 	}
 	return e.buf
@@ -485,63 +622,78 @@ func (c *Cache) removeLocked(el *list.Element) blockBuf {
 // each block just before it is read again. A spent block that is read
 // again becomes an ordinary one. Blocks not cached are left alone.
 func (c *Cache) Spent(block int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	el, ok := c.entries[block]
 	if !ok {
 		return
 	}
 	e := el.Value.(*cacheEntry)
 	if e.spent {
-		c.spent.MoveToFront(el)
+		s.spent.MoveToFront(el)
 		return
 	}
-	c.lru.Remove(el)
+	s.lru.Remove(el)
 	e.spent = true
-	c.entries[block] = c.spent.PushFront(e)
+	c.entries[block] = s.spent.PushFront(e)
 	c.stats.Spent++
 }
 
 // Contains reports whether block is currently cached (for tests and stats).
 func (c *Cache) Contains(block int) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
 	_, ok := c.entries[block]
 	return ok
 }
 
 // Workers is the size of the decode pool.
-func (c *Cache) Workers() int { return cap(c.sem) }
+func (c *Cache) Workers() int { return cap(c.s.sem) }
 
-// Stats returns a snapshot of the counters.
+// Shared returns the budget and pool c shares with other caches (its own
+// for a cache made by NewCache).
+func (c *Cache) Shared() *SharedCache { return c.s }
+
+// Stats returns a snapshot of the counters: this cache's events and
+// bytes, and the capacity it shares; PeakBytes is this cache's own peak.
 func (c *Cache) Stats() CacheStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
 	return c.stats
 }
 
 // Tidy drops entries that have not been used for longer than maxAge.
-func (c *Cache) Tidy(maxAge time.Duration) {
+func (c *Cache) Tidy(maxAge time.Duration) { c.s.tidy(c, maxAge) }
+
+// tidy drops the entries of only (of every cache if nil) not used for
+// longer than maxAge.
+func (s *SharedCache) tidy(only *Cache, maxAge time.Duration) {
 	var free []blockBuf
-	c.mu.Lock()
-	now := c.now()
+	s.mu.Lock()
+	now := s.now()
 	// The LRU is ordered by last use, so its idle entries are at the back.
-	for el := c.lru.Back(); el != nil; el = c.lru.Back() {
-		if now.Sub(el.Value.(*cacheEntry).lastUsed) <= maxAge {
+	for el := s.lru.Back(); el != nil; {
+		e := el.Value.(*cacheEntry)
+		if now.Sub(e.lastUsed) <= maxAge {
 			break
 		}
-		free = append(free, c.removeLocked(el))
-		c.stats.Expired++
+		prev := el.Prev()
+		if only == nil || e.c == only {
+			free = append(free, e.c.removeLocked(el))
+			e.c.stats.Expired++
+		}
+		el = prev
 	}
-	for el := c.spent.Front(); el != nil; {
+	for el := s.spent.Front(); el != nil; {
 		next := el.Next()
-		if now.Sub(el.Value.(*cacheEntry).lastUsed) > maxAge {
-			free = append(free, c.removeLocked(el))
-			c.stats.Expired++
+		if e := el.Value.(*cacheEntry); (only == nil || e.c == only) && now.Sub(e.lastUsed) > maxAge {
+			free = append(free, e.c.removeLocked(el))
+			e.c.stats.Expired++
 		}
 		el = next
 	}
-	c.mu.Unlock()
+	s.mu.Unlock()
 	for _, b := range free {
 		b.free()
 	}
@@ -549,24 +701,29 @@ func (c *Cache) Tidy(maxAge time.Duration) {
 
 // Close drops all entries, cancels running loads and waits for them. Later
 // Gets fail with ErrClosed. Pins taken before stay valid until released.
+// The other caches of a SharedCache are not affected.
 func (c *Cache) Close() {
 	var free []blockBuf
-	c.mu.Lock()
+	s := c.s
+	s.mu.Lock()
 	if c.closed {
-		c.mu.Unlock()
+		s.mu.Unlock()
 		return
 	}
 	c.closed = true
-	for el := c.lru.Back(); el != nil; el = c.lru.Back() {
+	for _, el := range c.entries {
 		free = append(free, c.removeLocked(el))
 	}
-	for el := c.spent.Back(); el != nil; el = c.spent.Back() {
-		free = append(free, c.removeLocked(el))
-	}
-	c.mu.Unlock()
+	s.mu.Unlock()
 	for _, b := range free {
 		b.free()
 	}
 	c.cancel()
 	c.wg.Wait()
+	s.mu.Lock()
+	// Loads that ended after the cancel found c closed and kept nothing;
+	// Pins still held count on as pinned until released.
+	delete(s.caches, c)
+	addCounters(&s.retired, &c.stats)
+	s.mu.Unlock()
 }

@@ -42,12 +42,12 @@ func newPinEnv(t *testing.T, gated ...int) *pinEnv {
 		}
 		return buf, nil
 	}, CacheOptions{Capacity: 300, Workers: 2})
-	e.c.mapMin = 1 // map every buffer, so a use after release faults
+	e.c.s.mapMin = 1 // map every buffer, so a use after release faults
 	// A clock that moves on every reading: Tidy(0) then finds every
 	// entry idle, also where the system clock is coarse (Windows).
 	var mu sync.Mutex
 	now := time.Unix(1000, 0)
-	e.c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Millisecond); return now }
+	e.c.s.now = func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Millisecond); return now }
 	t.Cleanup(e.c.Close)
 	return e
 }
@@ -423,7 +423,7 @@ func TestCacheStress(t *testing.T) {
 		}
 		return buf, nil
 	}, CacheOptions{Capacity: capacity, Workers: workers})
-	c.mapMin = 1
+	c.s.mapMin = 1
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Go(func() {

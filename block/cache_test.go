@@ -240,7 +240,7 @@ func TestCacheTidy(t *testing.T) {
 	defer c.Close()
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
-	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	c.s.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	ctx := context.Background()
 	get(c, ctx, 1)

@@ -78,6 +78,10 @@ type driver struct {
 	plus     plusPolicy // which READDIRPLUS entries carry attributes
 	// memLimit is the soft memory limit LimitMemory set (0: none).
 	memLimit int64
+	// base is 0 in a mount of this image alone; in a mount of several
+	// it is the image's slot shifted into the high half of the node ids
+	// (see nodeID).
+	base uint64
 
 	rootOnly bool   // allow_root: only root and owner may access
 	owner    uint32 // uid that mounted
@@ -105,11 +109,16 @@ func (d *driver) remoteStats() (source.Stats, bool) {
 	return source.Stats{}, false
 }
 
-// Server is a mounted image.
+// Server is a mounted image, or a mount of several (MountMulti).
 type Server struct {
 	fuse    *fuse.Server
-	d       *driver
+	d       *driver // a mount of one image: its driver
 	raw     *rawFS
+	multi   *Multi // a mount of several images
+	report  func() string
+	tidy    func(maxAge time.Duration)
+	onDone  func() // after serving has ended (nil: nothing)
+	opts    MountOptions
 	dir     string
 	stderr  io.Writer
 	perfOut bool
@@ -124,19 +133,54 @@ type Server struct {
 
 // Mount mounts src at dir and returns once the kernel sees the mount.
 func Mount(dir string, src Source, cfg Config) (*Server, error) {
-	o := cfg.Options.withDefaults()
-	if fi, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("mount point: %w", err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("mount point %s: %w", dir, syscall.ENOTDIR)
+	if err := checkMountPoint(dir); err != nil {
+		return nil, err
 	}
-	info := src.Info()
-	d := &driver{src: src, opts: o, pid: os.Getpid(), root: src.Root(), ninodes: info.InodeCount}
-	d.blksize = uint32(min(max(o.BlockSize, 512), 1<<30))
 	stderr := cfg.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
 	}
+	d, err := newDriver(src, cfg.Options, stderr, 0)
+	if err != nil {
+		return nil, err
+	}
+	// The file system is wrapped to count the requests that reach the
+	// driver (perfmon's fuse.requests).
+	rfs := newRawFS(d)
+	s, err := serve(dir, countingFS{RawFileSystem: rfs, n: &d.perf.ops}, cfg, d.opts, func() { d.ready.Store(true) })
+	if err != nil {
+		return nil, err
+	}
+	s.d, s.raw = d, rfs
+	s.report, s.tidy = d.perfReport, src.Tidy
+	if cfg.LimitMemory {
+		d.memLimit = limitMemory(src)
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(mountGCPercent)
+		}
+	}
+	s.start()
+	return s, nil
+}
+
+// checkMountPoint checks that dir is a directory.
+func checkMountPoint(dir string) error {
+	if fi, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("mount point: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("mount point %s: %w", dir, syscall.ENOTDIR)
+	}
+	return nil
+}
+
+// newDriver sets up the serving of src with the options o; base is 0 for
+// a mount of src alone, or the high bits of the node ids of src's inodes
+// in a mount of several images (see driver.nodeID).
+func newDriver(src Source, opts MountOptions, stderr io.Writer, base uint64) (*driver, error) {
+	o := opts.withDefaults()
+	info := src.Info()
+	d := &driver{src: src, opts: o, pid: os.Getpid(), root: src.Root(), ninodes: info.InodeCount, base: base}
+	d.blksize = uint32(min(max(o.BlockSize, 512), 1<<30))
 	d.ioErrs.w = stderr
 	if o.CaseInsensitive {
 		d.fold = newFoldIndex(src)
@@ -155,7 +199,17 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	if c := src.CacheStats().Capacity; c > 0 {
 		d.spendMin = c / 2
 	}
+	// The kernel only knows allow_other; allow_root is allow_other plus a
+	// caller check in the driver, as in libfuse.
+	d.rootOnly = o.AllowRoot && !o.AllowOther
+	d.owner = uint32(os.Geteuid())
+	return d, nil
+}
 
+// serve mounts raw at dir and starts serving it; ready runs once the
+// mount is complete. The caller sets the Server's report and tidy and
+// then calls start.
+func serve(dir string, raw fuse.RawFileSystem, cfg Config, o MountOptions, ready func()) (*Server, error) {
 	direct := os.Geteuid() == 0
 	if cfg.DirectMount != nil {
 		direct = *cfg.DirectMount
@@ -180,10 +234,6 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	if o.DefaultPermissions {
 		kopts = append(kopts, "default_permissions")
 	}
-	// The kernel only knows allow_other; allow_root is allow_other plus a
-	// caller check in the driver, as in libfuse.
-	d.rootOnly = o.AllowRoot && !o.AllowOther
-	d.owner = uint32(os.Geteuid())
 	mo := &fuse.MountOptions{
 		AllowOther:  o.AllowOther || o.AllowRoot,
 		Options:     kopts,
@@ -227,10 +277,6 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		// requests) that would only confuse users.
 		mo.Logger = log.New(io.Discard, "", 0)
 	}
-	// The file system is wrapped to count the requests that reach the
-	// driver (perfmon's fuse.requests).
-	rfs := newRawFS(d)
-	var raw fuse.RawFileSystem = countingFS{RawFileSystem: rfs, n: &d.perf.ops}
 	if o.MaxThreads > 0 {
 		raw = limitFS{RawFileSystem: raw, sem: make(chan struct{}, o.MaxThreads)}
 	}
@@ -256,7 +302,7 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 			err = probePoll(dir)
 		}
 		if err == nil {
-			d.ready.Store(true)
+			ready()
 		}
 	}
 	if err != nil {
@@ -267,9 +313,10 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	s := &Server{
-		fuse: fsrv, d: d, raw: rfs, dir: dir, direct: direct, helper: helper,
+		fuse: fsrv, dir: dir, direct: direct, helper: helper,
 		stderr:  cfg.Stderr,
 		perfOut: o.Perfmon || cfg.Debug,
+		opts:    o,
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -279,22 +326,21 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	if cfg.SpareProcs && os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + spareProcs)
 	}
-	if cfg.LimitMemory {
-		d.memLimit = limitMemory(src)
-		if os.Getenv("GOGC") == "" {
-			debug.SetGCPercent(mountGCPercent)
-		}
-	}
+	return s, nil
+}
+
+// start runs the background work of a mounted Server.
+func (s *Server) start() {
+	o := s.opts
 	if o.Tidy != TidyNone {
 		s.bg.Add(1)
 		go s.tidyLoop(o.Tidy, o.TidyInterval, o.TidyMaxAge)
 	}
 	go func() {
 		// Serving ends on Unmount or on an external fusermount -u.
-		fsrv.Wait()
+		s.fuse.Wait()
 		s.finish()
 	}()
-	return s, nil
 }
 
 // spareProcs is how many Ps the driver adds to the runtime's default of
@@ -379,10 +425,10 @@ func (s *Server) tidyLoop(strategy TidyStrategy, interval, maxAge time.Duration)
 		case <-t.C:
 			switch strategy {
 			case TidyTime:
-				s.d.src.Tidy(maxAge)
+				s.tidy(maxAge)
 			case TidySwap:
 				if memoryPressure() {
-					s.d.src.Tidy(0)
+					s.tidy(0)
 				}
 			}
 		}
@@ -424,7 +470,10 @@ func (s *Server) finish() {
 			s.helper.close()
 		}
 		if s.perfOut {
-			fmt.Fprint(s.stderr, s.d.perfReport())
+			fmt.Fprint(s.stderr, s.report())
+		}
+		if s.onDone != nil {
+			s.onDone()
 		}
 		close(s.done)
 	})
@@ -441,7 +490,7 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 func (s *Server) Wait() { <-s.done }
 
 // Perfmon returns the current performance report.
-func (s *Server) Perfmon() string { return s.d.perfReport() }
+func (s *Server) Perfmon() string { return s.report() }
 
 // Unmount unmounts the file system and waits for serving to stop. If the
 // mount is busy it is detached lazily and the FUSE connection aborted, so

@@ -41,16 +41,16 @@ const generation = 1
 // has nothing to release. The only state is the open files and
 // directories.
 type rawFS struct {
-	fuse.RawFileSystem // ENOSYS for what an image cannot do
-	d                  *driver
-	files              handleTable[*handle]
-	dirs               handleTable[*dirHandle]
+	readOnlyFS // EROFS and ENOSYS for what an image cannot do
+	d          *driver
+	files      handleTable[*handle]
+	dirs       handleTable[*dirHandle]
 }
 
 var _ fuse.RawFileSystem = (*rawFS)(nil)
 
 func newRawFS(d *driver) *rawFS {
-	return &rawFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), d: d}
+	return &rawFS{readOnlyFS: readOnlyFS{fuse.NewDefaultRawFileSystem()}, d: d}
 }
 
 // handleTable maps the kernel's file handles to open files.
@@ -93,7 +93,14 @@ func (t *handleTable[T]) len() int {
 // nodeID is the kernel's node id of image inode ino. The root must be
 // FUSE_ROOT_ID (1); image roots are inode 0, so the id is ino+1, with
 // the root and inode 0 swapping places should a source's root differ.
+// In a mount of several images (base != 0) the root is the mount's own
+// directory: the id is ino+1 in the low 32 bits and the image's slot in
+// the high ones, so that the images' ids never meet, and ids of an image
+// that was removed are never those of one added later.
 func (d *driver) nodeID(ino uint32) uint64 {
+	if d.base != 0 {
+		return d.base | (uint64(ino) + 1)
+	}
 	switch ino {
 	case d.root:
 		return fuse.FUSE_ROOT_ID
@@ -103,11 +110,23 @@ func (d *driver) nodeID(ino uint32) uint64 {
 	return uint64(ino) + 1
 }
 
+// stIno is the st_ino of image inode ino: ino+1, in the image's slot.
+func (d *driver) stIno(ino uint32) uint64 { return d.base | (uint64(ino) + 1) }
+
 // inode is the image inode of a kernel node id; ok is false for ids no
 // inode can have.
 func (d *driver) inode(id uint64) (uint32, bool) {
+	if d.base != 0 {
+		if id&^slotMask != d.base {
+			return 0, false
+		}
+		id &= slotMask
+	}
 	if id == 0 || id > uint64(d.ninodes) {
 		return 0, false
+	}
+	if d.base != 0 {
+		return uint32(id - 1), true
 	}
 	switch id {
 	case fuse.FUSE_ROOT_ID:
@@ -117,6 +136,9 @@ func (d *driver) inode(id uint64) (uint32, bool) {
 	}
 	return uint32(id - 1), true
 }
+
+// slotMask selects the image's part of a node id in a mount of several.
+const slotMask = 1<<32 - 1
 
 // toErrno maps library errors to an errno for the kernel.
 func toErrno(err error) syscall.Errno {
@@ -197,7 +219,7 @@ func (d *driver) node(h *fuse.InHeader) (uint32, fuse.Status) {
 }
 
 func (d *driver) fillAttr(ino uint32, a Attr, out *fuse.Attr) {
-	out.Ino = uint64(ino) + 1
+	out.Ino = d.stIno(ino)
 	out.Mode = a.Mode
 	if d.opts.ReadOnly {
 		out.Mode &^= 0o222
@@ -346,7 +368,18 @@ func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 	}
 	var at fuse.Attr
 	r.d.fillAttr(ino, a, &at)
-	sx := &out.Statx
+	fillStatx(&out.Statx, &at)
+	if a.HasBtime {
+		out.Statx.Mask |= statxBtime
+		out.Statx.Btime = fuse.SxTime{Sec: uint64(a.Btime.Sec), Nsec: a.Btime.Nsec}
+	}
+	out.Statx.RdevMajor, out.Statx.RdevMinor = metadata.DevMajor(a.Rdev), metadata.DevMinor(a.Rdev)
+	out.SetTimeout(kernelTimeout)
+	return fuse.OK
+}
+
+// fillStatx fills the basic statx fields from at.
+func fillStatx(sx *fuse.Statx, at *fuse.Attr) {
 	sx.Mask = statxBasicStats
 	sx.Blksize = at.Blksize
 	sx.Nlink = at.Nlink
@@ -358,13 +391,6 @@ func (r *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 	sx.Atime = fuse.SxTime{Sec: at.Atime, Nsec: at.Atimensec}
 	sx.Mtime = fuse.SxTime{Sec: at.Mtime, Nsec: at.Mtimensec}
 	sx.Ctime = fuse.SxTime{Sec: at.Ctime, Nsec: at.Ctimensec}
-	if a.HasBtime {
-		sx.Mask |= statxBtime
-		sx.Btime = fuse.SxTime{Sec: uint64(a.Btime.Sec), Nsec: a.Btime.Nsec}
-	}
-	sx.RdevMajor, sx.RdevMinor = metadata.DevMajor(a.Rdev), metadata.DevMinor(a.Rdev)
-	out.SetTimeout(kernelTimeout)
-	return fuse.OK
 }
 
 // Access checks the mode bits (without default_permissions the kernel
@@ -480,7 +506,7 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 	}
 	off := in.Offset
 	for ; off < dotEntries; off++ {
-		e := fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR, Ino: uint64(ino) + 1, Off: off + 1}
+		e := fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR, Ino: d.stIno(ino), Off: off + 1}
 		if off == 1 {
 			e.Name, e.Ino = "..", fuse.FUSE_UNKNOWN_INO
 		}
@@ -518,7 +544,7 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 			// Report it when the kernel asks from this entry on.
 			return fuse.OK
 		}
-		de := fuse.DirEntry{Name: e.Name, Mode: a.Mode, Ino: uint64(e.Ino) + 1, Off: uint64(i) + dotEntries + 1}
+		de := fuse.DirEntry{Name: e.Name, Mode: a.Mode, Ino: d.stIno(e.Ino), Off: uint64(i) + dotEntries + 1}
 		if !plus {
 			if !out.AddDirEntry(de) {
 				break
@@ -866,61 +892,63 @@ func xattrReply(v, dest []byte) (uint32, fuse.Status) {
 	return uint32(copy(dest, v)), fuse.OK
 }
 
-// Everything that would modify the image fails with EROFS (the mount is
-// also flagged read-only, so the kernel usually rejects these first).
+// readOnlyFS fails everything that would modify the image with EROFS
+// (the mount is also flagged read-only, so the kernel usually rejects
+// these first), and what else an image cannot do with ENOSYS.
+type readOnlyFS struct{ fuse.RawFileSystem }
 
-func (r *rawFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
+func (readOnlyFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
+func (readOnlyFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
+func (readOnlyFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
+func (readOnlyFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
+func (readOnlyFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
+func (readOnlyFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
+func (readOnlyFS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
+func (readOnlyFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
+func (readOnlyFS) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+func (readOnlyFS) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+func (readOnlyFS) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
+func (readOnlyFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
 	return fuse.EROFS
 }
 
-func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+func (readOnlyFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
 	return 0, fuse.EROFS
 }
 
-func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
+func (readOnlyFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
 	return fuse.EROFS
 }

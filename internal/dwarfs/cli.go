@@ -86,11 +86,7 @@ func ParseArgs(argv []string) (*Args, error) {
 
 // argsFrom interprets the parsed command line of the program named argv0.
 func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
-	a := &Args{Options: mountopts.Defaults()}
-	switch filepath.Base(argv0) {
-	case "mount.dwarfs", "mount.fuse.dwarfs", "mount.fuse3.dwarfs":
-		a.helper = true
-	}
+	a := &Args{Options: mountopts.Defaults(), helper: isHelper(argv0)}
 	a.Help, a.Version = r.Has("help"), r.Has("version")
 	if a.Help || a.Version || r.Has("man") {
 		return a, nil
@@ -135,6 +131,9 @@ func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
 	if err := a.Options.Parse(opts); err != nil {
 		return nil, err
 	}
+	if a.Options.Attach != "" {
+		return nil, &mountopts.Error{Option: "attach", Err: errors.New("is an option of dwarfs multi")}
+	}
 	// The daemon changes to "/" before it opens these files.
 	for _, f := range []*string{&a.Options.AnalysisFile, &a.Options.Verify, &a.Options.Signature} {
 		if *f != "" && !source.IsRemote(*f) {
@@ -147,6 +146,15 @@ func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
 		a.Debug = true
 	}
 	return a, nil
+}
+
+// isHelper reports whether argv0 names the mount(8) helper.
+func isHelper(argv0 string) bool {
+	switch filepath.Base(argv0) {
+	case "mount.dwarfs", "mount.fuse.dwarfs", "mount.fuse3.dwarfs":
+		return true
+	}
+	return false
 }
 
 // autoMountPoint is the --auto-mountpoint directory for image: its path
@@ -196,6 +204,9 @@ func (c *CLI) Run(argv []string) int {
 	}
 	if c.Executable == nil {
 		c.Executable = os.Executable
+	}
+	if len(argv) > 1 && subcommands[argv[1]] && !isHelper(argv[0]) {
+		return c.runSubcommand(argv)
 	}
 	prog := Program()
 	r, code, done := prog.Parse(argv[min(1, len(argv)):], c.Stdout, c.Stderr)
@@ -261,6 +272,20 @@ func (c *CLI) daemonize(argv []string, a *Args) int {
 			}
 		}
 	}
+	if a.removeMountPoint {
+		env = append(env, daemonAutoEnv+"=1")
+	}
+	return c.spawnDaemon(exe, argv[0], args, env, func() {
+		if a.removeMountPoint {
+			_ = os.Remove(a.MountPoint)
+		}
+	})
+}
+
+// spawnDaemon starts exe with args (argv[0] set to argv0) and env added
+// to ours in the background and waits until the child reports that the
+// mount is ready (or why it failed, after which cleanup runs).
+func (c *CLI) spawnDaemon(exe, argv0 string, args, env []string, cleanup func()) int {
 	r, w, err := os.Pipe()
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "dwarfs: %v\n", err)
@@ -274,10 +299,7 @@ func (c *CLI) daemonize(argv []string, a *Args) int {
 	}
 	defer devnull.Close()
 	cmd := exec.Command(exe, args...)
-	cmd.Args[0] = argv[0]
-	if a.removeMountPoint {
-		env = append(env, daemonAutoEnv+"=1")
-	}
+	cmd.Args[0] = argv0
 	cmd.Env = append(append(os.Environ(), env...), daemonEnv+"=3")
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
@@ -301,9 +323,7 @@ func (c *CLI) daemonize(argv []string, a *Args) int {
 		return ExitOK
 	}
 	werr := cmd.Wait()
-	if a.removeMountPoint {
-		_ = os.Remove(a.MountPoint)
-	}
+	cleanup()
 	msg := strings.TrimPrefix(line, "error: ")
 	if msg == "" {
 		msg = fmt.Sprintf("daemon exited before the mount was ready: %v", werr)

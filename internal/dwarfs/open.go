@@ -10,6 +10,7 @@ import (
 	"log"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
@@ -32,7 +33,14 @@ func (m multiCloser) Close() error {
 // according to the mount options (offset, imagesize, cache_image, cache
 // size, workers, preloading).
 func OpenImage(path string, o mountopts.Options) (fusefs.Source, io.Closer, error) {
+	return openImage(path, o, nil)
+}
+
+// openImage is OpenImage on the shared block cache sc (nil: a cache of
+// the image's own, as the options say).
+func openImage(path string, o mountopts.Options, sc *block.SharedCache) (fusefs.Source, io.Closer, error) {
 	gopts := godwarfs.Options{
+		Cache: sc,
 		// o.ImageOffset is -1 for offset=auto; an explicit 0 is exact.
 		ImageOffset: o.ImageOffset, ExactOffset: o.ImageOffset == 0,
 		CacheSize: o.CacheSize, Workers: o.Workers, NoCheck: o.NoCheck,

@@ -94,6 +94,10 @@ type Options struct {
 	AutoUnmount bool
 	// MaxThreads bounds the FUSE requests handled at once (0: no bound).
 	MaxThreads int
+
+	// Attach (dwarfs multi only) is the mount point of a running dwarfs
+	// multi driver that is to serve this mount too, sharing its cache.
+	Attach string
 }
 
 // Defaults returns the option values used when nothing is given.
@@ -388,6 +392,10 @@ func (o *Options) parseOne(item string) error {
 	case "fsname":
 		if err = needVal(); err == nil {
 			o.FsName = val
+		}
+	case "attach":
+		if err = needVal(); err == nil {
+			o.Attach = val
 		}
 	case "subtype":
 		if err = needVal(); err == nil {
