@@ -86,6 +86,9 @@ func families(cs []*content) [][]*content {
 			base := path.Base(rel)
 			ms := byName[base]
 			g := keyGroup(rel)
+			if g < 0 {
+				continue
+			}
 			found := false
 			for k := range ms {
 				if ms[k].g == g {
@@ -204,25 +207,31 @@ func families(cs []*content) [][]*content {
 // at that level form a group of their own. Groups are numbered in name
 // order; names lists them. also lists, for each content whose files sit
 // in more than one group (identical copies), the other groups, and
-// groupOfPath numbers any of the contents' paths.
+// groupOfPath numbers any of the contents' paths (-1 for one outside
+// them all: a copy elsewhere, or a group that owns nothing).
 func topLevelGroups(cs []*content) (groupOf []int, names []string, also [][]int, groupOfPath func(string) int) {
-	var rels []string
-	for _, c := range cs {
-		for _, in := range c.inodes {
-			rels = append(rels, in.firstEntry.rel)
-		}
+	// The prefix comes from the contents' own paths: copies elsewhere
+	// (outside the directory a family of families is split in) neither
+	// shorten it nor make groups.
+	rels := make([]string, len(cs))
+	for i, c := range cs {
+		rels[i] = c.rep.firstEntry.rel
 	}
 	prefix := commonDirPrefix(rels)
-	key := func(r string) string {
+	key := func(r string) (string, bool) {
+		if !strings.HasPrefix(r, prefix) {
+			return "", false
+		}
 		r = r[len(prefix):]
 		if j := strings.IndexByte(r, '/'); j >= 0 {
-			return r[:j+1] // the slash keeps a directory apart from a file of its name
+			return r[:j+1], true // the slash keeps a directory apart from a file of its name
 		}
-		return ""
+		return "", true
 	}
 	set := map[string]bool{}
 	for _, r := range rels {
-		set[key(r)] = true
+		k, _ := key(r)
+		set[k] = true
 	}
 	names = make([]string, 0, len(set))
 	for k := range set {
@@ -233,18 +242,28 @@ func topLevelGroups(cs []*content) (groupOf []int, names []string, also [][]int,
 	for i, n := range names {
 		num[n] = i
 	}
+	groupOfPath = func(rel string) int {
+		k, ok := key(rel)
+		if !ok {
+			return -1
+		}
+		if g, ok := num[k]; ok {
+			return g
+		}
+		return -1
+	}
 	groupOf = make([]int, len(cs))
 	also = make([][]int, len(cs))
 	for i, c := range cs {
-		g := num[key(c.rep.firstEntry.rel)]
+		g := groupOfPath(c.rep.firstEntry.rel)
 		groupOf[i] = g
 		for _, in := range c.inodes {
-			if o := num[key(in.firstEntry.rel)]; o != g && !slices.Contains(also[i], o) {
+			if o := groupOfPath(in.firstEntry.rel); o >= 0 && o != g && !slices.Contains(also[i], o) {
 				also[i] = append(also[i], o)
 			}
 		}
 	}
-	return groupOf, names, also, func(rel string) int { return num[key(rel)] }
+	return groupOf, names, also, groupOfPath
 }
 
 // commonDirPrefix is the longest run of whole directories ("a/b/") that

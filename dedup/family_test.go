@@ -103,14 +103,14 @@ func TestFamilies(t *testing.T) {
 			want: [][]string{{"dup/libc.so", "usr/lib/libm.so"}},
 		},
 		{
-			name: "a directory of copies only makes no family",
+			name: "a directory of copies only relates nothing",
 			files: []famFile{
 				{paths: []string{"a/x", "c/x"}, size: 5000, base: 1},
 				{paths: []string{"b/y", "c/y"}, size: 5000, base: 2},
 			},
-			// c owns nothing; its copies relate it to a and to b, and so
-			// a to b.
-			want: [][]string{{"a/x", "b/y"}},
+			// c owns nothing, so it is no group: a vendored copy of two
+			// projects does not make them one.
+			want: [][]string{{"a/x"}, {"b/y"}},
 		},
 		{
 			name: "a directory of copies of an unrelated one stays apart",
@@ -221,16 +221,18 @@ func TestNilsimsaOrderFamilies(t *testing.T) {
 }
 
 // TestFamiliesDeep: a project alone at the top is split by its releases'
-// relations one level down; related releases stay one family.
+// relations one level down; related releases stay one family. A copy in
+// another project does not stop the split.
 func TestFamiliesDeep(t *testing.T) {
 	files := []famFile{
 		{paths: []string{"vue/1.0/vue.js"}, size: 9000, base: 1},
 		{paths: []string{"vue/1.1/vue.js"}, size: 9100, base: 1},
 		{paths: []string{"vue/3.0/vue.js"}, size: 7000, base: 2},
 		{paths: []string{"vue/3.1/vue.js"}, size: 7100, base: 2},
+		{paths: []string{"vue/3.1/LICENSE", "zz/LICENSE"}, size: 10, base: 4},
 		{paths: []string{"zz/a.js"}, size: 100, base: 3},
 	}
-	want := [][]string{{"vue/1.0/vue.js", "vue/1.1/vue.js"}, {"vue/3.0/vue.js", "vue/3.1/vue.js"}, {"zz/a.js"}}
+	want := [][]string{{"vue/1.0/vue.js", "vue/1.1/vue.js"}, {"vue/3.0/vue.js", "vue/3.1/vue.js", "vue/3.1/LICENSE"}, {"zz/a.js"}}
 	if got := famNames(familiesDeep(famContents(files, 1))); !slices.EqualFunc(got, want, slices.Equal[[]string]) {
 		t.Errorf("families:\n got %q\nwant %q", got, want)
 	}
