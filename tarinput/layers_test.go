@@ -234,7 +234,9 @@ func at(name string, typ byte, mode int64, uid int, sec int64) tar.Header {
 }
 
 func TestLayers(t *testing.T) {
-	f := func(name, data string, sec int64) member { return member{h: at(name, tar.TypeReg, 0o644, 1, sec), data: data} }
+	f := func(name, data string, sec int64) member {
+		return member{h: at(name, tar.TypeReg, 0o644, 1, sec), data: data}
+	}
 	d := func(name string, sec int64) member { return member{h: at(name, tar.TypeDir, 0o750, 2, sec)} }
 	wh := func(name string) member { return member{h: at(name, tar.TypeReg, 0, 0, 0)} }
 	ln := func(name, target string) member {
