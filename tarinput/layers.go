@@ -203,10 +203,10 @@ func (lr *layerReader) read(ctx context.Context, progress func(int64)) (int64, e
 			break
 		}
 		if err != nil {
-			return 0, lr.headerError(start, err)
+			return 0, lr.blobError(pos, lr.headerError(start, err))
 		}
 		if err := lr.add(tr, hdr, start); err != nil {
-			return 0, err
+			return 0, lr.blobError(pos, err)
 		}
 		lr.lastName, lr.lastStart = hdr.Name, start
 		next = (pos.pos + 511) &^ 511
@@ -219,6 +219,16 @@ func (lr *layerReader) read(ctx context.Context, progress func(int64)) (int64, e
 	}
 	progress(pos.pos)
 	return pos.pos, nil
+}
+
+// blobError reads the rest of a layer that turned out bad: a corrupt
+// blob is better named by its digest check than by what the tar reader
+// made of it.
+func (lr *layerReader) blobError(r io.Reader, err error) error {
+	if _, derr := io.Copy(io.Discard, r); derr != nil {
+		return fmt.Errorf("layer %s: %w", lr.layer.Name, derr)
+	}
+	return err
 }
 
 // add applies one member.
