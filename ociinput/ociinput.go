@@ -147,11 +147,9 @@ func pick(m *v1.IndexManifest, want *v1.Platform) (v1.Descriptor, error) {
 const refName = "org.opencontainers.image.ref.name"
 
 func (im *Image) openLayout(ctx context.Context, spec string, want *v1.Platform) error {
+	// As in skopeo, DIR ends at the first colon: REF may be a digest,
+	// which has one of its own.
 	dir, ref, _ := strings.Cut(spec, ":")
-	if strings.HasPrefix(ref, "sha256") && !strings.Contains(ref, ":") {
-		// oci:DIR:sha256:HEX was cut at the first colon only.
-		ref = spec[len(dir)+1:]
-	}
 	p, err := layout.FromPath(dir)
 	if err != nil {
 		return fmt.Errorf("not an OCI image layout: %w", err)

@@ -443,7 +443,7 @@ func (lr *layerReader) walk(parts []string, like *dedup.TreeNode, member string,
 			// a directory no member names makes it.
 			if t := lr.touch(k); !t.set {
 				keepAttrs(k.n, implicitDir(like))
-				t.set = true
+				t.set, t.killed = true, false
 			}
 		} else if like != nil && k.ghost {
 			keepAttrs(k.n, implicitDir(like))
@@ -516,10 +516,7 @@ func (lr *layerReader) place(p string, n *dedup.TreeNode, member string, start i
 		// layers had below; the upper layer makes the directory anew.
 		lr.prune(k)
 		k.opaque = max(k.opaque, lr.idx)
-		if !k.explicit {
-			t := lr.touch(k)
-			t.killed, t.dir = true, false
-		}
+		lr.kill(k)
 		return false, nil
 	case k.layer > lr.idx:
 		return false, nil
@@ -570,6 +567,21 @@ func (lr *layerReader) settle() {
 				keepAttrs(k.n, &t.orig)
 			}
 			k.explicit = true
+		}
+	}
+}
+
+// kill undoes what this layer did to the attributes of the directories
+// an upper layer made at and below k without naming them: a non-directory
+// of this layer removed them, so the upper layer makes them anew.
+func (lr *layerReader) kill(k *lnode) {
+	if !k.explicit {
+		t := lr.touch(k)
+		t.killed, t.dir, t.set = true, false, false
+	}
+	for _, c := range k.kids {
+		if c.layer > lr.idx && isDir(c.n) {
+			lr.kill(c)
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/chmod"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/ociinput"
+	"github.com/godwarfs/godwarfs/source"
 	"github.com/godwarfs/godwarfs/tarinput"
 	"github.com/godwarfs/godwarfs/writer"
 )
@@ -566,6 +567,11 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 	if cfg.OCIInput != "" {
 		opt := cfg.OCIOptions
 		opt.Tar = cfg.TarOptions
+		if opt.Transport == nil && strings.HasPrefix(cfg.OCIInput, "docker://") {
+			tr := source.NewHTTPTransport(cfg.Workers)
+			defer tr.CloseIdleConnections()
+			opt.Transport = tr
+		}
 		var err error
 		if oci, err = ociinput.Open(ctx, cfg.OCIInput, opt); err != nil {
 			return nil, err
