@@ -257,8 +257,13 @@ func TestOCIInput(t *testing.T) {
 	if err := tarball.WriteToFile(arch, tag, img); err != nil {
 		t.Fatal(err)
 	}
+	dg, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ name, input string }{
 		{"layout by tag", "oci:" + lay + ":v1"},
+		{"layout by digest", "oci:" + lay + ":" + dg.String()},
 		{"layout, one manifest", "oci:" + lay},
 		{"docker-archive", "docker-archive:" + arch},
 	} {
