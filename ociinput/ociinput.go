@@ -96,11 +96,11 @@ func Open(ctx context.Context, input string, opt Options) (*Image, error) {
 	im := &Image{name: input}
 	switch {
 	case strings.HasPrefix(input, "oci:"):
-		err = im.openLayout(ctx, strings.TrimPrefix(input, "oci:"), want)
+		err = im.openLayout(ctx, strings.TrimPrefix(input, "oci:"), want, opt.Platform != "")
 	case strings.HasPrefix(input, "docker-archive:"):
 		err = im.openArchive(strings.TrimPrefix(input, "docker-archive:"), want, opt.Platform != "")
 	case strings.HasPrefix(input, "docker://"):
-		err = im.openRemote(ctx, strings.TrimPrefix(input, "docker://"), want, opt.Transport)
+		err = im.openRemote(ctx, strings.TrimPrefix(input, "docker://"), want, opt.Platform != "", opt.Transport)
 	default:
 		err = errors.New("not a container image (oci:, docker-archive: or docker://)")
 	}
@@ -146,7 +146,7 @@ func pick(m *v1.IndexManifest, want *v1.Platform) (v1.Descriptor, error) {
 
 const refName = "org.opencontainers.image.ref.name"
 
-func (im *Image) openLayout(ctx context.Context, spec string, want *v1.Platform) error {
+func (im *Image) openLayout(ctx context.Context, spec string, want *v1.Platform, explicit bool) error {
 	// As in skopeo, DIR ends at the first colon: REF may be a digest,
 	// which has one of its own.
 	dir, ref, _ := strings.Cut(spec, ":")
@@ -209,7 +209,7 @@ func (im *Image) openLayout(ctx context.Context, spec string, want *v1.Platform)
 		return fmt.Errorf("manifest %s: %w", desc.Digest, err)
 	}
 	blobFile := func(h v1.Hash) string { return filepath.Join(dir, "blobs", h.Algorithm, h.Hex) }
-	return im.fromImage(img, func(i int, d v1.Descriptor, diffID v1.Hash, l v1.Layer) error {
+	return im.fromImage(img, want, explicit, func(i int, d v1.Descriptor, diffID v1.Hash, l v1.Layer) error {
 		f, err := os.Open(blobFile(d.Digest))
 		if err != nil {
 			return fmt.Errorf("layer %s: blob missing from the layout: %w", d.Digest, err)
@@ -229,7 +229,7 @@ func (im *Image) openLayout(ctx context.Context, spec string, want *v1.Platform)
 	})
 }
 
-func (im *Image) openRemote(ctx context.Context, ref string, want *v1.Platform, tr http.RoundTripper) error {
+func (im *Image) openRemote(ctx context.Context, ref string, want *v1.Platform, explicit bool, tr http.RoundTripper) error {
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		return err
@@ -262,12 +262,12 @@ func (im *Image) openRemote(ctx context.Context, ref string, want *v1.Platform, 
 	} else if img, err = desc.Image(); err != nil {
 		return err
 	}
-	return im.fromImage(img, nil)
+	return im.fromImage(img, want, explicit, nil)
 }
 
 // fromImage sets up the layers of img (a layout's or a registry's),
 // checking the config's digest and that it names a diff ID per layer.
-func (im *Image) fromImage(img v1.Image, local func(i int, d v1.Descriptor, diffID v1.Hash, l v1.Layer) error) error {
+func (im *Image) fromImage(img v1.Image, want *v1.Platform, explicit bool, local func(i int, d v1.Descriptor, diffID v1.Hash, l v1.Layer) error) error {
 	m, err := img.Manifest()
 	if err != nil {
 		return fmt.Errorf("manifest: %w", err)
@@ -282,6 +282,9 @@ func (im *Image) fromImage(img v1.Image, local func(i int, d v1.Descriptor, diff
 	cfg, err := v1.ParseConfigFile(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("config %s: %w", m.Config.Digest, err)
+	}
+	if err := checkPlatform(cfg, want, explicit); err != nil {
+		return err
 	}
 	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
 		return fmt.Errorf("the manifest has %d layers, the config %d diff IDs", len(m.Layers), len(cfg.RootFS.DiffIDs))
@@ -342,8 +345,8 @@ func (im *Image) openArchive(path string, want *v1.Platform, explicit bool) erro
 	if err != nil {
 		return fmt.Errorf("config %s: %w", d.Config, err)
 	}
-	if explicit && (cfg.OS != want.OS || cfg.Architecture != want.Architecture || want.Variant != "" && cfg.Variant != want.Variant) {
-		return fmt.Errorf("the image is for %s/%s, not %s", cfg.OS, cfg.Architecture, want)
+	if err := checkPlatform(cfg, want, explicit); err != nil {
+		return err
 	}
 	if len(cfg.RootFS.DiffIDs) != len(d.Layers) {
 		return fmt.Errorf("manifest.json has %d layers, the config %d diff IDs", len(d.Layers), len(cfg.RootFS.DiffIDs))
@@ -365,6 +368,15 @@ func (im *Image) openArchive(path string, want *v1.Platform, explicit bool) erro
 			l.File, l.Offset, l.Size = f, lm.off, lm.size
 		}
 		im.layers = append(im.layers, l)
+	}
+	return nil
+}
+
+// checkPlatform refuses a single-platform image of another platform than
+// an explicit --platform (without one, any image is taken).
+func checkPlatform(cfg *v1.ConfigFile, want *v1.Platform, explicit bool) error {
+	if explicit && (cfg.OS != want.OS || cfg.Architecture != want.Architecture || want.Variant != "" && cfg.Variant != want.Variant) {
+		return fmt.Errorf("the image is for %s/%s, not %s", cfg.OS, cfg.Architecture, want)
 	}
 	return nil
 }

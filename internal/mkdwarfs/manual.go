@@ -53,7 +53,8 @@ var manual = cli.Manual{
 				"($DOCKER_CONFIG) or, without it, of $REGISTRY_AUTH_FILE or podman's auth.json (basic " +
 				"auth or bearer tokens, as the registry asks); a registry on localhost or 127.0.0.1 is " +
 				"spoken to over plain HTTP. From a multi-platform index, --platform=OS/ARCH[/VARIANT] " +
-				"picks the image (default: this machine's, e.g. linux/amd64).",
+				"picks the image (default: this machine's, e.g. linux/amd64); an image of one platform is " +
+				"taken as it is, unless --platform names another.",
 			"The image's layers make one tree as a container runtime stacks them: a later layer's entry " +
 				"replaces what the lower layers had at its path (a file a directory, a directory a file; a " +
 				"directory over a directory changes only its attributes), .wh.NAME removes NAME of the " +

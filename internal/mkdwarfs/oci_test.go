@@ -345,6 +345,9 @@ func TestOCIInputErrors(t *testing.T) {
 			}
 			return []string{"-i", "oci:" + lay, "--platform", "linux/s390x"}
 		}, "no image for platform linux/s390x (the index has: linux/" + runtime.GOARCH + ", linux/" + other + ")"},
+		{"single image of another platform", func(t *testing.T) []string {
+			return []string{"-i", "oci:" + fresh(t), "--platform", "linux/" + other}
+		}, "the image is for linux/" + runtime.GOARCH + ", not linux/" + other},
 		{"bad member", func(t *testing.T) []string {
 			bad := ociTar(t, []ociMember{{h: oh("../x", tar.TypeReg, 0o644, 0, 1), data: "x"}})
 			l := static.NewLayer(bad, types.OCIUncompressedLayer)
