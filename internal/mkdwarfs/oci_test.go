@@ -369,8 +369,9 @@ func TestOCIInputErrors(t *testing.T) {
 
 func TestOCIRegistry(t *testing.T) {
 	img := ociImage(t, ociLayers(t), runtime.GOARCH)
-	for _, auth := range []bool{false, true} {
-		t.Run(fmt.Sprintf("auth=%v", auth), func(t *testing.T) {
+	for _, mode := range []string{"anonymous", "docker config", "REGISTRY_AUTH_FILE"} {
+		auth := mode != "anonymous"
+		t.Run(mode, func(t *testing.T) {
 			home := t.TempDir()
 			t.Setenv("HOME", home)
 			t.Setenv("DOCKER_CONFIG", "")
@@ -399,9 +400,15 @@ func TestOCIRegistry(t *testing.T) {
 				if code, msg := mkOCI(t, "-i", "docker://"+reg.Host+"/app:v1", "-o", out); code == 0 || !strings.Contains(msg, "UNAUTHORIZED") {
 					t.Fatalf("without credentials: exit %d: %s", code, msg)
 				}
-				os.MkdirAll(filepath.Join(home, ".docker"), 0o700)
 				conf := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, reg.Host, base64.StdEncoding.EncodeToString([]byte(user+":"+pw)))
-				if err := os.WriteFile(filepath.Join(home, ".docker", "config.json"), []byte(conf), 0o600); err != nil {
+				file := filepath.Join(home, ".docker", "config.json")
+				if mode == "REGISTRY_AUTH_FILE" {
+					// podman's: used when there is no docker config.
+					file = filepath.Join(t.TempDir(), "auth.json")
+					t.Setenv("REGISTRY_AUTH_FILE", file)
+				}
+				os.MkdirAll(filepath.Dir(file), 0o700)
+				if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
