@@ -214,12 +214,12 @@ func (im *Image) openLayout(ctx context.Context, spec string, want *v1.Platform,
 		if err != nil {
 			return fmt.Errorf("layer %s: blob missing from the layout: %w", d.Digest, err)
 		}
-		im.closers = append(im.closers, f)
 		var head [8]byte
 		n, _ := f.ReadAt(head[:], 0)
 		if compressed(head[:n]) {
-			return nil
+			return f.Close()
 		}
+		im.closers = append(im.closers, f)
 		st, err := f.Stat()
 		if err != nil {
 			return err
@@ -463,9 +463,10 @@ type stream struct {
 
 func (s *stream) Read(p []byte) (int, error) {
 	n, err := s.out.Read(p)
-	if err == io.EOF {
+	if err != nil {
 		// The blob may hold more than the decoder wanted (padding,
-		// trailing frames): all of it is the digest's.
+		// trailing frames): all of it is the digest's. And a blob that
+		// does not decode is better named by its digest check.
 		if _, derr := io.Copy(io.Discard, s.raw); derr != nil {
 			return n, derr
 		}

@@ -323,6 +323,26 @@ func TestOCIInputErrors(t *testing.T) {
 			os.WriteFile(blob(lay, 1), b, 0o644)
 			return []string{"-i", "oci:" + lay}
 		}, "layer " + m.Layers[1].Digest.String() + ": blob digest mismatch"},
+		{"gzip blob", func(t *testing.T) []string {
+			lay := fresh(t)
+			b, _ := os.ReadFile(blob(lay, 0))
+			b[len(b)/2] ^= 0x55
+			os.WriteFile(blob(lay, 0), b, 0o644)
+			return []string{"-i", "oci:" + lay}
+		}, "layer " + m.Layers[0].Digest.String() + ": blob digest mismatch"},
+		{"diff ID", func(t *testing.T) []string {
+			// A config whose diff ID of the top layer is another's.
+			cf, _ := img.ConfigFile()
+			cf = cf.DeepCopy()
+			cf.RootFS.DiffIDs[2] = cf.RootFS.DiffIDs[1]
+			i, err := mutate.ConfigFile(img, cf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lay := filepath.Join(t.TempDir(), "layout")
+			writeLayout(t, lay, i, "v1")
+			return []string{"-i", "oci:" + lay}
+		}, "layer " + m.Layers[2].Digest.String() + ": uncompressed content (diff ID) digest mismatch"},
 		{"missing blob", func(t *testing.T) []string {
 			lay := fresh(t)
 			os.Remove(blob(lay, 2))
