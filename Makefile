@@ -10,7 +10,7 @@ FUZZTIME ?= 5m
 FUZZPARALLEL ?=
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./imagesig/
+FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/
 
 .PHONY: all build build-static cross dist test-cross test-arm64 test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 

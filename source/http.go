@@ -27,12 +27,22 @@ func newHTTPFetcher(u *url.URL, o Options) (*httpFetcher, error) {
 	c := *u
 	c.User = nil
 	c.Fragment = ""
-	tr := &http.Transport{
+	tr := NewHTTPTransport(o.Workers)
+	return &httpFetcher{u: &c, user: u.User, tr: tr, client: &http.Client{Transport: tr}}, nil
+}
+
+// NewHTTPTransport returns the transport remote images are read with
+// (proxy from the environment, timeouts, TLS 1.2 at least, HTTP/2 where
+// offered, no transparent decompression), with idle connections for
+// workers concurrent readers. Other HTTP clients of the tools (the
+// container registry input) use it too.
+func NewHTTPTransport(workers int) *http.Transport {
+	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true, // HTTP/2 where the server offers it over TLS
-		MaxIdleConns:          max(4*o.Workers, headerWorkers),
-		MaxIdleConnsPerHost:   max(2*o.Workers, headerWorkers),
+		MaxIdleConns:          max(4*workers, headerWorkers),
+		MaxIdleConnsPerHost:   max(2*workers, headerWorkers),
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
@@ -41,7 +51,6 @@ func newHTTPFetcher(u *url.URL, o Options) (*httpFetcher, error) {
 		DisableCompression: true,
 		TLSClientConfig:    &tls.Config{MinVersion: tls.VersionTLS12},
 	}
-	return &httpFetcher{u: &c, user: u.User, tr: tr, client: &http.Client{Transport: tr}}, nil
 }
 
 func (h *httpFetcher) sibling(u *url.URL) fetcher {

@@ -329,51 +329,13 @@ func (r *reader) cleanName(name string, start int64) (string, error) {
 
 // add puts one member into the tree.
 func (r *reader) add(tr *tar.Reader, hdr *tar.Header, start int64) error {
-	for k := range hdr.PAXRecords {
-		if strings.HasPrefix(k, "SCHILY.xattr.") || strings.HasPrefix(k, "LIBARCHIVE.xattr.") || strings.HasPrefix(k, "SCHILY.acl.") || k == "RHT.security.selinux" {
-			r.xattrs++
-		}
-	}
-	var mode uint32
-	switch hdr.Typeflag {
-	case tar.TypeReg, tar.TypeRegA, tar.TypeCont, tar.TypeGNUSparse, tar.TypeLink:
-		mode = syscall.S_IFREG
-	case tar.TypeDir:
-		mode = syscall.S_IFDIR
-	case tar.TypeSymlink:
-		mode = syscall.S_IFLNK
-	case tar.TypeChar:
-		mode = syscall.S_IFCHR
-	case tar.TypeBlock:
-		mode = syscall.S_IFBLK
-	case tar.TypeFifo:
-		mode = syscall.S_IFIFO
-	case tar.TypeXGlobalHeader:
-		return nil
-	default:
-		if r.skipped == nil {
-			r.skipped = map[byte]int{}
-		}
-		r.skipped[hdr.Typeflag]++
+	n, ok := r.node(hdr)
+	if !ok {
 		return nil
 	}
 	name, err := r.cleanName(hdr.Name, start)
 	if err != nil {
 		return err
-	}
-	n := &dedup.TreeNode{
-		Mode:  mode | uint32(hdr.Mode&0o7777),
-		UID:   uint32(hdr.Uid),
-		GID:   uint32(hdr.Gid),
-		Mtime: hdr.ModTime,
-		Atime: hdr.AccessTime,
-		Ctime: hdr.ChangeTime,
-	}
-	if n.Atime.IsZero() {
-		n.Atime = n.Mtime
-	}
-	if n.Ctime.IsZero() {
-		n.Ctime = n.Mtime
 	}
 	switch hdr.Typeflag {
 	case tar.TypeLink:
@@ -397,10 +359,6 @@ func (r *reader) add(tr *tar.Reader, hdr *tar.Header, start int64) error {
 			c := *t
 			n = &c
 		}
-	case tar.TypeSymlink:
-		n.Target = hdr.Linkname
-	case tar.TypeChar, tar.TypeBlock:
-		n.Rdev = metadata.MakeDev(uint32(hdr.Devmajor), uint32(hdr.Devminor))
 	case tar.TypeReg, tar.TypeRegA, tar.TypeCont, tar.TypeGNUSparse:
 		if hdr.Size < 0 {
 			return r.memberError(hdr.Name, start, fmt.Errorf("negative size %d", hdr.Size))
@@ -412,6 +370,60 @@ func (r *reader) add(tr *tar.Reader, hdr *tar.Header, start int64) error {
 		}
 	}
 	return r.place(hdr.Name, name, n, start)
+}
+
+// node makes the TreeNode of a member, counting what the image cannot
+// hold; ok is false for a member that is skipped.
+func (r *reader) node(hdr *tar.Header) (n *dedup.TreeNode, ok bool) {
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "SCHILY.xattr.") || strings.HasPrefix(k, "LIBARCHIVE.xattr.") || strings.HasPrefix(k, "SCHILY.acl.") || k == "RHT.security.selinux" {
+			r.xattrs++
+		}
+	}
+	var mode uint32
+	switch hdr.Typeflag {
+	case tar.TypeReg, tar.TypeRegA, tar.TypeCont, tar.TypeGNUSparse, tar.TypeLink:
+		mode = syscall.S_IFREG
+	case tar.TypeDir:
+		mode = syscall.S_IFDIR
+	case tar.TypeSymlink:
+		mode = syscall.S_IFLNK
+	case tar.TypeChar:
+		mode = syscall.S_IFCHR
+	case tar.TypeBlock:
+		mode = syscall.S_IFBLK
+	case tar.TypeFifo:
+		mode = syscall.S_IFIFO
+	case tar.TypeXGlobalHeader:
+		return nil, false
+	default:
+		if r.skipped == nil {
+			r.skipped = map[byte]int{}
+		}
+		r.skipped[hdr.Typeflag]++
+		return nil, false
+	}
+	n = &dedup.TreeNode{
+		Mode:  mode | uint32(hdr.Mode&0o7777),
+		UID:   uint32(hdr.Uid),
+		GID:   uint32(hdr.Gid),
+		Mtime: hdr.ModTime,
+		Atime: hdr.AccessTime,
+		Ctime: hdr.ChangeTime,
+	}
+	if n.Atime.IsZero() {
+		n.Atime = n.Mtime
+	}
+	if n.Ctime.IsZero() {
+		n.Ctime = n.Mtime
+	}
+	switch hdr.Typeflag {
+	case tar.TypeSymlink:
+		n.Target = hdr.Linkname
+	case tar.TypeChar, tar.TypeBlock:
+		n.Rdev = metadata.MakeDev(uint32(hdr.Devmajor), uint32(hdr.Devminor))
+	}
+	return n, true
 }
 
 // sparse tells whether hdr is a sparse file (GNU or pax format).

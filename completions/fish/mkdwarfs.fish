@@ -2,6 +2,8 @@
 complete -c mkdwarfs -l input -s i -r -F -d 'path to root directory, or a tar archive'
 complete -c mkdwarfs -l input-format -x -d 'what -i is: dir, tar'
 complete -c mkdwarfs -l tmpdir -r -F -d 'where a compressed or piped tar input is decoded to'
+complete -c mkdwarfs -l platform -x -d 'the platform to take from a multi-platform container image'
+complete -c mkdwarfs -l oci-config -r -F -d 'write the container image\'s config'
 complete -c mkdwarfs -l input-list -r -F -d 'file with the paths to include, one a line, or - for stdin: relativ...'
 complete -c mkdwarfs -l output -s o -r -F -d 'image output name, or - for stdout'
 complete -c mkdwarfs -l force -s f -d 'overwrite an existing output image'

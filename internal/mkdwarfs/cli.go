@@ -7,9 +7,11 @@ func usagef(format string, args ...any) error { return cli.Usagef(format, args..
 // options are mkdwarfs's command line options; --help, --version and --man
 // come from package cli.
 var options = []cli.Option{
-	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory, or a tar archive (- for standard input; see --input-format), or an image with --recompress, --rebuild-metadata, --change-block-size or --append"},
+	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory, or a tar archive (- for standard input; see --input-format), or a container image (oci:DIR[:REF], docker-archive:FILE, docker://REGISTRY/REPO:TAG|@DIGEST; see CONTAINER IMAGES), or an image with --recompress, --rebuild-metadata, --change-block-size or --append"},
 	{Long: "input-format", HasValue: true, Arg: "FMT", Default: "auto", Help: "what -i is: dir, tar (plain, or compressed with gzip, xz, zstd or bzip2, told by its first bytes), or auto (a directory, else a file with a tar header or a compression's magic; - is a tar)"},
 	{Long: "tmpdir", HasValue: true, Arg: "DIR", Help: "where a compressed or piped tar input is decoded to (default: $TMPDIR or /tmp); the first 16 MiB stay in memory"},
+	{Long: "platform", HasValue: true, Arg: "OS/ARCH[/VARIANT]", Help: "the platform to take from a multi-platform container image (default: this machine's)"},
+	{Long: "oci-config", HasValue: true, Arg: "FILE", Help: "write the container image's config (JSON: entrypoint, env, user, working dir, labels, ...) to FILE once the image is built"},
 	{Long: "input-list", HasValue: true, Arg: "FILE", Help: "file with the paths to include, one a line, or - for stdin: relative to -i DIR (default: the current directory), or absolute below it; includes devices and specials; not with -F"},
 	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, or - for stdout"},
 	{Long: "force", Short: "f", Help: "overwrite an existing output image"},

@@ -19,7 +19,7 @@ var manual = cli.Manual{
 		"The images are compatible with the reference DwarFS tools (format 2.5 is written; every 2.x image can be read).",
 		"Examples:",
 		"  mkdwarfs -i /usr/share/doc -o doc.dwarfs\n  mkdwarfs -i tree -o tree.dwarfs -l 9 -F '- *.o'\n  mkdwarfs -i old.dwarfs -o new.dwarfs --recompress -C lzma:level=9\n" +
-			"  zcat app.tar.gz | mkdwarfs -i - -o app.dwarfs\n  mkdwarfs -i rootfs.tar -o rootfs.dwarfs --with-devices --with-specials\n" +
+			"  zcat app.tar.gz | mkdwarfs -i - -o app.dwarfs\n  mkdwarfs -i oci:layout:latest -o app.dwarfs --oci-config=app.json\n  mkdwarfs -i rootfs.tar -o rootfs.dwarfs --with-devices --with-specials\n" +
 			"  mkdwarfs -i releases.dwarfs --append v2.0 --append-at v2.0 -o releases-new.dwarfs\n  mkdwarfs --merge shard1.dwarfs shard2.dwarfs docs=s3://bucket/docs.dwarfs -o all.dwarfs",
 	},
 	Sections: []cli.Section{
@@ -43,6 +43,32 @@ var manual = cli.Manual{
 				"cannot be stored and are dropped, with one warning that counts them. A truncated archive, " +
 				"a bad header or a member whose data ends early is an error naming the member and the " +
 				"offset of its header, and no image is written.",
+		}},
+		{Title: "CONTAINER IMAGES", Paragraphs: []string{
+			"-i oci:DIR[:REF] reads an OCI image layout (as skopeo, umoci or buildah write it); REF is a " +
+				"tag (the org.opencontainers.image.ref.name annotation in index.json) or a manifest digest, " +
+				"and may be left out when index.json lists one manifest. -i docker-archive:FILE reads what " +
+				"docker save or podman save write. -i docker://REGISTRY/REPO:TAG (or @sha256:DIGEST) pulls " +
+				"from a registry: anonymously, or with the credentials of ~/.docker/config.json " +
+				"($DOCKER_CONFIG) or, without it, of $REGISTRY_AUTH_FILE or podman's auth.json (basic " +
+				"auth or bearer tokens, as the registry asks); a registry on localhost or 127.0.0.1 is " +
+				"spoken to over plain HTTP. From a multi-platform index, --platform=OS/ARCH[/VARIANT] " +
+				"picks the image (default: this machine's, e.g. linux/amd64); an image of one platform is " +
+				"taken as it is, unless --platform names another.",
+			"The image's layers make one tree as a container runtime stacks them: a later layer's entry " +
+				"replaces what the lower layers had at its path (a file a directory, a directory a file; a " +
+				"directory over a directory changes only its attributes), .wh.NAME removes NAME of the " +
+				"lower layers, and .wh..wh..opq hides everything the lower layers had in its directory; " +
+				"whiteouts never appear in the image. Within a layer, members are taken as in a tar input " +
+				"(see TAR INPUT), and a hard link must name a file of the same layer.",
+			"Each layer is read once, from the top layer down, so that only the data of files that are " +
+				"in the result is kept: uncompressed layers on disk are read in place, and the files of " +
+				"gzip or zstd layers are decoded to memory and, beyond 16 MiB, to an unlinked file in " +
+				"--tmpdir; nothing is unpacked. Every blob's digest, and the digest of each layer's " +
+				"uncompressed tar against the config's diff IDs, is checked as it is read: a mismatch, a " +
+				"missing blob or a bad member is an error naming the layer's digest (and the member), and " +
+				"no image is written. --oci-config=FILE writes the image's config blob (entrypoint, env, " +
+				"user, working dir, labels, history) beside the image.",
 		}},
 		{Title: "ENVIRONMENT", Paragraphs: []string{
 			"SOURCE_DATE_EPOCH (seconds since 1970, see reproducible-builds.org) replaces the current " +

@@ -23,6 +23,8 @@ import (
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/chmod"
 	"github.com/godwarfs/godwarfs/internal/cli"
+	"github.com/godwarfs/godwarfs/ociinput"
+	"github.com/godwarfs/godwarfs/source"
 	"github.com/godwarfs/godwarfs/tarinput"
 	"github.com/godwarfs/godwarfs/writer"
 )
@@ -75,6 +77,12 @@ type Config struct {
 	// with TarOptions; "" when the input is a directory.
 	TarInput   string
 	TarOptions tarinput.Options
+	// OCIInput is the container image Build.Input names (oci:,
+	// docker-archive:, docker://), read with OCIOptions; OCIConfig is
+	// where its config goes (--oci-config).
+	OCIInput   string
+	OCIOptions ociinput.Options
+	OCIConfig  string
 	Stdin      io.Reader
 	// Append or Merge is set when images grow (--append, --merge).
 	Append *writer.AppendOptions
@@ -555,6 +563,22 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		defer src.Close()
 		scan.Tree = src
 	}
+	var oci *ociinput.Image
+	if cfg.OCIInput != "" {
+		opt := cfg.OCIOptions
+		opt.Tar = cfg.TarOptions
+		if opt.Transport == nil && strings.HasPrefix(cfg.OCIInput, "docker://") {
+			tr := source.NewHTTPTransport(cfg.Workers)
+			defer tr.CloseIdleConnections()
+			opt.Transport = tr
+		}
+		var err error
+		if oci, err = ociinput.Open(ctx, cfg.OCIInput, opt); err != nil {
+			return nil, err
+		}
+		defer oci.Close()
+		scan.Tree = oci.Source()
+	}
 	// Once the tree is scanned, what the heap gains is block buffers that
 	// die when written, while the scan's structures stay live; the scan
 	// itself, which allocates much and keeps little, keeps the default.
@@ -564,7 +588,13 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		debug.FreeOSMemory()
 	}
 	defer func() { restore() }()
-	return writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
+	res, err := writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
+	if err == nil && oci != nil && cfg.OCIConfig != "" {
+		if werr := os.WriteFile(cfg.OCIConfig, oci.Config(), 0o644); werr != nil {
+			return res, fmt.Errorf("the image was written, but not the container image config: %w", werr)
+		}
+	}
+	return res, err
 }
 
 // collectOften lowers GOGC to 25 while block data streams through the
@@ -586,6 +616,26 @@ func collectOften() (restore func()) {
 func inputFormat(p *cli.Result, cfg *Config, stdin io.Reader) error {
 	in := cfg.Build.Input
 	format, _ := p.Lookup("input-format")
+	if v, ok := p.Lookup("tmpdir"); ok {
+		cfg.TarOptions.TempDir = v
+	}
+	if ociinput.Is(in) && (format == "" || format == "auto") {
+		if cfg.Build.InputList != nil {
+			return usagef("--input-list cannot select from a container image")
+		}
+		if cfg.DebugFilter != "" {
+			return usagef("--debug-filter needs a directory input")
+		}
+		cfg.OCIInput = in
+		cfg.OCIOptions.Platform, _ = p.Lookup("platform")
+		cfg.OCIConfig, _ = p.Lookup("oci-config")
+		return nil
+	}
+	for _, o := range []string{"platform", "oci-config"} {
+		if p.Has(o) {
+			return usagef("--%s needs a container image input (oci:, docker-archive:, docker://)", o)
+		}
+	}
 	switch format {
 	case "", "auto":
 		if in == "-" {
@@ -603,9 +653,6 @@ func inputFormat(p *cli.Result, cfg *Config, stdin io.Reader) error {
 	case "dir", "tar":
 	default:
 		return usagef("invalid --input-format %q (auto, dir, tar)", format)
-	}
-	if v, ok := p.Lookup("tmpdir"); ok {
-		cfg.TarOptions.TempDir = v
 	}
 	if format != "tar" {
 		return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/crypto/bcrypt"
 )
 
 func skipOrFail(t testing.TB, reason string) {
@@ -111,7 +112,14 @@ func (s *Server) Log() string { return s.log.String() }
 
 func start(t testing.TB, name string, args ...string) *Server {
 	t.Helper()
+	return startEnv(t, nil, name, args...)
+}
+
+// startEnv starts a server with the environment env (nil: this one's).
+func startEnv(t testing.TB, env []string, name string, args ...string) *Server {
+	t.Helper()
 	cmd := exec.Command(name, args...)
+	cmd.Env = env
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.SysProcAttr = dieWithParent()
@@ -310,3 +318,69 @@ func (w *S3) Env(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// Registry is a running container registry (the CNCF distribution
+// registry, Debian's docker-registry) on a loopback port.
+type Registry struct {
+	*Server
+	Host string // 127.0.0.1:PORT, for image references
+}
+
+// ContainerRegistry starts a registry with its storage in a temporary
+// directory. With user set, it asks for HTTP basic auth (htpasswd) with
+// that user and password; else anyone may pull and push.
+func ContainerRegistry(t testing.TB, user, password string) *Registry {
+	t.Helper()
+	bin, err := exec.LookPath("docker-registry")
+	if err != nil {
+		if _, e := os.Stat("/usr/bin/docker-registry"); e != nil {
+			skipOrFail(t, "docker-registry not installed (Debian's docker-registry)")
+		}
+		bin = "/usr/bin/docker-registry"
+	}
+	dir := t.TempDir()
+	port := FreePort(t, false)
+	auth := ""
+	if user != "" {
+		h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw := filepath.Join(dir, "htpasswd")
+		if err := os.WriteFile(pw, []byte(user+":"+string(h)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		auth = fmt.Sprintf("auth:\n  htpasswd:\n    realm: test\n    path: %s\n", pw)
+	}
+	conf := fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: %s/storage
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:%d
+%s`, dir, port, auth)
+	cf := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The registry takes REGISTRY_* variables as settings; the client's
+	// REGISTRY_AUTH_FILE would turn on an auth scheme of its own.
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "REGISTRY_") {
+			env = append(env, e)
+		}
+	}
+	s := startEnv(t, env, bin, "serve", cf)
+	s.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := waitPort(ctx, fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+		t.Fatalf("docker-registry: %v\n%s", err, s.Log())
+	}
+	return &Registry{Server: s, Host: fmt.Sprintf("127.0.0.1:%d", port)}
+}
