@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/
 
-.PHONY: all build build-static cross dist test-cross test-arm64 test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
+.PHONY: all build build-static cross dist test-cross test-arm64 test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 
 all: build
 
@@ -280,6 +280,11 @@ bench-remote-open: build
 # beside a single build; see bench/shards.sh.
 bench-shards: build
 	BIN=$(abspath $(BIN)) ./bench/shards.sh
+
+# The single build beside one shard per top-level directory merged, and
+# beside the whole-tree order, for several corpora; see bench/order.sh.
+bench-order: build
+	BIN=$(abspath $(BIN)) ./bench/order.sh
 
 clean:
 	rm -rf $(BIN)

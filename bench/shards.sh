@@ -12,13 +12,16 @@
 #   BIN        godwarfs binaries (default <repo>/bin; built if missing)
 #   CORPUS     a corpus with one top-level directory per project (default
 #              cdnjs-small; bench/corpus.sh makes it)
-#   SHARDS     number of shards (default 4)
+#   SHARDS     number of shards (default 4), or "top": one shard per
+#              top-level directory
 #   LEVEL      mkdwarfs -l for the shards and the single build (default 7)
 #   PAR        shard builds run at once (default 1: this machine's cores
 #              are shared; on N machines the shards' wall is the longest)
 #   CHECK=0    skip extracting the merged image
 #   S3=0       merge from the local shard files instead (no SeaweedFS)
 #   MERGE_ARGS more mkdwarfs options for the merge
+#   BASELINE=1 also build the whole tree with --order=nilsimsa:families=0
+#              (the whole-tree order, as the reference has it)
 # Needs the SeaweedFS binary (scripts/install-weed.sh) unless S3=0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -44,6 +47,7 @@ report=$BENCH_DIR/results/shards-$(date -u +%Y%m%dT%H%M%SZ).md
 # that no project's releases are split: a merge copies blocks as they are
 # and cannot find redundancy between shards.
 mapfile -t tops < <(cd "$src" && du -s -- * | sort -k1,1nr -k2 | cut -f2-)
+[[ $SHARDS == top ]] && SHARDS=${#tops[@]}
 declare -a load
 for ((k = 0; k < SHARDS; k++)); do load[k]=0; mkdir -p "$work/shard$k"; done
 for d in "${tops[@]}"; do
@@ -125,6 +129,11 @@ fi
 log "single build of $CORPUS"
 single_s=$(t "${mk[@]}" -i "$src" -o "$work/single.dwarfs")
 single_bytes=$(stat -c %s "$work/single.dwarfs")
+if [[ ${BASELINE:-0} == 1 ]]; then
+	log "single build of $CORPUS in the whole-tree order"
+	base_s=$(t "${mk[@]}" --order=nilsimsa:families=0 -i "$src" -o "$work/single-families0.dwarfs")
+	base_bytes=$(stat -c %s "$work/single-families0.dwarfs")
+fi
 
 {
 	echo "# Sharded build of $CORPUS: $SHARDS shards at -l $LEVEL, merged from $([[ $S3 == 1 ]] && echo S3 || echo local files)${MERGE_ARGS:+ with $MERGE_ARGS}"
@@ -138,9 +147,12 @@ single_bytes=$(stat -c %s "$work/single.dwarfs")
 		echo "| merge from local files | $merge_s | $merged_bytes |"
 	fi
 	echo "| single build | $single_s | $single_bytes |"
+	[[ ${BASELINE:-0} == 1 ]] && echo "| single build, --order=nilsimsa:families=0 | $base_s | $base_bytes |"
 	echo
 	echo "merge wall / single build wall: $(ratio "$merge_s" "$single_s")"
 	echo "merged size / shards' total: $(ratio "$merged_bytes" "$shard_bytes"); merged size / single build: $(ratio "$merged_bytes" "$single_bytes")"
+	echo "single build / merged shards: $(ratio "$single_bytes" "$merged_bytes")"
+	[[ ${BASELINE:-0} == 1 ]] && echo "single build / whole-tree order: $(ratio "$single_bytes" "$base_bytes")"
 	echo "wall on $SHARDS machines (longest shard + merge) / single build: $(ratio "$(awk -v a="$shard_max" -v b="$merge_s" 'BEGIN { print a + b }')" "$single_s")"
 } | tee "$report"
 log "report: $report"

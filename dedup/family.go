@@ -42,19 +42,37 @@ const familyMaxDist = 40
 // costs linear time.
 const familyPairLimit = 32
 
+// family is a run of contents ordered on its own. span is the size of
+// the largest family it starts: its own, or that of an enclosing family
+// it is the first part of.
+type family struct {
+	cs   []*content
+	span int64
+}
+
 // familiesDeep splits cs into families, and each family that is one
 // directory (a project with its releases below it) into the families of
 // that directory's children, and so on down.
-func familiesDeep(cs []*content) [][]*content {
+func familiesDeep(cs []*content) []family {
 	fams := families(cs)
 	if len(fams) == 1 {
-		return fams
+		return []family{{cs, contentBytes(cs)}}
 	}
-	var out [][]*content
+	var out []family
 	for _, f := range fams {
-		out = append(out, familiesDeep(f)...)
+		sub := familiesDeep(f)
+		sub[0].span = max(sub[0].span, contentBytes(f))
+		out = append(out, sub...)
 	}
 	return out
+}
+
+func contentBytes(cs []*content) int64 {
+	var n int64
+	for _, c := range cs {
+		n += c.size
+	}
+	return n
 }
 
 // families splits cs into families of related top-level directories, each

@@ -233,35 +233,31 @@ func TestFamiliesDeep(t *testing.T) {
 		{paths: []string{"zz/a.js"}, size: 100, base: 3},
 	}
 	want := [][]string{{"vue/1.0/vue.js", "vue/1.1/vue.js"}, {"vue/3.0/vue.js", "vue/3.1/vue.js", "vue/3.1/LICENSE"}, {"zz/a.js"}}
-	if got := famNames(familiesDeep(famContents(files, 1))); !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+	var fams [][]*content
+	for _, f := range familiesDeep(famContents(files, 1)) {
+		fams = append(fams, f.cs)
+	}
+	if got := famNames(fams); !slices.EqualFunc(got, want, slices.Equal[[]string]) {
 		t.Errorf("families:\n got %q\nwant %q", got, want)
 	}
 }
 
 func TestFamilyBreaks(t *testing.T) {
-	sized := func(sizes ...int64) []*content {
-		var cs []*content
-		for _, s := range sizes {
-			cs = append(cs, &content{size: s})
-		}
-		return cs
-	}
 	for _, tc := range []struct {
 		name   string
-		sizes  []int64
-		starts []int
+		starts []familyStart
 		want   []int
 	}{
-		{"one family", []int64{100, 100}, []int{0}, nil},
-		{"no families", []int64{100}, nil, nil},
-		{"every large family but the first", []int64{60, 50, 40, 70, 30, 5}, []int{0, 2, 3, 5}, []int{3}},
-		{"a family of exactly a block", []int64{100, 64, 36}, []int{0, 1}, []int{1}},
-		{"small families pack on", []int64{100, 10, 10, 10}, []int{0, 1, 2, 3}, nil},
+		{"one family", []familyStart{{0, 500}}, nil},
+		{"no families", nil, nil},
+		{"every large family but the first", []familyStart{{0, 110}, {2, 40}, {3, 100}, {5, 5}}, []int{3}},
+		{"small families pack on", []familyStart{{0, 100}, {1, 10}, {2, 10}}, nil},
+		{"a small family that begins a large one", []familyStart{{0, 100}, {4, 150}, {6, 99}}, []int{4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := familyBreaks(sized(tc.sizes...), tc.starts, 100)
+			got := familyBreaks(tc.starts, 100)
 			var idx []int
-			for i := range tc.sizes {
+			for i := range 10 {
 				if got[i] {
 					idx = append(idx, i)
 				}
@@ -270,5 +266,24 @@ func TestFamilyBreaks(t *testing.T) {
 				t.Errorf("breaks at %v, want %v", idx, tc.want)
 			}
 		})
+	}
+}
+
+// TestFamilySpans: the first part of a split project carries the
+// project's size, so the project starts a block even when that part is
+// small.
+func TestFamilySpans(t *testing.T) {
+	files := []famFile{
+		{paths: []string{"a/1.0/x.js"}, size: 10, base: 1},
+		{paths: []string{"a/2.0/y.js"}, size: 500, base: 2},
+		{paths: []string{"b/1.0/z.js"}, size: 30, base: 3},
+	}
+	fams := familiesDeep(famContents(files, 1))
+	var spans []int64
+	for _, f := range fams {
+		spans = append(spans, f.span)
+	}
+	if want := []int64{510, 500, 30}; !slices.Equal(spans, want) {
+		t.Errorf("spans %v, want %v", spans, want)
 	}
 }

@@ -52,9 +52,9 @@ func CleanListPath(p string) string {
 // orderContents sorts unique contents for the block stream. listPos, if
 // not nil, is the position of each --input-list path: with OrderNone the
 // contents keep the list's order. It also returns where each family of
-// the nilsimsa order starts in the result ({0} for one family, nil for
-// the other orders).
-func orderContents(cs []*content, opt *Options, listPos map[string]int) ([]*content, []int) {
+// the nilsimsa order starts in the result (one for a single family, nil
+// for the other orders).
+func orderContents(cs []*content, opt *Options, listPos map[string]int) ([]*content, []familyStart) {
 	out := append([]*content(nil), cs...)
 	path := func(c *content) string { return c.rep.firstEntry.rel }
 	switch opt.Order {
@@ -90,14 +90,14 @@ func orderContents(cs []*content, opt *Options, listPos map[string]int) ([]*cont
 		})
 	case OrderNilsimsa:
 		out = out[:0]
-		fams := [][]*content{cs}
+		fams := []family{{cs: cs}}
 		if !opt.Nilsimsa.NoFamilies {
 			fams = familiesDeep(cs)
 		}
-		starts := make([]int, 0, len(fams))
+		starts := make([]familyStart, 0, len(fams))
 		for _, f := range fams {
-			starts = append(starts, len(out))
-			out = append(out, nilsimsaOrder(f, opt.Nilsimsa, max(opt.OrderWorkers, 1))...)
+			starts = append(starts, familyStart{at: len(out), span: f.span})
+			out = append(out, nilsimsaOrder(f.cs, opt.Nilsimsa, max(opt.OrderWorkers, 1))...)
 		}
 		return out, starts
 	case OrderExplicit:
@@ -111,6 +111,13 @@ func orderContents(cs []*content, opt *Options, listPos map[string]int) ([]*cont
 		sortByPosition(out, pos)
 	}
 	return out, nil
+}
+
+// familyStart is where a family starts in an order, and the size of the
+// largest family that starts there (see family).
+type familyStart struct {
+	at   int
+	span int64
 }
 
 // sortByPosition orders contents by the smallest position any of their

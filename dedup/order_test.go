@@ -31,7 +31,7 @@ func digestContents(n, families int, seed uint64) []*content {
 	return cs
 }
 
-func family(c *content) string { return c.rep.firstEntry.rel[6:] }
+func digestFamily(c *content) string { return c.rep.firstEntry.rel[6:] }
 
 func TestNilsimsaOrderOptions(t *testing.T) {
 	cs := digestContents(400, 5, 1)
@@ -75,7 +75,7 @@ func TestNilsimsaOrderOptions(t *testing.T) {
 				// is used up.
 				changes := 0
 				for i := 1; i < len(got); i++ {
-					if family(got[i]) != family(got[i-1]) {
+					if digestFamily(got[i]) != digestFamily(got[i-1]) {
 						changes++
 					}
 				}

@@ -490,7 +490,7 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 // order orders one stream's contents and logs the result; prefix names
 // the category. It also returns where each family of the order starts
 // (see orderContents).
-func (b *builder) order(cs []*content, opt *Options, prefix string) ([]*content, []int) {
+func (b *builder) order(cs []*content, opt *Options, prefix string) ([]*content, []familyStart) {
 	b.phase("ordering")
 	t0 := time.Now()
 	out, starts := orderContents(cs, opt, b.sc.listPos)
@@ -508,30 +508,19 @@ func (b *builder) order(cs []*content, opt *Options, prefix string) ([]*content,
 }
 
 // familyBreaks lists the indexes of contents before which the segmenter
-// starts a new block: the start of every family of at least a block's
-// bytes but the first. Such a family's blocks then fall as they would in
-// a build of its own (a shard): the segmenter finds repeats only within
-// its last blocks, so where the block boundaries fall inside a family
-// decides what it finds, and a family that starts in the middle of the
-// previous one's last block loses more at its boundaries than one that
-// starts with a block. Smaller families are packed on, as a block of
-// their own would compress badly.
-func familyBreaks(contents []*content, starts []int, blockSize int) map[int]bool {
-	if len(starts) < 2 {
-		return nil
-	}
+// starts a new block: the start of every family but the first that is,
+// or begins, a family of at least a block's bytes. Such a family's blocks
+// then fall as they would in a build of its own (a shard): the segmenter
+// finds repeats only within its last blocks, so where the block
+// boundaries fall inside a family decides what it finds, and a family
+// that starts in the middle of the previous one's last block loses more
+// at its boundaries than one that starts with a block. Smaller families
+// are packed on, as a block of their own would compress badly.
+func familyBreaks(starts []familyStart, blockSize int) map[int]bool {
 	breaks := map[int]bool{}
-	for k, s := range starts[1:] {
-		end := len(contents)
-		if k+2 < len(starts) {
-			end = starts[k+2]
-		}
-		var n int64
-		for _, c := range contents[s:end] {
-			n += c.size
-		}
-		if n >= int64(blockSize) {
-			breaks[s] = true
+	for _, s := range starts {
+		if s.at > 0 && s.span >= int64(blockSize) {
+			breaks[s.at] = true
 		}
 	}
 	return breaks
@@ -539,7 +528,7 @@ func familyBreaks(contents []*content, starts []int, blockSize int) map[int]bool
 
 // segmentStream segments the data of category cat of contents, in that
 // order, into blocks numbered on from those already written.
-func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category, contents []*content, starts []int, sink CategorizedSink) error {
+func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category, contents []*content, starts []familyStart, sink CategorizedSink) error {
 	b.phase("segmenting")
 	bc := BlockCategory{Name: cat.name(), Metadata: b.cz.metadataJSON(cat)}
 	gran := 1
@@ -559,7 +548,7 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 	}
 	seg.base = b.baseIdx
 	seg.startAt(uint32(b.blockBase + len(b.blockCats)))
-	breaks := familyBreaks(contents, starts, seg.blockSize)
+	breaks := familyBreaks(starts, seg.blockSize)
 	var progMu sync.Mutex
 	for i, c := range contents {
 		if err := ctx.Err(); err != nil {
