@@ -350,6 +350,38 @@ func (c *CLI) runDaemonChild(a *Args, fdStr string) int {
 	return c.runForeground(a, ready)
 }
 
+// startup reports how a driver's start went: on standard error, or, for a
+// daemon, on the pipe its parent waits on (ready), as one line, "ok" or
+// "error: ...", after which the pipe is closed. The parent prints the
+// error.
+type startup struct {
+	c      *CLI
+	ready  *os.File // nil: not a daemon, or already reported
+	daemon bool
+}
+
+func (s *startup) report(err error) {
+	if s.ready == nil {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(s.ready, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+	} else {
+		fmt.Fprint(s.ready, "ok\n")
+	}
+	s.ready.Close()
+	s.ready = nil
+}
+
+// fail reports err and returns the exit code.
+func (s *startup) fail(err error) int {
+	if !s.daemon {
+		fmt.Fprintf(s.c.Stderr, "dwarfs: error: %v\n", err)
+	}
+	s.report(err)
+	return ExitFail
+}
+
 // runForeground mounts, reports readiness on ready (if non-nil), and
 // serves until unmounted or signalled.
 func (c *CLI) runForeground(a *Args, ready *os.File) int {
@@ -361,25 +393,8 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 			}
 		}()
 	}
-	report := func(err error) {
-		if ready == nil {
-			return
-		}
-		if err != nil {
-			fmt.Fprintf(ready, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
-		} else {
-			fmt.Fprint(ready, "ok\n")
-		}
-		ready.Close()
-		ready = nil
-	}
-	fail := func(err error) int {
-		if !daemon {
-			fmt.Fprintf(c.Stderr, "dwarfs: error: %v\n", err)
-		}
-		report(err) // the parent prints it
-		return ExitFail
-	}
+	st := &startup{c: c, ready: ready, daemon: daemon}
+	report, fail := st.report, st.fail
 	open := c.Open
 	if open == nil {
 		open = OpenImage

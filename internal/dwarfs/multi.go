@@ -359,25 +359,8 @@ type multiMount struct {
 // a signal ends them.
 func (c *CLI) runMulti(a *multiArgs, ready *os.File) int {
 	daemon := ready != nil
-	report := func(err error) {
-		if ready == nil {
-			return
-		}
-		if err != nil {
-			fmt.Fprintf(ready, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
-		} else {
-			fmt.Fprint(ready, "ok\n")
-		}
-		ready.Close()
-		ready = nil
-	}
-	fail := func(err error) int {
-		if !daemon {
-			fmt.Fprintf(c.Stderr, "dwarfs: error: %v\n", err)
-		}
-		report(err)
-		return ExitFail
-	}
+	st := &startup{c: c, ready: ready, daemon: daemon}
+	report, fail := st.report, st.fail
 	workers := a.Options.Workers
 	for _, s := range a.Specs {
 		if source.IsRemote(s.Image) {
