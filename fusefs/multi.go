@@ -471,12 +471,7 @@ const rootTimeout = time.Second
 
 func (f *multiFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	if !isRoot(h.NodeId) {
-		mb, st := f.m.enter(h.NodeId)
-		if !st.Ok() {
-			return st
-		}
-		defer mb.release(f.m)
-		return mb.fs.Lookup(cancel, h, name, out)
+		return f.held(h.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.Lookup(cancel, h, name, out) })
 	}
 	m := f.m
 	if m.denied(&h.Caller) {
@@ -501,16 +496,36 @@ func (f *multiFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, 
 	return fuse.OK
 }
 
+// held runs op on the image of node id, holding the image for the call.
+func (f *multiFS) held(id uint64, op func(fuse.RawFileSystem) fuse.Status) fuse.Status {
+	mb, st := f.m.enter(id)
+	if !st.Ok() {
+		return st
+	}
+	defer mb.release(f.m)
+	return op(mb.fs)
+}
+
+// opened runs op, which opens a handle, on the image of node id; the
+// image stays held for the handle if op succeeds.
+func (f *multiFS) opened(id uint64, op func(fuse.RawFileSystem) fuse.Status) fuse.Status {
+	mb, st := f.m.enter(id)
+	if !st.Ok() {
+		return st
+	}
+	if st = op(mb.fs); st.Ok() {
+		mb.handles.Add(1)
+		return st
+	}
+	mb.release(f.m)
+	return st
+}
+
 func (f *multiFS) Forget(nodeid, nlookup uint64) {}
 
 func (f *multiFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
 	if !isRoot(in.NodeId) {
-		mb, st := f.m.enter(in.NodeId)
-		if !st.Ok() {
-			return st
-		}
-		defer mb.release(f.m)
-		return mb.fs.GetAttr(cancel, in, out)
+		return f.held(in.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.GetAttr(cancel, in, out) })
 	}
 	if f.m.denied(&in.Caller) {
 		return fuse.EACCES
@@ -522,12 +537,7 @@ func (f *multiFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.
 
 func (f *multiFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
 	if !isRoot(in.NodeId) {
-		mb, st := f.m.enter(in.NodeId)
-		if !st.Ok() {
-			return st
-		}
-		defer mb.release(f.m)
-		return mb.fs.Statx(cancel, in, out)
+		return f.held(in.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.Statx(cancel, in, out) })
 	}
 	if f.m.denied(&in.Caller) {
 		return fuse.EACCES
@@ -541,12 +551,7 @@ func (f *multiFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.Stat
 
 func (f *multiFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
 	if !isRoot(in.NodeId) {
-		mb, st := f.m.enter(in.NodeId)
-		if !st.Ok() {
-			return st
-		}
-		defer mb.release(f.m)
-		return mb.fs.Access(cancel, in)
+		return f.held(in.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.Access(cancel, in) })
 	}
 	if f.m.denied(&in.Caller) {
 		return fuse.EACCES
@@ -579,17 +584,8 @@ func (f *multiFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.Ope
 		// No FOPEN_CACHE_DIR: the listing changes.
 		return fuse.OK
 	}
-	mb, st := f.m.enter(in.NodeId)
-	if !st.Ok() {
-		return st
-	}
-	if st = mb.fs.OpenDir(cancel, in, out); st.Ok() {
-		// The reference is kept until RELEASEDIR.
-		mb.handles.Add(1)
-		return st
-	}
-	mb.release(f.m)
-	return st
+	// The image stays held until RELEASEDIR.
+	return f.opened(in.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.OpenDir(cancel, in, out) })
 }
 
 // held returns the image of an open handle's node id (which holds a
@@ -615,24 +611,14 @@ func (f *multiFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.Dir
 	if isRoot(in.NodeId) {
 		return f.m.readRoot(in, out, false)
 	}
-	mb, st := f.m.enter(in.NodeId)
-	if !st.Ok() {
-		return st
-	}
-	defer mb.release(f.m)
-	return mb.fs.ReadDir(cancel, in, out)
+	return f.held(in.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.ReadDir(cancel, in, out) })
 }
 
 func (f *multiFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
 	if isRoot(in.NodeId) {
 		return f.m.readRoot(in, out, true)
 	}
-	mb, st := f.m.enter(in.NodeId)
-	if !st.Ok() {
-		return st
-	}
-	defer mb.release(f.m)
-	return mb.fs.ReadDirPlus(cancel, in, out)
+	return f.held(in.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.ReadDirPlus(cancel, in, out) })
 }
 
 // readRoot lists the images. The entry of the image in slot k ends at
@@ -679,17 +665,8 @@ func (f *multiFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOu
 	if isRoot(in.NodeId) {
 		return fuse.EISDIR
 	}
-	mb, st := f.m.enter(in.NodeId)
-	if !st.Ok() {
-		return st
-	}
-	if st = mb.fs.Open(cancel, in, out); st.Ok() {
-		// The reference is kept until RELEASE.
-		mb.handles.Add(1)
-		return st
-	}
-	mb.release(f.m)
-	return st
+	// The image stays held until RELEASE.
+	return f.opened(in.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.Open(cancel, in, out) })
 }
 
 func (f *multiFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
@@ -721,22 +698,12 @@ func (f *multiFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.Lsee
 	if isRoot(in.NodeId) {
 		return fuse.EINVAL
 	}
-	mb, st := f.m.enter(in.NodeId)
-	if !st.Ok() {
-		return st
-	}
-	defer mb.release(f.m)
-	return mb.fs.Lseek(cancel, in, out)
+	return f.held(in.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.Lseek(cancel, in, out) })
 }
 
 func (f *multiFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
 	if !isRoot(h.NodeId) {
-		mb, st := f.m.enter(h.NodeId)
-		if !st.Ok() {
-			return st
-		}
-		defer mb.release(f.m)
-		return mb.fs.StatFs(cancel, h, out)
+		return f.held(h.NodeId, func(fs fuse.RawFileSystem) fuse.Status { return fs.StatFs(cancel, h, out) })
 	}
 	if f.m.denied(&h.Caller) {
 		return fuse.EACCES
