@@ -3,6 +3,7 @@
 package mkdwarfs
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -223,6 +224,22 @@ func TestOrderFamilies(t *testing.T) {
 		}
 		if runs != 2 {
 			t.Errorf("--order=%s: the projects interleave in the blocks: %v", tc.order, ps)
+		}
+	}
+	// The same image whatever the number of workers.
+	var first []byte
+	for _, n := range []string{"1", "3"} {
+		img := filepath.Join(dir, "n"+n+".dwarfs")
+		mk(t, "-i", root, "-o", img, "-l", "7", "-S", "16", "-N", n, "--num-segmenter-workers", n,
+			"--no-history-timestamps", "--no-history-command-line", "--no-create-timestamp", "--log-level", "error")
+		b, err := os.ReadFile(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Errorf("the image with -N %s differs from the one with -N 1", n)
 		}
 	}
 }
