@@ -2,6 +2,7 @@ package writer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -392,8 +393,17 @@ func (s *submitter) submit(i int, data []byte, cat dedup.BlockCategory, split bo
 		}
 	}
 	return s.pipe.Submit(int64(len(data)), func(threads Threads, ws *block.Workspace) (block.Compression, []byte, error) {
-		c := encoderFor(comp, len(data), threads, ws)
-		ct, p, err := block.CompressSection(c, data)
+		ct, p, err := block.CompressSection(encoderFor(comp, len(data), threads, ws), data)
+		if errors.Is(err, block.ErrUnsupported) && comp.Compression() != s.cc.def.Compression() {
+			// A category's codec that cannot take this block's data
+			// losslessly: the block is stored with the block
+			// compression, which readers take as well.
+			def := s.cc.fallback(i, cat, err)
+			if split {
+				def = block.Split(def)
+			}
+			ct, p, err = block.CompressSection(encoderFor(def, len(data), threads, ws), data)
+		}
 		if err != nil {
 			err = fmt.Errorf("block %d: %w", i, err)
 		}

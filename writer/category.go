@@ -88,3 +88,15 @@ func (cc *categoryCompression) forBlock(bc dedup.BlockCategory) block.Compressor
 	}
 	return cc.def
 }
+
+// fallback returns the block compression for block i of category bc,
+// whose own compressor could not store it (err: a FLAC block whose pad
+// bits hold data, which FLAC would lose), and says so.
+func (cc *categoryCompression) fallback(i int, bc dedup.BlockCategory, err error) block.Compressor {
+	if cc.log != nil {
+		cc.mu.Lock()
+		fmt.Fprintf(cc.log, "warning: [%s] block %d: %v; using the block compression %s\n", bc.Name, i, err, cc.def.Compression())
+		cc.mu.Unlock()
+	}
+	return cc.def
+}

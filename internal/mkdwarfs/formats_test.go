@@ -220,3 +220,58 @@ func TestCategorizeCodecs(t *testing.T) {
 		}
 	}
 }
+
+// TestCategorizePadBits: an AIFF of 20-bit samples whose 4 pad bits hold
+// data. FLAC would lose those bits (the reference drops them), so such a
+// block is stored with the block compression, with a warning, and the
+// file reads back whole.
+func TestCategorizePadBits(t *testing.T) {
+	src := t.TempDir()
+	be := binary.BigEndian
+	const frames = 40000
+	r := rand.New(rand.NewPCG(7, 8))
+	var pcm []byte
+	for i := range frames {
+		for ch := range 2 {
+			v := int32(200000*math.Sin(float64(i)/(17+float64(ch)*5))) << 4
+			v |= int32(r.IntN(16)) // data in the pad bits
+			pcm = append(pcm, byte(v>>16), byte(v>>8), byte(v))
+		}
+	}
+	comm := be.AppendUint16(nil, 2)
+	comm = be.AppendUint32(comm, frames)
+	comm = be.AppendUint16(comm, 20)
+	comm = append(comm, 0x40, 0x0e, 0xac, 0x44, 0, 0, 0, 0, 0, 0) // 44100 as an 80-bit float
+	body := append([]byte("AIFFCOMM"), be.AppendUint32(nil, uint32(len(comm)))...)
+	body = append(body, comm...)
+	body = append(append(body, "SSND"...), be.AppendUint32(nil, uint32(8+len(pcm)))...)
+	body = append(append(body, make([]byte, 8)...), pcm...)
+	aiff := append(be.AppendUint32([]byte("FORM"), uint32(len(body))), body...)
+	if err := os.WriteFile(filepath.Join(src, "pad.aiff"), aiff, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := expected(t, src)
+	img := filepath.Join(t.TempDir(), "p.dwarfs")
+	code, _, stderr := run("-i", src, "-o", img, "--categorize", "-l", "7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "is not a 20-bit sample of this layout") || !strings.Contains(stderr, "using the block compression ZSTD") {
+		t.Errorf("no warning about the block FLAC cannot store:\n%s", stderr)
+	}
+	got, md := readBack(t, img)
+	compareTrees(t, want, got, cmpOpts{})
+	comps, _ := blockInfo(t, img)
+	waveform := 0
+	for b, c := range comps {
+		if md.CategoryNames[md.BlockCategories[b]] == "pcmaudio/waveform" {
+			waveform++
+			if c != block.CompZSTD {
+				t.Errorf("block %d (pcmaudio/waveform) is %s, want ZSTD", b, c)
+			}
+		}
+	}
+	if waveform == 0 {
+		t.Errorf("no pcmaudio/waveform block: the file was not categorized")
+	}
+}
