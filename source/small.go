@@ -18,7 +18,9 @@ var ErrTooLarge = errors.New("too large")
 // with suffix appended to its path (for s3://BUCKET/KEY, the object
 // KEY+suffix), keeping the query and dropping any fragment.
 func Sibling(name, suffix string) string {
-	if !IsRemote(name) {
+	// A registry reference has no path to extend: docker://R/REPO:TAG.sig
+	// names another tag, which a caller fetches like any reference.
+	if !IsRemote(name) || isRegistry(name) {
 		return name + suffix
 	}
 	u, err := url.Parse(name)
@@ -45,17 +47,18 @@ func ReadSmall(ctx context.Context, name string, limit int64, opts Options, shar
 	if !IsRemote(name) {
 		return readSmallFile(name, limit)
 	}
-	u, err := url.Parse(name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
-	}
 	o := opts.withDefaults()
 	var f fetcher
-	if r, ok := share.(*remote); ok {
+	var err error
+	if r, ok := share.(*remote); ok && !isRegistry(name) {
+		u, err := url.Parse(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
+		}
 		f = r.f.sibling(u)
 	}
 	if f == nil {
-		if f, err = newFetcher(ctx, u, o); err != nil {
+		if f, err = newFetcherName(ctx, name, o); err != nil {
 			return nil, err
 		}
 		defer f.close()
