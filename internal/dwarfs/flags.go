@@ -65,7 +65,8 @@ var multiManual = []string{
 		"of a URL's path) without .dwarfs. A name is one path element (no slash, not . or ..) and is " +
 		"unique in the mount. What precedes the first colon of an argument is its name unless it is a " +
 		"URL's scheme or contains a slash: write ./a:b.dwarfs for a file with a colon in its name. " +
-		"Images are files or http, https and s3 URLs, as for a single image.",
+		"Images are files, http, https and s3 URLs, or docker:// references (named after the " +
+		"repository's last element), as for a single image.",
 	"All images of the driver share one block cache: cachesize bounds their decoded blocks together " +
 		"(the least recently used block of any image is evicted first), workers is the one decode pool " +
 		"(at least remote_workers when an image is at a URL), and each image's metadata stays mapped from " +
@@ -168,11 +169,12 @@ func Program() *cli.Program {
 				"dwarfs multi, add, remove and config serve several images in one mount and change them " +
 					"while mounted; see SEVERAL IMAGES IN ONE MOUNT.",
 				"Examples:",
-				"  dwarfs image.dwarfs /mnt/image -o cachesize=1g\n  /srv/tree.dwarfs  /mnt/tree  fuse.dwarfs  ro,cachesize=256m  0 0",
+				"  dwarfs image.dwarfs /mnt/image -o cachesize=1g\n  dwarfs docker://registry.example/tools:v1 /mnt/tools\n  /srv/tree.dwarfs  /mnt/tree  fuse.dwarfs  ro,cachesize=256m  0 0",
 			},
 			Sections: []cli.Section{
 				{Title: "MOUNT OPTIONS", Items: mountOptions},
 				{Title: "SEVERAL IMAGES IN ONE MOUNT", Paragraphs: multiManual, Items: multiItems},
+				{Title: "REGISTRIES", Paragraphs: cli.RegistryManual},
 				{Title: "DIFFERENCES FROM THE REFERENCE", Items: differences},
 			},
 			SeeAlso: []string{"mkdwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)", "fusermount3(1)", "mount(8)"},
