@@ -123,6 +123,28 @@ func TestRegistryImage(t *testing.T) {
 				}
 			}
 			im.Close()
+			// Rewrites and merges push as builds do.
+			for _, c := range []struct {
+				tag  string
+				args []string
+				dir  string // where wantA is in the result
+			}{
+				{"recompressed", []string{"-i", ref, "--recompress", "-C", "zstd:level=3"}, ""},
+				{"merged", []string{"--merge", ref, local}, "app"},
+			} {
+				out2 := "docker://" + reg.Host + "/images/derived:" + c.tag
+				if code, msg := mk(t, append(c.args, "-o", out2)...); code != 0 {
+					t.Fatalf("%q -o %s: exit %d: %s", c.args, out2, code, msg)
+				}
+				x := t.TempDir()
+				if code := dwarfsextract.Main([]string{"-i", out2, "-o", x}, &out, &errb); code != 0 {
+					t.Fatalf("dwarfsextract %s: exit %d: %s", out2, code, errb.String())
+				}
+				sameTree(t, out2, treeFiles(t, filepath.Join(x, c.dir)), wantA)
+			}
+			if _, err := os.Lstat("docker:"); err == nil {
+				t.Fatal("a push left a local file named docker:")
+			}
 
 			// Mounted: a listing and a few files fetch a small part of
 			// the blob.

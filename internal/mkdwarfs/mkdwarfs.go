@@ -173,6 +173,16 @@ func mainPush(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 	cfg.Output = filepath.Join(dir, "image.dwarfs")
+	// Rewrites and grows took their target from the command line.
+	if cfg.Rewrite != nil {
+		cfg.Rewrite.Target.Output = cfg.Output
+	}
+	if cfg.Append != nil {
+		cfg.Append.Target.Output = cfg.Output
+	}
+	if cfg.Merge != nil {
+		cfg.Merge.Target.Output = cfg.Output
+	}
 	var code int
 	if cfg.Rewrite != nil {
 		code = mainRewrite(ctx, cfg, stdout, stderr)
