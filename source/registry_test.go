@@ -195,18 +195,28 @@ func TestRegistryFaults(t *testing.T) {
 	remotetest.IsolateAuth(t)
 	reg := remotetest.ContainerRegistry(t, "", "")
 	push(t, a, "docker://"+reg.Host+"/images/app:v1")
-	// Every request but a few fails in a rotating way, the handshake and
-	// the manifest included; no more than three in a row.
+	// The first try of every request fails, in a rotating way, the
+	// handshake and the manifest included; the second goes through (so
+	// concurrent requests cannot pile failures on one range).
+	var mu sync.Mutex
+	tries := map[string]int{}
+	var failed int64
 	plan := func(n int64, r *http.Request) remotetest.Fault {
-		switch n % 5 {
-		case 1:
-			return remotetest.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "0"}
-		case 2:
-			return remotetest.Fault{ResetAfter: 100}
-		case 3:
-			return remotetest.Fault{CutAfter: 10}
+		mu.Lock()
+		defer mu.Unlock()
+		k := r.Method + " " + r.URL.Path + " " + r.Header.Get("Range")
+		tries[k]++
+		if tries[k] > 1 {
+			return remotetest.Fault{}
 		}
-		return remotetest.Fault{}
+		failed++
+		switch failed % 3 {
+		case 0:
+			return remotetest.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "0"}
+		case 1:
+			return remotetest.Fault{ResetAfter: 100}
+		}
+		return remotetest.Fault{CutAfter: 10}
 	}
 	px := remotetest.NewProxy(t, reg.URL, plan)
 	ref := "docker://" + strings.TrimPrefix(px.URL, "http://") + "/images/app:v1"
