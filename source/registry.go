@@ -64,7 +64,18 @@ func (f *registryFetcher) key() string {
 	return ociartifact.Scheme + f.ref.Context().Name() + "@" + f.blob.Digest.String()
 }
 
-func (f *registryFetcher) close()                   { f.base.CloseIdleConnections() }
+func (f *registryFetcher) close() { f.base.CloseIdleConnections() }
+
+// siblingRef returns a fetcher of another reference over this one's
+// transport (with its own authentication: the repository may differ),
+// or nil when text is no reference.
+func (f *registryFetcher) siblingRef(text string) fetcher {
+	ref, err := ociartifact.ParseReference(text)
+	if err != nil {
+		return nil // a fetcher of its own reports it
+	}
+	return &registryFetcher{text: text, ref: ref, base: f.base}
+}
 func (f *registryFetcher) sibling(*url.URL) fetcher { return nil }
 
 // ManifestDigest returns the digest of the manifest a registry source

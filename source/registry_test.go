@@ -3,11 +3,13 @@ package source_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -99,6 +101,27 @@ func TestRegistry(t *testing.T) {
 			sameFiles(t, "by digest", readAll(t, openImage(t, byDigest)), wantA)
 			if byDigest.Identity() != src.Identity() {
 				t.Errorf("identity by digest %q, by tag %q: the same blob", byDigest.Identity(), src.Identity())
+			}
+			raw, err := os.ReadFile(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := source.ReadSmall(context.Background(), "docker://"+reg.Host+"/images/app@"+mdig, 1<<30, source.Options{}, src); err != nil || !bytes.Equal(got, raw) {
+				t.Errorf("ReadSmall: %d bytes, %v", len(got), err)
+			}
+			if _, err := source.ReadSmall(context.Background(), "docker://"+reg.Host+"/images/app@"+mdig, 1000, source.Options{}, src); !errors.Is(err, source.ErrTooLarge) {
+				t.Errorf("ReadSmall over the limit: %v", err)
+			}
+			// The disk cache is keyed by the blob: what a read by one
+			// reference fetched serves another naming the same blob.
+			cache := t.TempDir()
+			c1 := openSource(t, "docker://"+reg.Host+"/images/app@"+mdig, source.Options{DiskCache: cache, MemCache: -1})
+			readAll(t, openImage(t, c1))
+			push(t, a, "docker://"+reg.Host+"/images/app:again")
+			c2 := openSource(t, "docker://"+reg.Host+"/images/app:again", source.Options{DiskCache: cache, MemCache: -1})
+			sameFiles(t, "from the disk cache", readAll(t, openImage(t, c2)), wantA)
+			if st1, st2 := c1.Stats(), c2.Stats(); st2.DiskHits == 0 || st2.BytesFetched >= st1.BytesFetched {
+				t.Errorf("second reference: %v; first: %v", st2, st1)
 			}
 			if _, err := source.Open(context.Background(), "docker://"+reg.Host+"/images/app:nope", source.Options{Attempts: 1}); err == nil || !strings.Contains(err.Error(), "404") {
 				t.Errorf("missing tag: %v", err)

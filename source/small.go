@@ -50,7 +50,11 @@ func ReadSmall(ctx context.Context, name string, limit int64, opts Options, shar
 	o := opts.withDefaults()
 	var f fetcher
 	var err error
-	if r, ok := share.(*remote); ok && !isRegistry(name) {
+	if r, ok := share.(*remote); ok && isRegistry(name) {
+		if rf, ok := r.f.(*registryFetcher); ok {
+			f = rf.siblingRef(name)
+		}
+	} else if ok {
 		u, err := url.Parse(name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
