@@ -120,7 +120,20 @@ func (f *registryFetcher) stat(ctx context.Context) (objectInfo, error) {
 		if err != nil {
 			return objectInfo{}, registryErr(err)
 		}
-		f.client = &http.Client{Transport: rt}
+		reg := f.ref.Context().Registry.RegistryStr()
+		f.client = &http.Client{Transport: rt, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			// The transport sets the registry's credentials on the
+			// request itself, which the client copies to a redirect
+			// by its own rule; storage anywhere but the registry's
+			// host and port never gets them.
+			if req.URL.Host != reg {
+				req.Header.Del("Authorization")
+			}
+			return nil
+		}}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url("manifests", f.ref.Identifier()), nil)
 	if err != nil {

@@ -298,3 +298,41 @@ func TestRegistryTokenRenewal(t *testing.T) {
 		t.Errorf("stats %+v, %d tokens: want several renewals and no errors", st, issued.Load())
 	}
 }
+
+// TestRegistryRedirect serves blobs from "storage" on another port, as
+// registries redirect to object storage: reads follow the redirect, and
+// the registry's credentials stay with the registry.
+func TestRegistryRedirect(t *testing.T) {
+	a, _ := registryImages(t)
+	want := localFiles(t, a)
+	remotetest.IsolateAuth(t)
+	reg := remotetest.ContainerRegistry(t, "", "")
+	push(t, a, "docker://"+reg.Host+"/images/app:v1")
+	var leaked, served atomic.Int64
+	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		served.Add(1)
+		http.ServeFile(w, r, a)
+	}))
+	t.Cleanup(storage.Close)
+	host := front(t, reg, func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		if u, p, ok := r.BasicAuth(); !ok || u != "tester" || p != "s3cret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			http.Error(w, "login", http.StatusUnauthorized)
+			return true
+		}
+		if strings.Contains(r.URL.Path, "/blobs/") && r.Method == http.MethodGet {
+			http.Redirect(w, r, storage.URL+"/blob?sig=1", http.StatusTemporaryRedirect)
+			return true
+		}
+		return false
+	}, nil)
+	remotetest.Login(t, host, "tester", "s3cret")
+	src := openSource(t, "docker://"+host+"/images/app:v1", source.Options{MemCache: -1})
+	sameFiles(t, "through redirects", readAll(t, openImage(t, src)), want)
+	if served.Load() == 0 || leaked.Load() != 0 {
+		t.Errorf("storage served %d requests, %d with the registry's credentials", served.Load(), leaked.Load())
+	}
+}
