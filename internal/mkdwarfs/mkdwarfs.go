@@ -164,9 +164,6 @@ func mainPush(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 	if _, err := ociartifact.ParseReference(ref); err != nil {
 		return Program().Fail(stderr, &cli.UsageError{Msg: err.Error()})
 	}
-	if cfg.Signer != nil {
-		return Program().Fail(stderr, usagef("--sign writes OUTPUT.sig beside a file: build to a file, sign it, and push both"))
-	}
 	dir, err := os.MkdirTemp(cfg.TarOptions.TempDir, "mkdwarfs-push-")
 	if err != nil {
 		return Program().Fail(stderr, fmt.Errorf("a temporary file for the image: %w", err))
@@ -572,6 +569,9 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	if v, ok := p.Lookup("sign"); ok {
 		if cfg.Output == "-" || cfg.Output == "" {
 			return nil, usagef("--sign needs an output file, not standard output")
+		}
+		if strings.HasPrefix(cfg.Output, ociartifact.Scheme) {
+			return nil, usagef("--sign writes OUTPUT.sig beside a file: build to a file, sign it, and push it with dwarfsck --push")
 		}
 		// Loaded now, so that a bad key fails before the build.
 		if cfg.Signer, err = imagesig.LoadSigner(v); err != nil {
