@@ -5,6 +5,9 @@ package fusefs_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/dwarfsck"
@@ -197,5 +202,59 @@ func TestRegistryImage(t *testing.T) {
 			}
 			sameTree(t, "the moved tag", treeFiles(t, ext2), wantB)
 		})
+	}
+}
+
+// TestRegistrySigned: mkdwarfs --sign -o docker:// pushes the signature
+// beside the image, where dwarfsck --verify and a verified mount find it
+// by tag and by digest.
+func TestRegistrySigned(t *testing.T) {
+	requireFuse(t)
+	dir := t.TempDir()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, allowed := filepath.Join(dir, "key"), filepath.Join(dir, "allowed")
+	os.WriteFile(key, pem.EncodeToMemory(blk), 0o600)
+	signer, _ := ssh.NewSignerFromKey(priv)
+	os.WriteFile(allowed, append([]byte("builder "), ssh.MarshalAuthorizedKey(signer.PublicKey())...), 0o644)
+
+	tree := imagetest.Tree(t, 21, 20)
+	want := treeFiles(t, tree)
+	remotetest.IsolateAuth(t)
+	reg := remotetest.ContainerRegistry(t, "", "")
+	ref := "docker://" + reg.Host + "/signed/tools:v1"
+	if code, msg := mk(t, "-i", tree, "-o", ref, "-S", "16", "--sign", key); code != 0 {
+		t.Fatalf("mkdwarfs --sign -o %s: exit %d: %s", ref, code, msg)
+	}
+	src, err := source.Open(context.Background(), ref, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdig, _ := source.ManifestDigest(src)
+	src.Close()
+	byDigest := "docker://" + reg.Host + "/signed/tools@" + mdig
+	for _, r := range []string{ref, byDigest} {
+		var out, errb bytes.Buffer
+		if code := dwarfsck.Main([]string{"--verify=" + allowed, r}, &out, &errb); code != 0 || !strings.Contains(out.String(), "builder") {
+			t.Fatalf("dwarfsck --verify %s: exit %d: %s%s", r, code, out.String(), errb.String())
+		}
+	}
+	srv, _ := mountURL(t, byDigest, "verify="+allowed)
+	sameTree(t, "verified mount", treeFiles(t, srv.Dir()), want)
+
+	// An image pushed without a signature does not verify.
+	plain := "docker://" + reg.Host + "/signed/tools:plain"
+	if code, msg := mk(t, "-i", tree, "-o", plain); code != 0 {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	var out, errb bytes.Buffer
+	if code := dwarfsck.Main([]string{"--verify=" + allowed, plain}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "plain.sig") {
+		t.Fatalf("unsigned: exit %d: %s", code, errb.String())
 	}
 }

@@ -56,4 +56,3 @@ func TestParseManifest(t *testing.T) {
 		}
 	}
 }
-

@@ -16,7 +16,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,6 +34,19 @@ import (
 // MediaType is the media type of a DwarFS image blob, and the
 // artifactType of a manifest that holds one.
 const MediaType = "application/vnd.godwarfs.image.v1+dwarfs"
+
+// SignatureMediaType is the media type of an image's signature file
+// (package imagesig), stored as an artifact of its own under the tag
+// SignatureRef names.
+const SignatureMediaType = "application/vnd.godwarfs.signature.v1"
+
+// what names a media type in messages.
+func what(mediaType string) string {
+	if mediaType == SignatureMediaType {
+		return "DwarFS image signature"
+	}
+	return "DwarFS image"
+}
 
 // Scheme prefixes an image reference: docker://REGISTRY/REPO:TAG or
 // docker://REGISTRY/REPO@sha256:DIGEST, as skopeo and podman write it.
@@ -61,10 +73,13 @@ func ParseReference(s string) (name.Reference, error) {
 // Image picks the DwarFS image blob of a manifest: its only layer of
 // MediaType, or the only layer of a manifest whose artifactType is
 // MediaType. The error says what the manifest is instead.
-func Image(m *v1.Manifest) (v1.Descriptor, error) {
+func Image(m *v1.Manifest) (v1.Descriptor, error) { return Find(m, MediaType) }
+
+// Find picks the blob of mediaType from a manifest, as Image does.
+func Find(m *v1.Manifest, mediaType string) (v1.Descriptor, error) {
 	var found []v1.Descriptor
 	for _, l := range m.Layers {
-		if string(l.MediaType) == MediaType {
+		if string(l.MediaType) == mediaType {
 			found = append(found, l)
 		}
 	}
@@ -72,21 +87,41 @@ func Image(m *v1.Manifest) (v1.Descriptor, error) {
 	case len(found) == 1:
 		return checkBlob(found[0])
 	case len(found) > 1:
-		return v1.Descriptor{}, fmt.Errorf("the manifest has %d DwarFS image layers, not one", len(found))
-	case m.ArtifactType == MediaType && len(m.Layers) == 1:
+		return v1.Descriptor{}, fmt.Errorf("the manifest has %d %s layers, not one", len(found), what(mediaType))
+	case m.ArtifactType == mediaType && len(m.Layers) == 1:
 		return checkBlob(m.Layers[0])
 	case m.ArtifactType != "":
-		return v1.Descriptor{}, fmt.Errorf("not a DwarFS image: an artifact of type %s", m.ArtifactType)
+		return v1.Descriptor{}, fmt.Errorf("not a %s: an artifact of type %s", what(mediaType), m.ArtifactType)
 	}
-	return v1.Descriptor{}, fmt.Errorf("not a DwarFS image: a container image with %d layers (convert it with mkdwarfs -i docker://...)", len(m.Layers))
+	return v1.Descriptor{}, fmt.Errorf("not a %s: a container image with %d layers (convert it with mkdwarfs -i docker://...)", what(mediaType), len(m.Layers))
+}
+
+// SignatureRef returns the reference of the signature of the image at
+// ref: SiblingRef(ref, ".sig").
+func SignatureRef(ref string) (string, error) { return SiblingRef(ref, ".sig") }
+
+// SiblingRef returns the reference of a companion of the image at ref in
+// the same repository, tagged after ref with suffix appended: TAG+suffix
+// for docker://R/REPO:TAG, and sha256-HEX+suffix for a manifest digest
+// (as cosign names its signatures).
+func SiblingRef(ref, suffix string) (string, error) {
+	r, err := ParseReference(ref)
+	if err != nil {
+		return "", err
+	}
+	tag := r.Identifier()
+	if d, ok := r.(name.Digest); ok {
+		tag = strings.Replace(d.DigestStr(), ":", "-", 1)
+	}
+	return Scheme + r.Context().Name() + ":" + tag + suffix, nil
 }
 
 func checkBlob(d v1.Descriptor) (v1.Descriptor, error) {
 	if d.Digest.Algorithm != "sha256" || len(d.Digest.Hex) != 64 {
-		return v1.Descriptor{}, fmt.Errorf("DwarFS image layer: unsupported digest %q", d.Digest)
+		return v1.Descriptor{}, fmt.Errorf("layer: unsupported digest %q", d.Digest)
 	}
 	if d.Size <= 0 {
-		return v1.Descriptor{}, fmt.Errorf("DwarFS image layer %s: invalid size %d", d.Digest, d.Size)
+		return v1.Descriptor{}, fmt.Errorf("layer %s: invalid size %d", d.Digest, d.Size)
 	}
 	return d, nil
 }
@@ -94,6 +129,11 @@ func checkBlob(d v1.Descriptor) (v1.Descriptor, error) {
 // ParseManifest decodes a manifest and picks its image blob; an index
 // is refused with a message saying so.
 func ParseManifest(raw []byte, contentType string) (*v1.Manifest, v1.Descriptor, error) {
+	return ParseManifestOf(raw, contentType, MediaType)
+}
+
+// ParseManifestOf is ParseManifest for a blob of mediaType.
+func ParseManifestOf(raw []byte, contentType, mediaType string) (*v1.Manifest, v1.Descriptor, error) {
 	mt := types.MediaType(contentType)
 	var probe struct {
 		MediaType types.MediaType `json:"mediaType"`
@@ -103,13 +143,13 @@ func ParseManifest(raw []byte, contentType string) (*v1.Manifest, v1.Descriptor,
 		return nil, v1.Descriptor{}, fmt.Errorf("manifest: %w", err)
 	}
 	if mt.IsIndex() || probe.MediaType.IsIndex() || probe.Manifests != nil {
-		return nil, v1.Descriptor{}, errors.New("the reference names an image index, not a DwarFS image manifest")
+		return nil, v1.Descriptor{}, fmt.Errorf("the reference names an image index, not a %s manifest", what(mediaType))
 	}
 	m, err := v1.ParseManifest(bytes.NewReader(raw))
 	if err != nil {
 		return nil, v1.Descriptor{}, fmt.Errorf("manifest: %w", err)
 	}
-	d, err := Image(m)
+	d, err := Find(m, mediaType)
 	if err != nil {
 		return nil, v1.Descriptor{}, err
 	}
@@ -125,6 +165,9 @@ type PushOptions struct {
 	// Title is the org.opencontainers.image.title annotation of the
 	// layer (default: the file's base name).
 	Title string
+	// MediaType is the blob's media type and the artifactType (default
+	// MediaType).
+	MediaType string
 }
 
 // Push uploads the image file at path to ref (docker://...), then the
@@ -134,6 +177,10 @@ func Push(ctx context.Context, path, ref string, o PushOptions) (v1.Hash, error)
 	r, err := ParseReference(ref)
 	if err != nil {
 		return v1.Hash{}, err
+	}
+	mt := o.MediaType
+	if mt == "" {
+		mt = MediaType
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -153,9 +200,9 @@ func Push(ctx context.Context, path, ref string, o PushOptions) (v1.Hash, error)
 	if o.Transport != nil {
 		opts = append(opts, remote.WithTransport(o.Transport))
 	}
-	layer := &fileLayer{path: path, size: st.Size(), digest: digest}
+	layer := &fileLayer{path: path, size: st.Size(), digest: digest, mediaType: types.MediaType(mt)}
 	if err := remote.WriteLayer(r.Context(), layer, opts...); err != nil {
-		return v1.Hash{}, fmt.Errorf("%s: uploading the image: %w", ref, err)
+		return v1.Hash{}, fmt.Errorf("%s: uploading %s: %w", ref, path, err)
 	}
 	cfg := static.NewLayer(emptyConfig, types.OCIEmptyJSON)
 	if err := remote.WriteLayer(r.Context(), cfg, opts...); err != nil {
@@ -169,10 +216,10 @@ func Push(ctx context.Context, path, ref string, o PushOptions) (v1.Hash, error)
 	m := v1.Manifest{
 		SchemaVersion: 2,
 		MediaType:     types.OCIManifestSchema1,
-		ArtifactType:  MediaType,
+		ArtifactType:  mt,
 		Config:        v1.Descriptor{MediaType: types.OCIEmptyJSON, Size: int64(len(emptyConfig)), Digest: cd},
 		Layers: []v1.Descriptor{{
-			MediaType: MediaType, Size: st.Size(), Digest: digest,
+			MediaType: types.MediaType(mt), Size: st.Size(), Digest: digest,
 			Annotations: map[string]string{"org.opencontainers.image.title": title},
 		}},
 	}
@@ -195,9 +242,10 @@ func (m rawManifest) MediaType() (types.MediaType, error) { return types.OCIMani
 // fileLayer is the image file as a layer blob, read from disk when
 // uploaded rather than held in memory.
 type fileLayer struct {
-	path   string
-	size   int64
-	digest v1.Hash
+	path      string
+	size      int64
+	digest    v1.Hash
+	mediaType types.MediaType
 }
 
 func (l *fileLayer) Digest() (v1.Hash, error)             { return l.digest, nil }
@@ -205,4 +253,32 @@ func (l *fileLayer) DiffID() (v1.Hash, error)             { return l.digest, nil
 func (l *fileLayer) Compressed() (io.ReadCloser, error)   { return os.Open(l.path) }
 func (l *fileLayer) Uncompressed() (io.ReadCloser, error) { return os.Open(l.path) }
 func (l *fileLayer) Size() (int64, error)                 { return l.size, nil }
-func (l *fileLayer) MediaType() (types.MediaType, error)  { return MediaType, nil }
+func (l *fileLayer) MediaType() (types.MediaType, error)  { return l.mediaType, nil }
+
+// PushSignature pushes the signature file sig of the image just pushed
+// to ref, whose manifest is manifest, under both of SignatureRef's
+// names: that of ref, and that of ref's repository at the manifest's
+// digest, so that the image read by tag or by digest finds it.
+func PushSignature(ctx context.Context, sig, ref string, manifest v1.Hash, o PushOptions) error {
+	r, err := ParseReference(ref)
+	if err != nil {
+		return err
+	}
+	o.MediaType = SignatureMediaType
+	refs := []string{ref, Scheme + r.Context().Name() + "@" + manifest.String()}
+	seen := map[string]bool{}
+	for _, ir := range refs {
+		sr, err := SignatureRef(ir)
+		if err != nil {
+			return err
+		}
+		if seen[sr] {
+			continue
+		}
+		seen[sr] = true
+		if _, err := Push(ctx, sig, sr, o); err != nil {
+			return fmt.Errorf("the signature: %w", err)
+		}
+	}
+	return nil
+}

@@ -38,6 +38,9 @@ type registryFetcher struct {
 	text string // as given, for messages
 	ref  name.Reference
 	base *http.Transport
+	// accept are the media types of the blob looked for, in order
+	// (nil: a DwarFS image).
+	accept []string
 
 	mu     sync.Mutex
 	client *http.Client // authenticated; nil until the first stat
@@ -69,7 +72,7 @@ func (f *registryFetcher) close() { f.base.CloseIdleConnections() }
 // siblingRef returns a fetcher of another reference over this one's
 // transport (with its own authentication: the repository may differ),
 // or nil when text is no reference.
-func (f *registryFetcher) siblingRef(text string) fetcher {
+func (f *registryFetcher) siblingRef(text string) *registryFetcher {
 	ref, err := ociartifact.ParseReference(text)
 	if err != nil {
 		return nil // a fetcher of its own reports it
@@ -165,7 +168,21 @@ func (f *registryFetcher) stat(ctx context.Context) (objectInfo, error) {
 		return objectInfo{}, fmt.Errorf("manifest %s: the registry sent one with digest %s", d.DigestStr(), mdig)
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	_, blob, err := ociartifact.ParseManifest(raw, ct)
+	accept := f.accept
+	if accept == nil {
+		accept = []string{ociartifact.MediaType}
+	}
+	var blob v1.Descriptor
+	for i, mt := range accept {
+		_, b, perr := ociartifact.ParseManifestOf(raw, ct, mt)
+		if perr == nil {
+			blob, err = b, nil
+			break
+		}
+		if i == 0 {
+			err = perr // the first kind's complaint
+		}
+	}
 	if err != nil {
 		return objectInfo{}, fmt.Errorf("manifest %s (%s): %w", f.ref.Identifier(), mdig, err)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/godwarfs/godwarfs/ociartifact"
 )
 
 // ErrTooLarge reports a file or object larger than ReadSmall allows.
@@ -18,9 +20,15 @@ var ErrTooLarge = errors.New("too large")
 // with suffix appended to its path (for s3://BUCKET/KEY, the object
 // KEY+suffix), keeping the query and dropping any fragment.
 func Sibling(name, suffix string) string {
-	// A registry reference has no path to extend: docker://R/REPO:TAG.sig
-	// names another tag, which a caller fetches like any reference.
-	if !IsRemote(name) || isRegistry(name) {
+	if isRegistry(name) {
+		// Another tag of the repository: TAG+suffix, or for a digest
+		// sha256-HEX+suffix.
+		if s, err := ociartifact.SiblingRef(name, suffix); err == nil {
+			return s
+		}
+		return name + suffix // ReadSmall reports the bad reference
+	}
+	if !IsRemote(name) {
 		return name + suffix
 	}
 	u, err := url.Parse(name)
@@ -52,7 +60,9 @@ func ReadSmall(ctx context.Context, name string, limit int64, opts Options, shar
 	var err error
 	if r, ok := share.(*remote); ok && isRegistry(name) {
 		if rf, ok := r.f.(*registryFetcher); ok {
-			f = rf.siblingRef(name)
+			if sf := rf.siblingRef(name); sf != nil {
+				f = sf
+			}
 		}
 	} else if ok {
 		u, err := url.Parse(name)
@@ -66,6 +76,10 @@ func ReadSmall(ctx context.Context, name string, limit int64, opts Options, shar
 			return nil, err
 		}
 		defer f.close()
+	}
+	if rf, ok := f.(*registryFetcher); ok {
+		// A companion of an image: its signature, or an image.
+		rf.accept = []string{ociartifact.SignatureMediaType, ociartifact.MediaType}
 	}
 	r := &remote{f: f, o: o}
 	_, err = r.retry(ctx, 0, 0, func(ctx context.Context) error {

@@ -24,4 +24,11 @@ var RegistryManual = []string{
 		"application/vnd.godwarfs.image.v1+dwarfs IMAGE:application/vnd.godwarfs.image.v1+dwarfs. Any " +
 		"manifest with one layer of that media type is read; a container image is refused with a " +
 		"message saying so (convert it with mkdwarfs -i docker://...).",
+	"A signature (see dwarfsck --sign) is an artifact of its own in the same repository, of type " +
+		"application/vnd.godwarfs.signature.v1, tagged TAG.sig, and sha256-HEX.sig after the digest of " +
+		"the image's manifest; mkdwarfs --sign -o docker://... and dwarfsck --push push it with the image. " +
+		"dwarfsck --verify, dwarfsextract --verify and dwarfs -o verify look for it there, as they look " +
+		"for IMAGE.sig beside a file: docker://R/REPO:TAG is verified with docker://R/REPO:TAG.sig, " +
+		"docker://R/REPO@sha256:HEX with docker://R/REPO:sha256-HEX.sig. The signature covers the image's " +
+		"bytes, so a tag moved to another image between the two fetches fails verification.",
 }

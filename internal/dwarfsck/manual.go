@@ -60,8 +60,8 @@ var manual = cli.Manual{
 			"Every mode reads an image at a docker://REGISTRY/REPO:TAG or @sha256:DIGEST reference as it " +
 				"reads one at a URL. --push=docker://REGISTRY/REPO:TAG checks every section of a local image " +
 				"against its SHA-512/256 (as --check-integrity does) and only then pushes it, printing the " +
-				"manifest digest; a damaged image is not pushed. --verify of an image in a registry needs " +
-				"--signature=FILE: there is no file beside a registry reference.",
+				"manifest digest; a damaged image is not pushed. Its signature, IMAGE.sig when it exists or " +
+				"the local file --signature names, is pushed after it (see below).",
 		}, cli.RegistryManual...)},
 		{Title: "DIFFERENCES FROM THE REFERENCE DWARFSCK", Paragraphs: []string{
 			"The reference's dumps of its internal metadata encoding (the features metadata_details, " +

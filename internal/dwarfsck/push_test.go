@@ -12,6 +12,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/internal/imagetest"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
+	"github.com/godwarfs/godwarfs/internal/signtest"
 	"github.com/godwarfs/godwarfs/source"
 )
 
@@ -43,6 +44,19 @@ func TestPush(t *testing.T) {
 		t.Fatalf("--check-integrity %s: rc %d: %s", ref, rc, errs)
 	}
 
+	// A signature beside the image goes along; --verify finds it.
+	allowed, _ := signtest.SignImage(t, img, "", "builder")
+	sref := "docker://" + reg.Host + "/ns/signed:1"
+	if rc, out, errs := runck("--push="+sref, img); rc != 0 || !strings.Contains(out, "pushed "+img+".sig to "+sref+".sig") {
+		t.Fatalf("signed --push: rc %d: %s%s", rc, out, errs)
+	}
+	if rc, out, errs := runck("--verify="+allowed, sref); rc != 0 || !strings.Contains(out, "builder") {
+		t.Fatalf("--verify %s: rc %d: %s%s", sref, rc, out, errs)
+	}
+	if rc, _, errs := runck("--push="+sref, "--signature="+img+".missing", img); rc == 0 || !strings.Contains(errs, ".missing") {
+		t.Fatalf("a missing --signature: rc %d: %s", rc, errs)
+	}
+
 	bad := filepath.Join(t.TempDir(), "bad.dwarfs")
 	raw[len(raw)/3] ^= 0x40
 	os.WriteFile(bad, raw, 0o644)
@@ -60,6 +74,7 @@ func TestPush(t *testing.T) {
 		{[]string{"--push=" + ref, ref}, "local image"},
 		{[]string{"--push=oci:dir", img}, "not a registry reference"},
 		{[]string{"--push=" + ref, "--sign=key", img}, "push"},
+		{[]string{"--push=" + ref, "--signature=https://h/x.sig", img}, "local signature file"},
 		{[]string{"--push=" + ref, "--list", img}, "push"},
 	} {
 		if rc, _, errs := runck(c.args...); rc == 0 || !strings.Contains(errs, c.want) {

@@ -42,7 +42,7 @@ func signMode(res *cli.Result) (string, error) {
 			return "", cli.Conflict(mode, o)
 		}
 	}
-	if (mode == "print-signed-digest" || mode == "push") && res.Has("signature") {
+	if mode == "print-signed-digest" && res.Has("signature") {
 		return "", cli.Conflict(mode, "signature")
 	}
 	return mode, nil

@@ -78,8 +78,7 @@ var manual = cli.Manual{
 				"those options, may be docker:// references themselves (a --merge input goes to the " +
 				"repository's last element, e.g. app for docker://r.example/ns/app:v1). Without those " +
 				"options, -i docker://... is a container image to convert (see CONTAINER IMAGES). " +
-				"--sign is refused with a registry output: build to a file, sign it, and push it with " +
-				"dwarfsck --push.",
+				"With --sign the signature is pushed after the image (see below).",
 		}, cli.RegistryManual...)},
 		{Title: "ENVIRONMENT", Paragraphs: []string{
 			"SOURCE_DATE_EPOCH (seconds since 1970, see reproducible-builds.org) replaces the current " +

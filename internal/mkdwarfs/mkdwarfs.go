@@ -200,6 +200,15 @@ func mainPush(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 	if cfg.LogLevel >= logInfo {
 		fmt.Fprintf(stderr, "pushed %s (manifest %s)\n", ref, d)
 	}
+	if cfg.Signer != nil {
+		// --sign wrote OUTPUT.sig beside the temporary file.
+		if err := ociartifact.PushSignature(ctx, cfg.Output+".sig", ref, d, ociartifact.PushOptions{Transport: tr, Title: path.Base(repo) + ".dwarfs.sig"}); err != nil {
+			return Program().Fail(stderr, fmt.Errorf("the image was pushed, but not %w", err))
+		}
+		if sr, err := ociartifact.SignatureRef(ref); err == nil && cfg.LogLevel >= logInfo {
+			fmt.Fprintf(stderr, "pushed its signature to %s\n", sr)
+		}
+	}
 	return code
 }
 
@@ -569,9 +578,6 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	if v, ok := p.Lookup("sign"); ok {
 		if cfg.Output == "-" || cfg.Output == "" {
 			return nil, usagef("--sign needs an output file, not standard output")
-		}
-		if strings.HasPrefix(cfg.Output, ociartifact.Scheme) {
-			return nil, usagef("--sign writes OUTPUT.sig beside a file: build to a file, sign it, and push it with dwarfsck --push")
 		}
 		// Loaded now, so that a bad key fails before the build.
 		if cfg.Signer, err = imagesig.LoadSigner(v); err != nil {
