@@ -453,7 +453,7 @@ func TestIsRemote(t *testing.T) {
 		in   string
 		want bool
 	}{
-		{"http://h/x", true}, {"HTTPS://h/x", true}, {"s3://b/k", true},
+		{"http://h/x", true}, {"HTTPS://h/x", true}, {"s3://b/k", true}, {"docker://r/repo:tag", true}, {"docker://", false},
 		{"/tmp/x.dwarfs", false}, {"x.dwarfs", false}, {"http:/x", false}, {"ftp://h/x", false},
 	} {
 		if got := source.IsRemote(c.in); got != c.want {

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/godwarfs/godwarfs/ociartifact"
 )
 
 // ErrTooLarge reports a file or object larger than ReadSmall allows.
@@ -18,6 +20,14 @@ var ErrTooLarge = errors.New("too large")
 // with suffix appended to its path (for s3://BUCKET/KEY, the object
 // KEY+suffix), keeping the query and dropping any fragment.
 func Sibling(name, suffix string) string {
+	if isRegistry(name) {
+		// Another tag of the repository: TAG+suffix, or for a digest
+		// sha256-HEX+suffix.
+		if s, err := ociartifact.SiblingRef(name, suffix); err == nil {
+			return s
+		}
+		return name + suffix // ReadSmall reports the bad reference
+	}
 	if !IsRemote(name) {
 		return name + suffix
 	}
@@ -45,20 +55,31 @@ func ReadSmall(ctx context.Context, name string, limit int64, opts Options, shar
 	if !IsRemote(name) {
 		return readSmallFile(name, limit)
 	}
-	u, err := url.Parse(name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
-	}
 	o := opts.withDefaults()
 	var f fetcher
-	if r, ok := share.(*remote); ok {
+	var err error
+	if r, ok := share.(*remote); ok && isRegistry(name) {
+		if rf, ok := r.f.(*registryFetcher); ok {
+			if sf := rf.siblingRef(name); sf != nil {
+				f = sf
+			}
+		}
+	} else if ok {
+		u, err := url.Parse(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
+		}
 		f = r.f.sibling(u)
 	}
 	if f == nil {
-		if f, err = newFetcher(ctx, u, o); err != nil {
+		if f, err = newFetcherName(ctx, name, o); err != nil {
 			return nil, err
 		}
 		defer f.close()
+	}
+	if rf, ok := f.(*registryFetcher); ok {
+		// A companion of an image: its signature, or an image.
+		rf.accept = []string{ociartifact.SignatureMediaType, ociartifact.MediaType}
 	}
 	r := &remote{f: f, o: o}
 	_, err = r.retry(ctx, 0, 0, func(ctx context.Context) error {

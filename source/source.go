@@ -1,5 +1,7 @@
 // Package source gives read access to a DwarFS image wherever it is
-// stored: a local file, an http:// or https:// URL, or an s3:// object.
+// stored: a local file, an http:// or https:// URL, an s3:// object, or
+// an image pushed to a container registry (docker://REGISTRY/REPO:TAG or
+// @DIGEST, see package ociartifact).
 // Remote sources fetch only the byte ranges that are read, pin the object
 // they opened (a changed object fails reads instead of mixing content),
 // retry transient failures, and can keep what they fetched in a local
@@ -134,7 +136,7 @@ var ErrFetch = errors.New("remote read failed")
 
 // IsRemote reports whether name is a URL this package fetches remotely.
 func IsRemote(name string) bool {
-	for _, p := range []string{"http://", "https://", "s3://"} {
+	for _, p := range []string{"http://", "https://", "s3://", "docker://"} {
 		if len(name) > len(p) && strings.EqualFold(name[:len(p)], p) {
 			return true
 		}
@@ -143,27 +145,43 @@ func IsRemote(name string) bool {
 }
 
 // Open opens a local file or, for http(s):// and s3:// URLs, a remote
-// object. Remote opens make one request to learn the size and version;
-// nothing else is fetched until read.
+// object, or for docker:// references an image in a registry. Remote
+// opens make one request to learn the size and version (a registry: the
+// authentication handshake and the manifest); nothing else is fetched
+// until read.
 func Open(ctx context.Context, name string, opts Options) (Source, error) {
 	if !IsRemote(name) {
 		return OpenFile(name)
 	}
-	u, err := url.Parse(name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
-	}
-	f, err := newFetcher(ctx, u, opts.withDefaults())
+	f, err := newFetcherName(ctx, name, opts.withDefaults())
 	if err != nil {
 		return nil, err
 	}
 	return openRemote(ctx, f, opts)
 }
 
+// isRegistry tells a docker:// reference, which is not a URL (a tag
+// after a colon, a digest after an @) and carries no credentials.
+func isRegistry(name string) bool {
+	return len(name) > len("docker://") && strings.EqualFold(name[:len("docker://")], "docker://")
+}
+
+// newFetcherName returns the fetcher of a remote name.
+func newFetcherName(ctx context.Context, name string, o Options) (fetcher, error) {
+	if isRegistry(name) {
+		return newRegistryFetcher(name, o)
+	}
+	u, err := url.Parse(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
+	}
+	return newFetcher(ctx, u, o)
+}
+
 // Redact returns a URL without user information, and without its query
 // when that may carry a signature; other strings are returned unchanged.
 func Redact(name string) string {
-	if !IsRemote(name) {
+	if !IsRemote(name) || isRegistry(name) {
 		return name
 	}
 	u, err := url.Parse(name)

@@ -12,6 +12,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/ociartifact"
 	"github.com/godwarfs/godwarfs/source"
 )
 
@@ -95,7 +96,10 @@ type MergeOptions struct {
 // without an explicit one: its file name without the .dwarfs suffix.
 func DefaultMergeAt(image string) string {
 	name := image
-	if source.IsRemote(image) {
+	if r, err := ociartifact.ParseReference(image); err == nil {
+		// docker://REGISTRY/NS/APP:TAG: the repository's last element.
+		name = path.Base(r.Context().RepositoryStr())
+	} else if source.IsRemote(image) {
 		name = path.Base(strings.SplitN(image, "?", 2)[0])
 	} else {
 		name = filepath.Base(image)

@@ -646,3 +646,17 @@ func TestGrowProgressTotals(t *testing.T) {
 		})
 	}
 }
+
+func TestDefaultMergeAt(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"dir/a.dwarfs", "a"},
+		{"https://h/x/b.dwarfs?sig=1", "b"},
+		{"s3://bucket/k/c.dwarfs", "c"},
+		{"docker://127.0.0.1:5000/ns/app:v1", "app"},
+		{"docker://registry.example/app@sha256:" + strings.Repeat("0", 64), "app"},
+	} {
+		if got := DefaultMergeAt(c.in); got != c.want {
+			t.Errorf("DefaultMergeAt(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -5,7 +5,7 @@ complete -c mkdwarfs -l tmpdir -r -F -d 'where a compressed or piped tar input i
 complete -c mkdwarfs -l platform -x -d 'the platform to take from a multi-platform container image'
 complete -c mkdwarfs -l oci-config -r -F -d 'write the container image\'s config'
 complete -c mkdwarfs -l input-list -r -F -d 'file with the paths to include, one a line, or - for stdin: relativ...'
-complete -c mkdwarfs -l output -s o -r -F -d 'image output name, or - for stdout'
+complete -c mkdwarfs -l output -s o -r -F -d 'image output name, - for stdout, or docker://REGISTRY/REPO:TAG to p...'
 complete -c mkdwarfs -l force -s f -d 'overwrite an existing output image'
 complete -c mkdwarfs -l sign -r -F -d 'sign the output image, once written, with the SSH private key in KE...'
 complete -c mkdwarfs -l compress-level -s l -x -d 'compression level'

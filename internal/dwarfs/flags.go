@@ -43,7 +43,7 @@ var mountOptions = []cli.Item{
 	{Term: "uid=N, gid=N", Text: "override owner and group"},
 	{Term: "preload_category=NAME, preload_all", Text: "load blocks into the cache at mount time; a category the image does not have is an error (the reference ignores it)"},
 	{Term: "analysis_file=FILE", Text: "write the path of each file opened, once, in the order of first opens (input for mkdwarfs --hotness-list)"},
-	{Term: "verify=SIGNERS_FILE, signature=FILE|URL", Text: "mount only an image signed by a key of SIGNERS_FILE (an ssh-keygen allowed signers file) with the signature in FILE or at an http(s):// or s3:// URL (default: IMAGE.sig beside the image, also for an image at a URL: URL.sig, for s3://BUCKET/KEY the object KEY.sig; a signature that cannot be fetched, e.g. a 404, fails the mount; see dwarfsck --sign): the section headers must match what was signed (a block's header is compared when the block is first read, so a large image mounts as fast as without verify=), and every block is checked against its SHA-512/256 each time it is loaded, so a changed block fails its reads (EIO) instead of returning changed data"},
+	{Term: "verify=SIGNERS_FILE, signature=FILE|URL", Text: "mount only an image signed by a key of SIGNERS_FILE (an ssh-keygen allowed signers file) with the signature in FILE or at an http(s):// or s3:// URL (default: IMAGE.sig beside the image, also for an image at a URL: URL.sig, for s3://BUCKET/KEY the object KEY.sig, for docker://R/REPO:TAG the tag TAG.sig; a signature that cannot be fetched, e.g. a 404, fails the mount; see dwarfsck --sign): the section headers must match what was signed (a block's header is compared when the block is first read, so a large image mounts as fast as without verify=), and every block is checked against its SHA-512/256 each time it is loaded, so a changed block fails its reads (EIO) instead of returning changed data"},
 	{Term: "block_allocator=malloc|mmap", Text: "accepted for compatibility: decoded blocks are always memory mapped for them alone and returned to the system when they leave the cache (mmap)"},
 	{Term: "perfmon", Text: "print performance statistics at unmount"},
 	{Term: "debuglevel=LEVEL", Text: "log level (error, warn, info, debug, trace)"},
@@ -65,7 +65,8 @@ var multiManual = []string{
 		"of a URL's path) without .dwarfs. A name is one path element (no slash, not . or ..) and is " +
 		"unique in the mount. What precedes the first colon of an argument is its name unless it is a " +
 		"URL's scheme or contains a slash: write ./a:b.dwarfs for a file with a colon in its name. " +
-		"Images are files or http, https and s3 URLs, as for a single image.",
+		"Images are files, http, https and s3 URLs, or docker:// references (named after the " +
+		"repository's last element), as for a single image.",
 	"All images of the driver share one block cache: cachesize bounds their decoded blocks together " +
 		"(the least recently used block of any image is evicted first), workers is the one decode pool " +
 		"(at least remote_workers when an image is at a URL), and each image's metadata stays mapped from " +
@@ -168,11 +169,12 @@ func Program() *cli.Program {
 				"dwarfs multi, add, remove and config serve several images in one mount and change them " +
 					"while mounted; see SEVERAL IMAGES IN ONE MOUNT.",
 				"Examples:",
-				"  dwarfs image.dwarfs /mnt/image -o cachesize=1g\n  /srv/tree.dwarfs  /mnt/tree  fuse.dwarfs  ro,cachesize=256m  0 0",
+				"  dwarfs image.dwarfs /mnt/image -o cachesize=1g\n  dwarfs docker://registry.example/tools:v1 /mnt/tools\n  /srv/tree.dwarfs  /mnt/tree  fuse.dwarfs  ro,cachesize=256m  0 0",
 			},
 			Sections: []cli.Section{
 				{Title: "MOUNT OPTIONS", Items: mountOptions},
 				{Title: "SEVERAL IMAGES IN ONE MOUNT", Paragraphs: multiManual, Items: multiItems},
+				{Title: "REGISTRIES", Paragraphs: cli.RegistryManual},
 				{Title: "DIFFERENCES FROM THE REFERENCE", Items: differences},
 			},
 			SeeAlso: []string{"mkdwarfs(1)", "dwarfsck(1)", "dwarfsextract(1)", "fusermount3(1)", "mount(8)"},

@@ -22,6 +22,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/control"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
+	"github.com/godwarfs/godwarfs/ociartifact"
 	"github.com/godwarfs/godwarfs/source"
 )
 
@@ -71,6 +72,10 @@ func parseSpec(arg string) (imageSpec, error) {
 // (the last element of a URL's path) without ".dwarfs".
 func defaultName(image string) string {
 	base := filepath.Base(image)
+	if r, err := ociartifact.ParseReference(image); err == nil {
+		// docker://REGISTRY/NS/APP:TAG: the repository's last element.
+		return path.Base(r.Context().RepositoryStr())
+	}
 	if source.IsRemote(image) {
 		u, err := url.Parse(image)
 		if err != nil {

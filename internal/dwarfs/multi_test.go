@@ -23,6 +23,8 @@ func TestParseSpec(t *testing.T) {
 		{"s3://bucket/k/y.dwarfs", "y", "s3://bucket/k/y.dwarfs", ""},
 		{"web:http://host/z.dwarfs", "web", "http://host/z.dwarfs", ""},
 		{"s3:s3://b/k.dwarfs", "s3", "s3://b/k.dwarfs", ""},
+		{"docker://127.0.0.1:5000/ns/app:v1", "app", "docker://127.0.0.1:5000/ns/app:v1", ""},
+		{"old:docker://registry.example/app:v0", "old", "docker://registry.example/app:v0", ""},
 		{"https://host/", "", "", "cannot name the image"},
 		{".dwarfs", "", "", "cannot name the image"},
 		{"x:", "", "", "names no image"},
@@ -45,6 +47,18 @@ func TestEscapeOption(t *testing.T) {
 	for _, it := range []string{"cachesize=1g", `fsname=a,b\c`, "x=,,"} {
 		if got := mountopts.Split(escapeOption(it)); len(got) != 1 || got[0] != it {
 			t.Errorf("%q: escaped and split again: %q", it, got)
+		}
+	}
+}
+
+func TestDefaultNameRegistry(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"docker://127.0.0.1:5000/ns/app:v1", "app"},
+		{"docker://registry.example/tools@sha256:" + strings.Repeat("a", 64), "tools"},
+		{"https://h/x/b.dwarfs", "b"},
+	} {
+		if got := defaultName(c.in); got != c.want {
+			t.Errorf("defaultName(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

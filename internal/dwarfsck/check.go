@@ -118,6 +118,9 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if mode == "push" {
+		return runPush(img, res.Get("push", ""), res.Get("signature", ""), opts, quiet, stdout)
+	}
 	if mode != "" {
 		return runSign(mode, img, off, max(opts.Workers, 2), quiet, res, stdout)
 	}

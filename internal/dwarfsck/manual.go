@@ -10,7 +10,7 @@ var manual = cli.Manual{
 			"(-l), print a digest of every file (--checksum), write the image's header (-H) or export its " +
 			"metadata as JSON.",
 		"Examples:",
-		"  dwarfsck image.dwarfs\n  dwarfsck -d3 image.dwarfs\n  dwarfsck --check-integrity -q image.dwarfs\n  dwarfsck --checksum=sha256 image.dwarfs\n  dwarfsck --sign=~/.ssh/id_ed25519 image.dwarfs\n  dwarfsck --verify=allowed_signers image.dwarfs",
+		"  dwarfsck image.dwarfs\n  dwarfsck -d3 image.dwarfs\n  dwarfsck --check-integrity -q image.dwarfs\n  dwarfsck --checksum=sha256 image.dwarfs\n  dwarfsck --sign=~/.ssh/id_ed25519 image.dwarfs\n  dwarfsck --verify=allowed_signers image.dwarfs\n  dwarfsck --push=docker://registry.example/tools:v1 tools.dwarfs",
 	},
 	Sections: []cli.Section{
 		{Title: "DETAIL LEVELS", Paragraphs: []string{
@@ -56,6 +56,13 @@ var manual = cli.Manual{
 				"image differs from what was signed. Without that block (a signature made by ssh-keygen) a changed " +
 				"header is reported as a bad signature, without a section.",
 		}},
+		{Title: "REGISTRIES", Paragraphs: append([]string{
+			"Every mode reads an image at a docker://REGISTRY/REPO:TAG or @sha256:DIGEST reference as it " +
+				"reads one at a URL. --push=docker://REGISTRY/REPO:TAG checks every section of a local image " +
+				"against its SHA-512/256 (as --check-integrity does) and only then pushes it, printing the " +
+				"manifest digest; a damaged image is not pushed. Its signature, IMAGE.sig when it exists or " +
+				"the local file --signature names, is pushed after it (see below).",
+		}, cli.RegistryManual...)},
 		{Title: "DIFFERENCES FROM THE REFERENCE DWARFSCK", Paragraphs: []string{
 			"The reference's dumps of its internal metadata encoding (the features metadata_details, " +
 				"frozen_analysis, frozen_details, frozen_layout and schema_raw_dump, including the metadata memory " +

@@ -14,9 +14,9 @@ import (
 	"github.com/godwarfs/godwarfs/source"
 )
 
-// signModes are the options that make dwarfsck sign or verify instead of
-// checking and describing the image.
-var signModes = []string{"sign", "verify", "print-signed-digest"}
+// signModes are the options that make dwarfsck sign, verify or push
+// instead of checking and describing the image.
+var signModes = []string{"sign", "verify", "print-signed-digest", "push"}
 
 // signMode reports which of signModes res asks for ("" for none), refusing
 // combinations that make no sense.

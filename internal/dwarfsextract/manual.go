@@ -28,9 +28,10 @@ var manual = cli.Manual{
 			"dwarfsextract removes what it has not finished and exits with status 1; every name it " +
 			"leaves holds its whole content.",
 		"Examples:",
-		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'\n  dwarfsextract -i image.dwarfs -f auto -o tree.tar.zst",
+		"  dwarfsextract -i image.dwarfs -o outdir\n  dwarfsextract -i image.dwarfs -f pax -o - | tar -tvf -\n  dwarfsextract -i image.dwarfs -o outdir --pattern '**/*.txt'\n  dwarfsextract -i image.dwarfs 'i:**/readme*'\n  dwarfsextract -i image.dwarfs -f auto -o tree.tar.zst\n  dwarfsextract -i docker://registry.example/tools:v1 -o outdir",
 	},
 	Sections: []cli.Section{
+		{Title: "REGISTRIES", Paragraphs: cli.RegistryManual},
 		{Title: "CASE-INSENSITIVE TARGETS", Paragraphs: []string{
 			"Before extracting to a directory, dwarfsextract finds out whether the output directory " +
 				"folds letter case, by creating a probe file with a lower-case name there and looking it " +

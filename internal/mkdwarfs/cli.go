@@ -13,7 +13,7 @@ var options = []cli.Option{
 	{Long: "platform", HasValue: true, Arg: "OS/ARCH[/VARIANT]", Help: "the platform to take from a multi-platform container image (default: this machine's)"},
 	{Long: "oci-config", HasValue: true, Arg: "FILE", Help: "write the container image's config (JSON: entrypoint, env, user, working dir, labels, ...) to FILE once the image is built"},
 	{Long: "input-list", HasValue: true, Arg: "FILE", Help: "file with the paths to include, one a line, or - for stdin: relative to -i DIR (default: the current directory), or absolute below it; includes devices and specials; not with -F"},
-	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, or - for stdout"},
+	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, - for stdout, or docker://REGISTRY/REPO:TAG to push the image to a container registry (see REGISTRIES)"},
 	{Long: "force", Short: "f", Help: "overwrite an existing output image"},
 	{Long: "sign", HasValue: true, Arg: "KEY_FILE", Help: "sign the output image, once written, with the SSH private key in KEY_FILE (unencrypted; ed25519, ecdsa or rsa), writing OUTPUT.sig; check it with dwarfsck --verify (see SIGNATURES in dwarfsck(1))"},
 	{Long: "compress-level", Short: "l", HasValue: true, Arg: "N", Default: "7", Help: "compression level (0=fast, 9=best, see -H)"},

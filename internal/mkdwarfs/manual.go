@@ -70,6 +70,16 @@ var manual = cli.Manual{
 				"no image is written. --oci-config=FILE writes the image's config blob (entrypoint, env, " +
 				"user, working dir, labels, history) beside the image.",
 		}},
+		{Title: "REGISTRIES", Paragraphs: append([]string{
+			"-o docker://REGISTRY/REPO:TAG builds the image into a temporary file (in --tmpdir) and, once " +
+				"the build succeeded, pushes it to the registry: the blob first, then the empty config, then " +
+				"the manifest, which moves the tag. A failed build or push leaves the tag as it was. The same " +
+				"works for --recompress, --append and --merge, whose input images, like the image of -i with " +
+				"those options, may be docker:// references themselves (a --merge input goes to the " +
+				"repository's last element, e.g. app for docker://r.example/ns/app:v1). Without those " +
+				"options, -i docker://... is a container image to convert (see CONTAINER IMAGES). " +
+				"With --sign the signature is pushed after the image (see below).",
+		}, cli.RegistryManual...)},
 		{Title: "ENVIRONMENT", Paragraphs: []string{
 			"SOURCE_DATE_EPOCH (seconds since 1970, see reproducible-builds.org) replaces the current " +
 				"time in the creation timestamp, the history entry and --set-time now, so two builds of the " +

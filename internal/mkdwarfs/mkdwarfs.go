@@ -11,6 +11,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/chmod"
 	"github.com/godwarfs/godwarfs/internal/cli"
+	"github.com/godwarfs/godwarfs/ociartifact"
 	"github.com/godwarfs/godwarfs/ociinput"
 	"github.com/godwarfs/godwarfs/source"
 	"github.com/godwarfs/godwarfs/tarinput"
@@ -143,9 +146,75 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return cli.ExitOK
 	}
 	cfg.Progress = progressMode(cfg.Progress, stderr)
+	if strings.HasPrefix(cfg.Output, ociartifact.Scheme) {
+		return mainPush(ctx, cfg, stdout, stderr)
+	}
 	if cfg.Rewrite != nil {
 		return mainRewrite(ctx, cfg, stdout, stderr)
 	}
+	return mainBuild(ctx, cfg, stdout, stderr)
+}
+
+// mainPush builds or rewrites the image into a temporary file and, when
+// that succeeded, pushes it to the registry reference cfg.Output names:
+// a failed build leaves nothing in the registry, and the tag moves only
+// once the blob is stored.
+func mainPush(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
+	ref := cfg.Output
+	if _, err := ociartifact.ParseReference(ref); err != nil {
+		return Program().Fail(stderr, &cli.UsageError{Msg: err.Error()})
+	}
+	dir, err := os.MkdirTemp(cfg.TarOptions.TempDir, "mkdwarfs-push-")
+	if err != nil {
+		return Program().Fail(stderr, fmt.Errorf("a temporary file for the image: %w", err))
+	}
+	defer os.RemoveAll(dir)
+	cfg.Output = filepath.Join(dir, "image.dwarfs")
+	// Rewrites and grows took their target from the command line.
+	if cfg.Rewrite != nil {
+		cfg.Rewrite.Target.Output = cfg.Output
+	}
+	if cfg.Append != nil {
+		cfg.Append.Target.Output = cfg.Output
+	}
+	if cfg.Merge != nil {
+		cfg.Merge.Target.Output = cfg.Output
+	}
+	var code int
+	if cfg.Rewrite != nil {
+		code = mainRewrite(ctx, cfg, stdout, stderr)
+	} else {
+		code = mainBuild(ctx, cfg, stdout, stderr)
+	}
+	if code != cli.ExitOK && code != cli.ExitPartial {
+		return code
+	}
+	tr := source.NewHTTPTransport(max(cfg.Workers, 1))
+	defer tr.CloseIdleConnections()
+	r, _ := ociartifact.ParseReference(ref)
+	repo := r.Context().RepositoryStr()
+	d, err := ociartifact.Push(ctx, cfg.Output, ref, ociartifact.PushOptions{Transport: tr, Title: path.Base(repo) + ".dwarfs"})
+	if err != nil {
+		return Program().Fail(stderr, fmt.Errorf("the image was built, but not pushed: %w", err))
+	}
+	if cfg.LogLevel >= logInfo {
+		fmt.Fprintf(stderr, "pushed %s (manifest %s)\n", ref, d)
+	}
+	if cfg.Signer != nil {
+		// --sign wrote OUTPUT.sig beside the temporary file.
+		if err := ociartifact.PushSignature(ctx, cfg.Output+".sig", ref, d, ociartifact.PushOptions{Transport: tr, Title: path.Base(repo) + ".dwarfs.sig"}); err != nil {
+			return Program().Fail(stderr, fmt.Errorf("the image was pushed, but not %w", err))
+		}
+		if sr, err := ociartifact.SignatureRef(ref); err == nil && cfg.LogLevel >= logInfo {
+			fmt.Fprintf(stderr, "pushed its signature to %s\n", sr)
+		}
+	}
+	return code
+}
+
+// mainBuild builds an image from a directory, archive or container
+// image, or grows one (--append, --merge).
+func mainBuild(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 	start := time.Now()
 	progress := startProgress(cfg.Progress, stderr)
 	if cfg.TarInput != "" && cfg.TarInput != "-" {
@@ -170,10 +239,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		err = &cli.UsageError{Msg: err.Error()}
 	}
 	if err != nil {
-		return prog.Fail(stderr, err)
+		return Program().Fail(stderr, err)
 	}
 	if err := signOutput(cfg, stderr); err != nil {
-		return prog.Fail(stderr, err)
+		return Program().Fail(stderr, err)
 	}
 	if cfg.LogLevel >= logInfo {
 		printSummary(stderr, res, time.Since(start))

@@ -9,6 +9,7 @@ package remotetest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -383,4 +384,28 @@ http:
 		t.Fatalf("docker-registry: %v\n%s", err, s.Log())
 	}
 	return &Registry{Server: s, Host: fmt.Sprintf("127.0.0.1:%d", port)}
+}
+
+// IsolateAuth points the docker and podman credential lookups of this
+// test at an empty home, so that no credentials of the machine are used.
+func IsolateAuth(t *testing.T) {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("DOCKER_CONFIG", "")
+	t.Setenv("REGISTRY_AUTH_FILE", "")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+}
+
+// Login writes credentials for host into a docker config.json of its
+// own (DOCKER_CONFIG), as docker login would.
+func Login(t *testing.T, host, user, password string) {
+	t.Helper()
+	dir := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	conf := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, host, auth)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dir)
 }
