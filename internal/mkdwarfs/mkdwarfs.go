@@ -277,25 +277,57 @@ func ParseConfig(args []string, stdin io.Reader, stdout io.Writer) (*Config, err
 	return configFrom(r, args, stdin)
 }
 
-// configFrom interprets parsed options.
+// configFrom interprets parsed options, phase by phase: the level's
+// defaults first, then what each option overrides.
 func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) {
-	var err error
 	if len(p.Args) > 0 && !p.Has("merge") {
 		return nil, cli.Unexpected(p.Args[0])
 	}
 	cfg := &Config{Build: dedup.DefaultOptions(), Args: append([]string{"mkdwarfs"}, args...)}
-	recomp := isRecompress(p)
-	grow := isGrow(p)
+	recomp, grow := isRecompress(p), isGrow(p)
+	for _, phase := range []func() error{
+		func() error { return levelOptions(p, cfg) },
+		func() error { return ioOptions(p, cfg, stdin, recomp, grow) },
+		func() error { return workerOptions(p, cfg) },
+		func() error { return scanOptions(p, cfg) },
+		func() error { return segmenterOptions(p, cfg) },
+		func() error { return compressionOptions(p, cfg) },
+		func() error { return entryOptions(p, cfg) },
+		func() error { return categorizeOptions(p, cfg) },
+		func() error { return perCategoryOptions(p, cfg) },
+		func() error { return metadataPackOptions(p, cfg) },
+	} {
+		if err := phase(); err != nil {
+			return nil, err
+		}
+	}
+	if grow {
+		if err := growOptions(cfg, p); err != nil {
+			return nil, err
+		}
+	} else if recomp {
+		if err := recompressOptions(cfg, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := signOptions(p, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// levelOptions applies SOURCE_DATE_EPOCH and the defaults of the
+// compression level (-l).
+func levelOptions(p *cli.Result, cfg *Config) error {
 	o := &cfg.Build
 	if now, err := sourceDateEpoch(os.Getenv("SOURCE_DATE_EPOCH")); err != nil {
-		return nil, err
+		return err
 	} else if now != nil {
 		o.Now = now
 	}
-	atoi := p.Int
 	lvl := 7
-	if n, ok, err := atoi("compress-level", 0, 9); err != nil {
-		return nil, err
+	if n, ok, err := p.Int("compress-level", 0, 9); err != nil {
+		return err
 	} else if ok {
 		lvl = n
 	}
@@ -303,11 +335,18 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	cfg.level = lvl
 	o.BlockSizeBits, o.WindowBits, o.WindowStep, o.Order = L.blockBits, L.window, L.step, L.order
 	cfg.Compression, cfg.SchemaComp, cfg.HistoryComp, cfg.MetaComp = L.block, L.schema, L.schema, L.meta
+	return nil
+}
 
+// ioOptions takes the input (directory, list, archive or container
+// image) and the output.
+func ioOptions(p *cli.Result, cfg *Config, stdin io.Reader, recomp, grow bool) error {
+	o := &cfg.Build
+	var err error
 	in, ok := p.Lookup("input")
 	if !ok && !p.Has("merge") {
 		if !p.Has("input-list") || recomp || grow {
-			return nil, cli.Missing("input")
+			return cli.Missing("input")
 		}
 		// As the reference: the list's paths are relative to the
 		// current directory.
@@ -319,11 +358,11 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		case "all", "excluded", "excluded-files", "files", "included", "included-files":
 			cfg.DebugFilter = v
 		default:
-			return nil, usagef("invalid --debug-filter mode %q", v)
+			return usagef("invalid --debug-filter mode %q", v)
 		}
 	}
 	if cfg.Output, ok = p.Lookup("output"); !ok && cfg.DebugFilter == "" {
-		return nil, cli.Missing("output")
+		return cli.Missing("output")
 	}
 	cfg.Force = p.Has("force")
 	if v, ok := p.Lookup("input-list"); ok {
@@ -331,83 +370,95 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		if v != "-" {
 			f, err := os.Open(v)
 			if err != nil {
-				return nil, fmt.Errorf("opening input list: %w", err)
+				return fmt.Errorf("opening input list: %w", err)
 			}
 			defer f.Close()
 			r = f
 		}
 		list, err := dedup.ReadInputList(r)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if list == nil {
 			list = []string{}
 		}
 		o.InputList = list
 		if p.Has("filter") {
-			return nil, usagef("--input-list cannot be combined with --filter")
+			return usagef("--input-list cannot be combined with --filter")
 		}
 	}
 	if !recomp && !grow {
 		if err := inputFormat(p, cfg, stdin); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if cfg.LogLevel, err = p.LogLevel(); err != nil {
-		return nil, err
+		return err
 	}
-	if n, ok, err := atoi("block-size-bits", 10, 30); err != nil {
-		return nil, err
+	return nil
+}
+
+// workerOptions sets the block size and the threads and memory of the build.
+func workerOptions(p *cli.Result, cfg *Config) error {
+	o := &cfg.Build
+	if n, ok, err := p.Int("block-size-bits", 10, 30); err != nil {
+		return err
 	} else if ok {
 		o.BlockSizeBits = n
 	}
 	cfg.Workers = 2
-	if n, ok, err := atoi("num-workers", 1, 1024); err != nil {
-		return nil, err
+	if n, ok, err := p.Int("num-workers", 1, 1024); err != nil {
+		return err
 	} else if ok {
 		cfg.Workers = n
 	}
 	cfg.Niceness = 5
-	if n, ok, err := atoi("compress-niceness", -20, 19); err != nil {
-		return nil, err
+	if n, ok, err := p.Int("compress-niceness", -20, 19); err != nil {
+		return err
 	} else if ok {
 		cfg.Niceness = n
 	}
 	o.ScannerWorkers = cfg.Workers
-	if n, ok, err := atoi("num-scanner-workers", 1, 1024); err != nil {
-		return nil, err
+	if n, ok, err := p.Int("num-scanner-workers", 1, 1024); err != nil {
+		return err
 	} else if ok {
 		o.ScannerWorkers = n
 	}
 	o.OrderWorkers = cfg.Workers
-	if n, ok, err := atoi("num-segmenter-workers", 1, 1024); err != nil {
-		return nil, err
+	if n, ok, err := p.Int("num-segmenter-workers", 1, 1024); err != nil {
+		return err
 	} else if ok {
 		o.OrderWorkers = n
 	}
 	if v, ok := p.Lookup("memory-limit"); ok && v != "auto" {
 		n, err := cli.ParseSize(v)
 		if err != nil || n <= 0 {
-			return nil, usagef("invalid --memory-limit %q", v)
+			return usagef("invalid --memory-limit %q", v)
 		}
 		cfg.MemLimit = n
 	}
+	return nil
+}
+
+// scanOptions sets what the scan takes and how it orders the files.
+func scanOptions(p *cli.Result, cfg *Config) error {
+	o := &cfg.Build
 	if v, ok := lastPlain(p, "order"); ok {
 		if err := parseOrder(o, v); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if v, ok := p.Lookup("max-similarity-size"); ok {
 		n, err := cli.ParseSize(v)
 		if err != nil {
-			return nil, usagef("invalid --max-similarity-size: %v", err)
+			return usagef("invalid --max-similarity-size: %v", err)
 		}
 		o.MaxSimilaritySize = n
 	}
 	if v, ok := p.Lookup("file-hash"); ok {
 		h, err := dedup.NewFileHash(v)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return usagef("%v", err)
 		}
 		o.FileHash = h
 	}
@@ -417,7 +468,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		case "ascii", "unicode", "simple", "none":
 			cfg.Progress = v
 		default:
-			return nil, usagef("invalid --progress %q", v)
+			return usagef("invalid --progress %q", v)
 		}
 	}
 	if p.Has("no-progress") {
@@ -426,12 +477,18 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	for _, f := range p.All("filter") {
 		rs, err := dedup.ParseFilterRules(f, nil)
 		if err != nil {
-			return nil, usagef("could not parse filter rule '%s': %v", f, err)
+			return usagef("could not parse filter rule '%s': %v", f, err)
 		}
 		o.Filters = append(o.Filters, rs...)
 	}
 	o.RemoveEmpty = p.Has("remove-empty-dirs")
 	o.ContinueOnErr = p.Has("continue-on-error")
+	return nil
+}
+
+// segmenterOptions sets how the segmenter looks for repeated data.
+func segmenterOptions(p *cli.Result, cfg *Config) error {
+	o := &cfg.Build
 	plainInt := func(name string, lo, hi int) (int, bool, error) {
 		v, ok := lastPlain(p, name)
 		if !ok {
@@ -444,28 +501,33 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		return n, true, nil
 	}
 	if n, ok, err := plainInt("max-lookback-blocks", 0, 1<<16); err != nil {
-		return nil, err
+		return err
 	} else if ok {
 		o.Lookback = n
 	}
 	if n, ok, err := plainInt("window-size", 0, 24); err != nil {
-		return nil, err
+		return err
 	} else if ok {
 		o.WindowBits = n
 		if n > 0 && n < 5 {
-			return nil, usagef("--window-size must be 0 or at least 5")
+			return usagef("--window-size must be 0 or at least 5")
 		}
 	}
 	if n, ok, err := plainInt("window-step", 0, 8); err != nil {
-		return nil, err
+		return err
 	} else if ok {
 		o.WindowStep = n
 	}
 	if n, ok, err := plainInt("bloom-filter-size", 0, 10); err != nil {
-		return nil, err
+		return err
 	} else if ok {
 		o.BloomSizeShift = n
 	}
+	return nil
+}
+
+// compressionOptions sets and checks the compression of each kind of section.
+func compressionOptions(p *cli.Result, cfg *Config) error {
 	for _, c := range []struct {
 		name string
 		dst  *string
@@ -475,36 +537,44 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		if c.name == "compression" {
 			v, ok = lastPlain(p, c.name)
 		} else if ok && strings.Contains(v, "::") {
-			return nil, usagef("--%s: categories are not supported", c.name)
+			return usagef("--%s: categories are not supported", c.name)
 		}
 		if ok {
 			*c.dst = v
 		}
 		comp, err := block.NewCompressor(*c.dst)
 		if err != nil {
-			return nil, cli.BadValue(c.name, *c.dst, err.Error())
+			return cli.BadValue(c.name, *c.dst, err.Error())
 		}
 		// flac and ricepp encode only data whose layout a categorizer
 		// found: audio samples, image pixels.
 		if _, pcm := comp.(block.PCMCompressor); pcm {
-			return nil, cli.BadValue(c.name, *c.dst, "it needs the sample layout of a category (pcmaudio/waveform::"+*c.dst+")")
+			return cli.BadValue(c.name, *c.dst, "it needs the sample layout of a category (pcmaudio/waveform::"+*c.dst+")")
 		}
 		if _, layout := comp.(block.MetadataCompressor); layout {
-			return nil, cli.BadValue(c.name, *c.dst, "it needs the pixel layout of a category (fits/image::"+*c.dst+")")
+			return cli.BadValue(c.name, *c.dst, "it needs the pixel layout of a category (fits/image::"+*c.dst+")")
 		}
 	}
+	return nil
+}
+
+// entryOptions sets what the image records of each entry and of its
+// own making.
+func entryOptions(p *cli.Result, cfg *Config) error {
+	o := &cfg.Build
+	var err error
 	// An input list names its entries, so they are taken whatever their
 	// type, as the reference does.
 	o.WithDevices = p.Has("with-devices") || o.InputList != nil
 	o.WithSpecials = p.Has("with-specials") || o.InputList != nil
 	o.NoSparse = p.Has("no-sparse-files")
 	if o.Hollow = p.Has("hollow"); o.Hollow && o.NoSparse {
-		return nil, usagef("--hollow cannot be combined with --no-sparse-files")
+		return usagef("--hollow cannot be combined with --no-sparse-files")
 	}
 	if v, ok := p.Lookup("header"); ok {
 		h, err := os.ReadFile(v)
 		if err != nil {
-			return nil, fmt.Errorf("reading header: %w", err)
+			return fmt.Errorf("reading header: %w", err)
 		}
 		cfg.Header = h
 	}
@@ -519,7 +589,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		if v, ok := p.Lookup(c.name); ok {
 			n, err := strconv.ParseUint(v, 10, 32)
 			if err != nil {
-				return nil, usagef("invalid --%s %q: must be a numeric id", c.name, v)
+				return usagef("invalid --%s %q: must be a numeric id", c.name, v)
 			}
 			u := uint32(n)
 			*c.dst = &u
@@ -527,7 +597,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	}
 	if v, ok := p.Lookup("chmod"); ok {
 		if o.Chmod, err = dedup.ParseChmod(v, chmod.ProcessUmask()); err != nil {
-			return nil, usagef("%v", err)
+			return usagef("%v", err)
 		}
 	}
 	o.NoCreateTime = p.Has("no-create-timestamp")
@@ -538,7 +608,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		} else {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				return nil, usagef("invalid --set-time %q (unix time or 'now')", v)
+				return usagef("invalid --set-time %q (unix time or 'now')", v)
 			}
 			t = n
 		}
@@ -547,44 +617,41 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 	o.KeepAllTimes = p.Has("keep-all-times")
 	if v, ok := p.Lookup("time-resolution"); ok {
 		if o.TimeResolution, err = dedup.ParseTimeResolution(v); err != nil {
-			return nil, usagef("%v", err)
+			return usagef("%v", err)
 		}
 	}
 	o.NoHardlinks = p.Has("no-hardlink-table")
 	o.NoCategoryNames = p.Has("no-category-names")
 	o.NoCategoryMetadata = o.NoCategoryNames || p.Has("no-category-metadata")
-	if err := categorizeOptions(p, cfg); err != nil {
-		return nil, err
-	}
-	if err := perCategoryOptions(p, cfg); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// metadataPackOptions sets how the metadata is packed (-P).
+func metadataPackOptions(p *cli.Result, cfg *Config) error {
+	o := &cfg.Build
 	if v, ok := p.Lookup("pack-metadata"); ok {
 		pk, err := dedup.ParsePack(v)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return usagef("%v", err)
 		}
 		o.Pack = &pk
 	}
-	if grow {
-		if err := growOptions(cfg, p); err != nil {
-			return nil, err
-		}
-	} else if recomp {
-		if err := recompressOptions(cfg, p); err != nil {
-			return nil, err
-		}
-	}
+	return nil
+}
+
+// signOptions loads the --sign key, so that a bad key fails before the build.
+func signOptions(p *cli.Result, cfg *Config) error {
+	var err error
 	if v, ok := p.Lookup("sign"); ok {
 		if cfg.Output == "-" || cfg.Output == "" {
-			return nil, usagef("--sign needs an output file, not standard output")
+			return usagef("--sign needs an output file, not standard output")
 		}
 		// Loaded now, so that a bad key fails before the build.
 		if cfg.Signer, err = imagesig.LoadSigner(v); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
 // signOutput signs the written image when --sign asked for it.
