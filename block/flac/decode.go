@@ -487,26 +487,35 @@ func (d *Decoder) residual(s []int64, order int) error {
 
 // rice decodes len(out) Rice-coded residuals with parameter k (<= 30).
 // A residual must fit in 32 bits, which bounds the quotient.
+//
+// The loop keeps the reader's state in locals (registers) and handles a
+// residual whose quotient, stop bit and low bits are all in the 64-bit
+// cache without a call; it refills 8 bytes at a time only when fewer than
+// 32 bits are left. Shift counts are masked to 63 where they are known to
+// be below 64, which spares the compiler's code for larger shifts. The
+// slow path (a long quotient, the last bytes of the input) hands the
+// state back to br.
 func (br *bitReader) rice(out []int64, k uint) error {
+	k &= 31
 	qmax := uint64(0xffffffff) >> k
-	// The reader's state lives in locals for the loop, where the compiler
-	// keeps it in registers; the slow path hands it back to br.
+	stop := uint64(1) << k // the stop bit, as it lands above the low bits
 	buf, pos, cache, n := br.buf, br.pos, br.cache, br.n
-	for i := range out {
-		if n < 48 && pos+8 <= len(buf) {
-			// refill, inlined: top the cache up from the next 8 bytes
-			cache |= binary.BigEndian.Uint64(buf[pos:]) >> n
+	for i := 0; i < len(out); i++ {
+		if n < 32 && pos <= len(buf)-8 {
+			cache |= binary.BigEndian.Uint64(buf[pos:]) >> (n & 63)
 			b := (63 - n) >> 3
 			pos += int(b)
 			n += b << 3
 		}
 		z := uint(bits.LeadingZeros64(cache))
-		if z+1+k <= n {
-			// quotient, stop bit and low bits are all in the cache
-			c := cache << (z + 1)
-			folded := uint64(z)<<k | c>>(64-k) // c>>64 is 0 for k == 0
-			cache = c << k
-			n -= z + 1 + k
+		t := z + 1 + k
+		if t <= n {
+			// cache<<z starts with the stop bit; the k bits after it
+			// come down with it, as stop|low.
+			u := (cache << (z & 63)) >> ((63 - k) & 63)
+			folded := uint64(z)<<k + u - stop
+			cache <<= t & 63
+			n -= t
 			out[i] = int64(folded>>1) ^ -int64(folded&1)
 			continue
 		}
