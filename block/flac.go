@@ -326,6 +326,19 @@ func (p pcmPacker) pack(out []byte, chans [][]int64, blockSize int) {
 	if len(chans) == 2 && nb == 2 && !p.l.BigEndian {
 		a, b := chans[0][:blockSize], chans[1][:blockSize]
 		out = out[:4*len(a)]
+		if off == 0 && sh == 0 {
+			// signed, no padding: two frames with one 8-byte store
+			i := 0
+			for ; i+1 < len(a); i += 2 {
+				u := uint64(uint16(a[i])) | uint64(uint16(b[i]))<<16 |
+					uint64(uint16(a[i+1]))<<32 | uint64(uint16(b[i+1]))<<48
+				binary.LittleEndian.PutUint64(out[4*i:], u)
+			}
+			if i < len(a) {
+				binary.LittleEndian.PutUint32(out[4*i:], uint32(uint16(a[i]))|uint32(uint16(b[i]))<<16)
+			}
+			return
+		}
 		for i := range a {
 			u := uint32(uint16((uint32(a[i])+off)<<sh)) | (uint32(b[i])+off)<<sh<<16
 			binary.LittleEndian.PutUint32(out[4*i:], u)

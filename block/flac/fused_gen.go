@@ -9,232 +9,233 @@ import (
 
 // riceLPC4 decodes Rice-coded residuals with parameter k into
 // s[pos:end] and restores them with 4 coefficients (c[3] weighs the
-// previous sample); pos >= 4.
-func (br *bitReader) riceLPC4(s []int64, pos, end int, k uint, c *[4]int64, shift uint) error {
-	if pos < 4 || pos > end || end > len(s) {
-		return formatErr("internal: bad LPC range %d..%d of %d", pos, end, len(s))
+// previous sample); pos >= 4. It stops before a residual whose code is
+// not all in the cache (a long quotient, the end of the input) and returns
+// its index, or end; the caller decodes that one the slow way. The loop
+// makes no calls, so the compiler need not spill its state around them.
+func (br *bitReader) riceLPC4(s []int64, pos, end int, k uint, c *[4]int64, shift uint) int {
+	if pos < 4 || end > len(s) {
+		return pos
 	}
 	k &= 31
 	shift &= 63
+	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	down := (63 - k) & 63
-	buf, bpos, cache, n := br.buf, br.pos, br.cache, br.n
-	last := len(buf) - 8
+	mask := stop<<1 - 1
+	rest := br.buf[br.pos:]
+	cache, n := br.cache, br.n
 	prev := s[pos-1]
-	for i := pos; i < end; i++ {
-		if n < 32 && bpos <= last {
-			cache |= binary.BigEndian.Uint64(buf[bpos:]) >> (n & 63)
+	h0, h1, h2 := s[pos-4], s[pos-3], s[pos-2]
+	i := pos
+	for ; i < end; i++ {
+		if n < 32 && len(rest) >= 8 {
+			cache |= binary.BigEndian.Uint64(rest) >> (n & 63)
 			b := (63 - n) >> 3
-			bpos += int(b)
+			rest = rest[b:]
 			n += b << 3
 		}
-		var r int64
-		z := uint(bits.LeadingZeros64(cache))
-		if t := z + 1 + k; t <= n {
-			u := (cache << (z & 63)) >> down
-			folded := uint64(z)<<k + u - stop
-			cache <<= t & 63
-			n -= t
-			r = int64(folded>>1) ^ -int64(folded&1)
-		} else {
-			br.pos, br.cache, br.n = bpos, cache, n
-			var err error
-			if r, err = br.riceSlow(k); err != nil {
-				return err
-			}
-			bpos, cache, n = br.pos, br.cache, br.n
+		// t bits: z zeros (the quotient), the stop bit, k low bits.
+		t := top - uint(bits.Len64(cache))
+		if t > n {
+			break
 		}
-		h := (*[4]int64)(s[i-4 : i])
-		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2]) + r<<shift
-		prev = (older + c[3]*prev) >> shift
+		// Rotated by t, they are the low bits, as stop<<k | low.
+		u := bits.RotateLeft64(cache, int(t&63)) & mask
+		folded := (uint64(t-k-1))*stop + u - stop
+		cache <<= t & 63
+		n -= t
+		r := int64(folded>>1) ^ -int64(folded&1)
+		older := c[0]*h0 + c[1]*h1 + c[2]*h2
+		h0, h1, h2 = h1, h2, prev
+		prev = (older+c[3]*prev)>>shift + r
 		s[i] = prev
 	}
-	br.pos, br.cache, br.n = bpos, cache, n
-	return nil
+	br.pos, br.cache, br.n = len(br.buf)-len(rest), cache, n
+	return i
 }
 
 // riceLPC8 decodes Rice-coded residuals with parameter k into
 // s[pos:end] and restores them with 8 coefficients (c[7] weighs the
-// previous sample); pos >= 8.
-func (br *bitReader) riceLPC8(s []int64, pos, end int, k uint, c *[8]int64, shift uint) error {
-	if pos < 8 || pos > end || end > len(s) {
-		return formatErr("internal: bad LPC range %d..%d of %d", pos, end, len(s))
+// previous sample); pos >= 8. It stops before a residual whose code is
+// not all in the cache (a long quotient, the end of the input) and returns
+// its index, or end; the caller decodes that one the slow way. The loop
+// makes no calls, so the compiler need not spill its state around them.
+func (br *bitReader) riceLPC8(s []int64, pos, end int, k uint, c *[8]int64, shift uint) int {
+	if pos < 8 || end > len(s) {
+		return pos
 	}
 	k &= 31
 	shift &= 63
+	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	down := (63 - k) & 63
-	buf, bpos, cache, n := br.buf, br.pos, br.cache, br.n
-	last := len(buf) - 8
+	mask := stop<<1 - 1
+	rest := br.buf[br.pos:]
+	cache, n := br.cache, br.n
 	prev := s[pos-1]
-	for i := pos; i < end; i++ {
-		if n < 32 && bpos <= last {
-			cache |= binary.BigEndian.Uint64(buf[bpos:]) >> (n & 63)
+	i := pos
+	for ; i < end; i++ {
+		if n < 32 && len(rest) >= 8 {
+			cache |= binary.BigEndian.Uint64(rest) >> (n & 63)
 			b := (63 - n) >> 3
-			bpos += int(b)
+			rest = rest[b:]
 			n += b << 3
 		}
-		var r int64
-		z := uint(bits.LeadingZeros64(cache))
-		if t := z + 1 + k; t <= n {
-			u := (cache << (z & 63)) >> down
-			folded := uint64(z)<<k + u - stop
-			cache <<= t & 63
-			n -= t
-			r = int64(folded>>1) ^ -int64(folded&1)
-		} else {
-			br.pos, br.cache, br.n = bpos, cache, n
-			var err error
-			if r, err = br.riceSlow(k); err != nil {
-				return err
-			}
-			bpos, cache, n = br.pos, br.cache, br.n
+		// t bits: z zeros (the quotient), the stop bit, k low bits.
+		t := top - uint(bits.Len64(cache))
+		if t > n {
+			break
 		}
+		// Rotated by t, they are the low bits, as stop<<k | low.
+		u := bits.RotateLeft64(cache, int(t&63)) & mask
+		folded := (uint64(t-k-1))*stop + u - stop
+		cache <<= t & 63
+		n -= t
+		r := int64(folded>>1) ^ -int64(folded&1)
 		h := (*[8]int64)(s[i-8 : i])
-		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3]) + (c[4]*h[4] + c[5]*h[5] + c[6]*h[6]) + r<<shift
-		prev = (older + c[7]*prev) >> shift
+		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3]) + (c[4]*h[4] + c[5]*h[5] + c[6]*h[6])
+		prev = (older+c[7]*prev)>>shift + r
 		s[i] = prev
 	}
-	br.pos, br.cache, br.n = bpos, cache, n
-	return nil
+	br.pos, br.cache, br.n = len(br.buf)-len(rest), cache, n
+	return i
 }
 
 // riceLPC12 decodes Rice-coded residuals with parameter k into
 // s[pos:end] and restores them with 12 coefficients (c[11] weighs the
-// previous sample); pos >= 12.
-func (br *bitReader) riceLPC12(s []int64, pos, end int, k uint, c *[12]int64, shift uint) error {
-	if pos < 12 || pos > end || end > len(s) {
-		return formatErr("internal: bad LPC range %d..%d of %d", pos, end, len(s))
+// previous sample); pos >= 12. It stops before a residual whose code is
+// not all in the cache (a long quotient, the end of the input) and returns
+// its index, or end; the caller decodes that one the slow way. The loop
+// makes no calls, so the compiler need not spill its state around them.
+func (br *bitReader) riceLPC12(s []int64, pos, end int, k uint, c *[12]int64, shift uint) int {
+	if pos < 12 || end > len(s) {
+		return pos
 	}
 	k &= 31
 	shift &= 63
+	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	down := (63 - k) & 63
-	buf, bpos, cache, n := br.buf, br.pos, br.cache, br.n
-	last := len(buf) - 8
+	mask := stop<<1 - 1
+	rest := br.buf[br.pos:]
+	cache, n := br.cache, br.n
 	prev := s[pos-1]
-	for i := pos; i < end; i++ {
-		if n < 32 && bpos <= last {
-			cache |= binary.BigEndian.Uint64(buf[bpos:]) >> (n & 63)
+	i := pos
+	for ; i < end; i++ {
+		if n < 32 && len(rest) >= 8 {
+			cache |= binary.BigEndian.Uint64(rest) >> (n & 63)
 			b := (63 - n) >> 3
-			bpos += int(b)
+			rest = rest[b:]
 			n += b << 3
 		}
-		var r int64
-		z := uint(bits.LeadingZeros64(cache))
-		if t := z + 1 + k; t <= n {
-			u := (cache << (z & 63)) >> down
-			folded := uint64(z)<<k + u - stop
-			cache <<= t & 63
-			n -= t
-			r = int64(folded>>1) ^ -int64(folded&1)
-		} else {
-			br.pos, br.cache, br.n = bpos, cache, n
-			var err error
-			if r, err = br.riceSlow(k); err != nil {
-				return err
-			}
-			bpos, cache, n = br.pos, br.cache, br.n
+		// t bits: z zeros (the quotient), the stop bit, k low bits.
+		t := top - uint(bits.Len64(cache))
+		if t > n {
+			break
 		}
+		// Rotated by t, they are the low bits, as stop<<k | low.
+		u := bits.RotateLeft64(cache, int(t&63)) & mask
+		folded := (uint64(t-k-1))*stop + u - stop
+		cache <<= t & 63
+		n -= t
+		r := int64(folded>>1) ^ -int64(folded&1)
 		h := (*[12]int64)(s[i-12 : i])
-		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3]) + (c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7]) + (c[8]*h[8] + c[9]*h[9] + c[10]*h[10]) + r<<shift
-		prev = (older + c[11]*prev) >> shift
+		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3]) + (c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7]) + (c[8]*h[8] + c[9]*h[9] + c[10]*h[10])
+		prev = (older+c[11]*prev)>>shift + r
 		s[i] = prev
 	}
-	br.pos, br.cache, br.n = bpos, cache, n
-	return nil
+	br.pos, br.cache, br.n = len(br.buf)-len(rest), cache, n
+	return i
 }
 
 // riceLPC16 decodes Rice-coded residuals with parameter k into
 // s[pos:end] and restores them with 16 coefficients (c[15] weighs the
-// previous sample); pos >= 16.
-func (br *bitReader) riceLPC16(s []int64, pos, end int, k uint, c *[16]int64, shift uint) error {
-	if pos < 16 || pos > end || end > len(s) {
-		return formatErr("internal: bad LPC range %d..%d of %d", pos, end, len(s))
+// previous sample); pos >= 16. It stops before a residual whose code is
+// not all in the cache (a long quotient, the end of the input) and returns
+// its index, or end; the caller decodes that one the slow way. The loop
+// makes no calls, so the compiler need not spill its state around them.
+func (br *bitReader) riceLPC16(s []int64, pos, end int, k uint, c *[16]int64, shift uint) int {
+	if pos < 16 || end > len(s) {
+		return pos
 	}
 	k &= 31
 	shift &= 63
+	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	down := (63 - k) & 63
-	buf, bpos, cache, n := br.buf, br.pos, br.cache, br.n
-	last := len(buf) - 8
+	mask := stop<<1 - 1
+	rest := br.buf[br.pos:]
+	cache, n := br.cache, br.n
 	prev := s[pos-1]
-	for i := pos; i < end; i++ {
-		if n < 32 && bpos <= last {
-			cache |= binary.BigEndian.Uint64(buf[bpos:]) >> (n & 63)
+	i := pos
+	for ; i < end; i++ {
+		if n < 32 && len(rest) >= 8 {
+			cache |= binary.BigEndian.Uint64(rest) >> (n & 63)
 			b := (63 - n) >> 3
-			bpos += int(b)
+			rest = rest[b:]
 			n += b << 3
 		}
-		var r int64
-		z := uint(bits.LeadingZeros64(cache))
-		if t := z + 1 + k; t <= n {
-			u := (cache << (z & 63)) >> down
-			folded := uint64(z)<<k + u - stop
-			cache <<= t & 63
-			n -= t
-			r = int64(folded>>1) ^ -int64(folded&1)
-		} else {
-			br.pos, br.cache, br.n = bpos, cache, n
-			var err error
-			if r, err = br.riceSlow(k); err != nil {
-				return err
-			}
-			bpos, cache, n = br.pos, br.cache, br.n
+		// t bits: z zeros (the quotient), the stop bit, k low bits.
+		t := top - uint(bits.Len64(cache))
+		if t > n {
+			break
 		}
+		// Rotated by t, they are the low bits, as stop<<k | low.
+		u := bits.RotateLeft64(cache, int(t&63)) & mask
+		folded := (uint64(t-k-1))*stop + u - stop
+		cache <<= t & 63
+		n -= t
+		r := int64(folded>>1) ^ -int64(folded&1)
 		h := (*[16]int64)(s[i-16 : i])
-		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3]) + (c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7]) + (c[8]*h[8] + c[9]*h[9] + c[10]*h[10] + c[11]*h[11]) + (c[12]*h[12] + c[13]*h[13] + c[14]*h[14]) + r<<shift
-		prev = (older + c[15]*prev) >> shift
+		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3]) + (c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7]) + (c[8]*h[8] + c[9]*h[9] + c[10]*h[10] + c[11]*h[11]) + (c[12]*h[12] + c[13]*h[13] + c[14]*h[14])
+		prev = (older+c[15]*prev)>>shift + r
 		s[i] = prev
 	}
-	br.pos, br.cache, br.n = bpos, cache, n
-	return nil
+	br.pos, br.cache, br.n = len(br.buf)-len(rest), cache, n
+	return i
 }
 
 // riceLPC32 decodes Rice-coded residuals with parameter k into
 // s[pos:end] and restores them with 32 coefficients (c[31] weighs the
-// previous sample); pos >= 32.
-func (br *bitReader) riceLPC32(s []int64, pos, end int, k uint, c *[32]int64, shift uint) error {
-	if pos < 32 || pos > end || end > len(s) {
-		return formatErr("internal: bad LPC range %d..%d of %d", pos, end, len(s))
+// previous sample); pos >= 32. It stops before a residual whose code is
+// not all in the cache (a long quotient, the end of the input) and returns
+// its index, or end; the caller decodes that one the slow way. The loop
+// makes no calls, so the compiler need not spill its state around them.
+func (br *bitReader) riceLPC32(s []int64, pos, end int, k uint, c *[32]int64, shift uint) int {
+	if pos < 32 || end > len(s) {
+		return pos
 	}
 	k &= 31
 	shift &= 63
+	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	down := (63 - k) & 63
-	buf, bpos, cache, n := br.buf, br.pos, br.cache, br.n
-	last := len(buf) - 8
+	mask := stop<<1 - 1
+	rest := br.buf[br.pos:]
+	cache, n := br.cache, br.n
 	prev := s[pos-1]
-	for i := pos; i < end; i++ {
-		if n < 32 && bpos <= last {
-			cache |= binary.BigEndian.Uint64(buf[bpos:]) >> (n & 63)
+	i := pos
+	for ; i < end; i++ {
+		if n < 32 && len(rest) >= 8 {
+			cache |= binary.BigEndian.Uint64(rest) >> (n & 63)
 			b := (63 - n) >> 3
-			bpos += int(b)
+			rest = rest[b:]
 			n += b << 3
 		}
-		var r int64
-		z := uint(bits.LeadingZeros64(cache))
-		if t := z + 1 + k; t <= n {
-			u := (cache << (z & 63)) >> down
-			folded := uint64(z)<<k + u - stop
-			cache <<= t & 63
-			n -= t
-			r = int64(folded>>1) ^ -int64(folded&1)
-		} else {
-			br.pos, br.cache, br.n = bpos, cache, n
-			var err error
-			if r, err = br.riceSlow(k); err != nil {
-				return err
-			}
-			bpos, cache, n = br.pos, br.cache, br.n
+		// t bits: z zeros (the quotient), the stop bit, k low bits.
+		t := top - uint(bits.Len64(cache))
+		if t > n {
+			break
 		}
+		// Rotated by t, they are the low bits, as stop<<k | low.
+		u := bits.RotateLeft64(cache, int(t&63)) & mask
+		folded := (uint64(t-k-1))*stop + u - stop
+		cache <<= t & 63
+		n -= t
+		r := int64(folded>>1) ^ -int64(folded&1)
 		h := (*[32]int64)(s[i-32 : i])
-		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3]) + (c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7]) + (c[8]*h[8] + c[9]*h[9] + c[10]*h[10] + c[11]*h[11]) + (c[12]*h[12] + c[13]*h[13] + c[14]*h[14] + c[15]*h[15]) + (c[16]*h[16] + c[17]*h[17] + c[18]*h[18] + c[19]*h[19]) + (c[20]*h[20] + c[21]*h[21] + c[22]*h[22] + c[23]*h[23]) + (c[24]*h[24] + c[25]*h[25] + c[26]*h[26] + c[27]*h[27]) + (c[28]*h[28] + c[29]*h[29] + c[30]*h[30]) + r<<shift
-		prev = (older + c[31]*prev) >> shift
+		older := (c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3]) + (c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7]) + (c[8]*h[8] + c[9]*h[9] + c[10]*h[10] + c[11]*h[11]) + (c[12]*h[12] + c[13]*h[13] + c[14]*h[14] + c[15]*h[15]) + (c[16]*h[16] + c[17]*h[17] + c[18]*h[18] + c[19]*h[19]) + (c[20]*h[20] + c[21]*h[21] + c[22]*h[22] + c[23]*h[23]) + (c[24]*h[24] + c[25]*h[25] + c[26]*h[26] + c[27]*h[27]) + (c[28]*h[28] + c[29]*h[29] + c[30]*h[30])
+		prev = (older+c[31]*prev)>>shift + r
 		s[i] = prev
 	}
-	br.pos, br.cache, br.n = bpos, cache, n
-	return nil
+	br.pos, br.cache, br.n = len(br.buf)-len(rest), cache, n
+	return i
 }
 
 // riceLPCWidth is the narrowest generated filter for each order.
@@ -254,8 +255,9 @@ func riceLPCWidth(order int) int {
 	return 0
 }
 
-// riceLPCFused runs the generated filter of width p.width on s[pos:end].
-func (br *bitReader) riceLPCFused(s []int64, pos, end int, k uint, p *predictor) error {
+// riceLPCFused runs the generated filter of width p.width on s[pos:end]
+// and returns where it stopped.
+func (br *bitReader) riceLPCFused(s []int64, pos, end int, k uint, p *predictor) int {
 	switch p.width {
 	case 4:
 		return br.riceLPC4(s, pos, end, k, (*[4]int64)(p.padded[32-4:]), p.shift)
@@ -268,5 +270,5 @@ func (br *bitReader) riceLPCFused(s []int64, pos, end int, k uint, p *predictor)
 	case 32:
 		return br.riceLPC32(s, pos, end, k, (*[32]int64)(p.padded[32-32:]), p.shift)
 	}
-	return formatErr("internal: no filter of width %d", p.width)
+	return pos
 }

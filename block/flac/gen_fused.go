@@ -41,50 +41,47 @@ import (
 		fmt.Fprintf(&b, `
 // riceLPC%[1]d decodes Rice-coded residuals with parameter k into
 // s[pos:end] and restores them with %[1]d coefficients (c[%[2]d] weighs the
-// previous sample); pos >= %[1]d.
-func (br *bitReader) riceLPC%[1]d(s []int64, pos, end int, k uint, c *[%[1]d]int64, shift uint) error {
-	if pos < %[1]d || pos > end || end > len(s) {
-		return formatErr("internal: bad LPC range %%d..%%d of %%d", pos, end, len(s))
+// previous sample); pos >= %[1]d. It stops before a residual whose code is
+// not all in the cache (a long quotient, the end of the input) and returns
+// its index, or end; the caller decodes that one the slow way. The loop
+// makes no calls, so the compiler need not spill its state around them.
+func (br *bitReader) riceLPC%[1]d(s []int64, pos, end int, k uint, c *[%[1]d]int64, shift uint) int {
+	if pos < %[1]d || end > len(s) {
+		return pos
 	}
 	k &= 31
 	shift &= 63
+	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	down := (63 - k) & 63
-	buf, bpos, cache, n := br.buf, br.pos, br.cache, br.n
-	last := len(buf) - 8
-	prev := s[pos-1]
-	for i := pos; i < end; i++ {
-		if n < 32 && bpos <= last {
-			cache |= binary.BigEndian.Uint64(buf[bpos:]) >> (n & 63)
+	mask := stop<<1 - 1
+	rest := br.buf[br.pos:]
+	cache, n := br.cache, br.n
+	%[3]s
+	i := pos
+	for ; i < end; i++ {
+		if n < 32 && len(rest) >= 8 {
+			cache |= binary.BigEndian.Uint64(rest) >> (n & 63)
 			b := (63 - n) >> 3
-			bpos += int(b)
+			rest = rest[b:]
 			n += b << 3
 		}
-		var r int64
-		z := uint(bits.LeadingZeros64(cache))
-		if t := z + 1 + k; t <= n {
-			u := (cache << (z & 63)) >> down
-			folded := uint64(z)<<k + u - stop
-			cache <<= t & 63
-			n -= t
-			r = int64(folded>>1) ^ -int64(folded&1)
-		} else {
-			br.pos, br.cache, br.n = bpos, cache, n
-			var err error
-			if r, err = br.riceSlow(k); err != nil {
-				return err
-			}
-			bpos, cache, n = br.pos, br.cache, br.n
+		// t bits: z zeros (the quotient), the stop bit, k low bits.
+		t := top - uint(bits.Len64(cache))
+		if t > n {
+			break
 		}
-		h := (*[%[1]d]int64)(s[i-%[1]d : i])
-		older := %[3]s + r<<shift
-		prev = (older + c[%[2]d]*prev) >> shift
-		s[i] = prev
+		// Rotated by t, they are the low bits, as stop<<k | low.
+		u := bits.RotateLeft64(cache, int(t&63)) & mask
+		folded := (uint64(t-k-1))*stop + u - stop
+		cache <<= t & 63
+		n -= t
+		r := int64(folded>>1) ^ -int64(folded&1)
+%[4]s
 	}
-	br.pos, br.cache, br.n = bpos, cache, n
-	return nil
+	br.pos, br.cache, br.n = len(br.buf)-len(rest), cache, n
+	return i
 }
-`, w, w-1, strings.Join(groups, " + "))
+`, w, w-1, prologue(w), restoreCode(w, groups))
 	}
 	// The dispatcher: the narrowest filter that holds the order.
 	b.WriteString(`
@@ -97,14 +94,15 @@ func riceLPCWidth(order int) int {
 	}
 	b.WriteString("\t}\n\treturn 0\n}\n")
 	b.WriteString(`
-// riceLPCFused runs the generated filter of width p.width on s[pos:end].
-func (br *bitReader) riceLPCFused(s []int64, pos, end int, k uint, p *predictor) error {
+// riceLPCFused runs the generated filter of width p.width on s[pos:end]
+// and returns where it stopped.
+func (br *bitReader) riceLPCFused(s []int64, pos, end int, k uint, p *predictor) int {
 	switch p.width {
 `)
 	for _, w := range widths {
 		fmt.Fprintf(&b, "\tcase %[1]d:\n\t\treturn br.riceLPC%[1]d(s, pos, end, k, (*[%[1]d]int64)(p.padded[32-%[1]d:]), p.shift)\n", w)
 	}
-	b.WriteString("\t}\n\treturn formatErr(\"internal: no filter of width %d\", p.width)\n}\n")
+	b.WriteString("\t}\n\treturn pos\n}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)
@@ -112,4 +110,43 @@ func (br *bitReader) riceLPCFused(s []int64, pos, end int, k uint, p *predictor)
 	if err := os.WriteFile("fused_gen.go", src, 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// registerHistory is the widest filter that keeps all its history in
+// locals: wider ones would not fit the registers, and read the older
+// samples back from s.
+const registerHistory = 4
+
+func prologue(w int) string {
+	if w > registerHistory {
+		return "prev := s[pos-1]"
+	}
+	var names, vals []string
+	for j := 0; j < w-1; j++ {
+		names = append(names, fmt.Sprintf("h%d", j))
+		vals = append(vals, fmt.Sprintf("s[pos-%d]", w-j))
+	}
+	return fmt.Sprintf("prev := s[pos-1]\n%s := %s", strings.Join(names, ", "), strings.Join(vals, ", "))
+}
+
+func restoreCode(w int, groups []string) string {
+	if w > registerHistory {
+		return fmt.Sprintf(`		h := (*[%[1]d]int64)(s[i-%[1]d : i])
+		older := %[3]s
+		prev = (older+c[%[2]d]*prev)>>shift + r
+		s[i] = prev`, w, w-1, strings.Join(groups, " + "))
+	}
+	var terms, names, next []string
+	for j := 0; j < w-1; j++ {
+		terms = append(terms, fmt.Sprintf("c[%d]*h%d", j, j))
+		names = append(names, fmt.Sprintf("h%d", j))
+		if j+1 < w-1 {
+			next = append(next, fmt.Sprintf("h%d", j+1))
+		}
+	}
+	next = append(next, "prev")
+	return fmt.Sprintf(`		older := %[3]s
+		%[4]s = %[5]s
+		prev = (older+c[%[2]d]*prev)>>shift + r
+		s[i] = prev`, w, w-1, strings.Join(terms, " + "), strings.Join(names, ", "), strings.Join(next, ", "))
 }

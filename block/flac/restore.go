@@ -65,10 +65,20 @@ func (br *bitReader) ricePredicted(s []int64, pos, end int, k uint, p *predictor
 		p.restore(s, pos, e)
 		pos = e
 	}
-	if pos == end {
-		return nil
+	for pos < end {
+		pos = br.riceLPCFused(s, pos, end, k, p)
+		if pos == end {
+			break
+		}
+		r, err := br.riceSlow(k)
+		if err != nil {
+			return err
+		}
+		s[pos] = r
+		p.restore(s, pos, pos+1)
+		pos++
 	}
-	return br.riceLPCFused(s, pos, end, k, p)
+	return nil
 }
 
 // restore adds the prediction to the residuals in s[from:to], in order
