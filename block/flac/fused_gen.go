@@ -21,7 +21,7 @@ func (br *bitReader) riceLPC4(s []int64, pos, end int, k uint, c *[4]int64, shif
 	shift &= 63
 	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	mask := stop<<1 - 1
+	base := uint64(k+2) * stop // folded = (t-k-1)<<k | low = t*stop + u - base
 	rest := br.buf[br.pos:]
 	cache, n := br.cache, br.n
 	prev := s[pos-1]
@@ -39,9 +39,9 @@ func (br *bitReader) riceLPC4(s []int64, pos, end int, k uint, c *[4]int64, shif
 		if t > n {
 			break
 		}
-		// Rotated by t, they are the low bits, as stop<<k | low.
-		u := bits.RotateLeft64(cache, int(t&63)) & mask
-		folded := (uint64(t-k-1))*stop + u - stop
+		// As a number they are stop | low, stop = 1<<k.
+		u := cache >> (-t & 63)
+		folded := uint64(t)*stop + u - base
 		cache <<= t & 63
 		n -= t
 		r := int64(folded>>1) ^ -int64(folded&1)
@@ -68,7 +68,7 @@ func (br *bitReader) riceLPC8(s []int64, pos, end int, k uint, c *[8]int64, shif
 	shift &= 63
 	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	mask := stop<<1 - 1
+	base := uint64(k+2) * stop // folded = (t-k-1)<<k | low = t*stop + u - base
 	rest := br.buf[br.pos:]
 	cache, n := br.cache, br.n
 	prev := s[pos-1]
@@ -85,9 +85,9 @@ func (br *bitReader) riceLPC8(s []int64, pos, end int, k uint, c *[8]int64, shif
 		if t > n {
 			break
 		}
-		// Rotated by t, they are the low bits, as stop<<k | low.
-		u := bits.RotateLeft64(cache, int(t&63)) & mask
-		folded := (uint64(t-k-1))*stop + u - stop
+		// As a number they are stop | low, stop = 1<<k.
+		u := cache >> (-t & 63)
+		folded := uint64(t)*stop + u - base
 		cache <<= t & 63
 		n -= t
 		r := int64(folded>>1) ^ -int64(folded&1)
@@ -114,7 +114,7 @@ func (br *bitReader) riceLPC12(s []int64, pos, end int, k uint, c *[12]int64, sh
 	shift &= 63
 	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	mask := stop<<1 - 1
+	base := uint64(k+2) * stop // folded = (t-k-1)<<k | low = t*stop + u - base
 	rest := br.buf[br.pos:]
 	cache, n := br.cache, br.n
 	prev := s[pos-1]
@@ -131,9 +131,9 @@ func (br *bitReader) riceLPC12(s []int64, pos, end int, k uint, c *[12]int64, sh
 		if t > n {
 			break
 		}
-		// Rotated by t, they are the low bits, as stop<<k | low.
-		u := bits.RotateLeft64(cache, int(t&63)) & mask
-		folded := (uint64(t-k-1))*stop + u - stop
+		// As a number they are stop | low, stop = 1<<k.
+		u := cache >> (-t & 63)
+		folded := uint64(t)*stop + u - base
 		cache <<= t & 63
 		n -= t
 		r := int64(folded>>1) ^ -int64(folded&1)
@@ -160,7 +160,7 @@ func (br *bitReader) riceLPC16(s []int64, pos, end int, k uint, c *[16]int64, sh
 	shift &= 63
 	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	mask := stop<<1 - 1
+	base := uint64(k+2) * stop // folded = (t-k-1)<<k | low = t*stop + u - base
 	rest := br.buf[br.pos:]
 	cache, n := br.cache, br.n
 	prev := s[pos-1]
@@ -177,9 +177,9 @@ func (br *bitReader) riceLPC16(s []int64, pos, end int, k uint, c *[16]int64, sh
 		if t > n {
 			break
 		}
-		// Rotated by t, they are the low bits, as stop<<k | low.
-		u := bits.RotateLeft64(cache, int(t&63)) & mask
-		folded := (uint64(t-k-1))*stop + u - stop
+		// As a number they are stop | low, stop = 1<<k.
+		u := cache >> (-t & 63)
+		folded := uint64(t)*stop + u - base
 		cache <<= t & 63
 		n -= t
 		r := int64(folded>>1) ^ -int64(folded&1)
@@ -206,7 +206,7 @@ func (br *bitReader) riceLPC32(s []int64, pos, end int, k uint, c *[32]int64, sh
 	shift &= 63
 	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	mask := stop<<1 - 1
+	base := uint64(k+2) * stop // folded = (t-k-1)<<k | low = t*stop + u - base
 	rest := br.buf[br.pos:]
 	cache, n := br.cache, br.n
 	prev := s[pos-1]
@@ -223,9 +223,9 @@ func (br *bitReader) riceLPC32(s []int64, pos, end int, k uint, c *[32]int64, sh
 		if t > n {
 			break
 		}
-		// Rotated by t, they are the low bits, as stop<<k | low.
-		u := bits.RotateLeft64(cache, int(t&63)) & mask
-		folded := (uint64(t-k-1))*stop + u - stop
+		// As a number they are stop | low, stop = 1<<k.
+		u := cache >> (-t & 63)
+		folded := uint64(t)*stop + u - base
 		cache <<= t & 63
 		n -= t
 		r := int64(folded>>1) ^ -int64(folded&1)

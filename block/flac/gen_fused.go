@@ -53,7 +53,7 @@ func (br *bitReader) riceLPC%[1]d(s []int64, pos, end int, k uint, c *[%[1]d]int
 	shift &= 63
 	top := 65 + k // t = top - Len64(cache)
 	stop := uint64(1) << k
-	mask := stop<<1 - 1
+	base := uint64(k+2) * stop // folded = (t-k-1)<<k | low = t*stop + u - base
 	rest := br.buf[br.pos:]
 	cache, n := br.cache, br.n
 	%[3]s
@@ -70,9 +70,9 @@ func (br *bitReader) riceLPC%[1]d(s []int64, pos, end int, k uint, c *[%[1]d]int
 		if t > n {
 			break
 		}
-		// Rotated by t, they are the low bits, as stop<<k | low.
-		u := bits.RotateLeft64(cache, int(t&63)) & mask
-		folded := (uint64(t-k-1))*stop + u - stop
+		// As a number they are stop | low, stop = 1<<k.
+		u := cache >> (-t & 63)
+		folded := uint64(t)*stop + u - base
 		cache <<= t & 63
 		n -= t
 		r := int64(folded>>1) ^ -int64(folded&1)
