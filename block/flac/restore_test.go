@@ -1,7 +1,11 @@
 package flac
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -67,5 +71,26 @@ func TestRicePredicted(t *testing.T) {
 				t.Errorf("order %d, %d samples: read %d of %d bytes", order, n, br.bytePos(), len(w.buf))
 			}
 		}
+	}
+}
+
+// TestFusedGenerated checks that fused_gen.go is what gen_fused.go
+// writes (go generate was run after the generator's last change).
+func TestFusedGenerated(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fused_gen.go")
+	cmd := exec.Command("go", "run", "gen_fused.go", "-o", out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run gen_fused.go: %v\n%s", err, msg)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("fused_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("fused_gen.go differs from what gen_fused.go writes: run go generate in block/flac")
 	}
 }
