@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
@@ -165,6 +166,12 @@ type Image struct {
 	// it keeps a stream of block loads from allocating a new payload
 	// buffer (megabytes of garbage) per block.
 	rawBufs chan []byte
+
+	// ahead is the local image file, for read-ahead hints (nil for a
+	// remote image); advised[n/64] bit n%64 says block n's compressed
+	// bytes were hinted already.
+	ahead   *os.File
+	advised []atomic.Uint64
 
 	// signer is who signed the image, when Options.Verify checked it;
 	// then stored blocks are read through the cache, to be checked.
@@ -479,6 +486,10 @@ func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Im
 		im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
 	}
 	im.rawBufs = im.cache.Shared().Spare()
+	if f := localFile(r); f != nil {
+		im.ahead = f
+		im.advised = make([]atomic.Uint64, (len(im.blocks)+63)/64)
+	}
 	return im, nil
 }
 
@@ -653,7 +664,26 @@ func (im *Image) prefetchBlock(n uint32) {
 	if int64(n) >= int64(len(im.blocks)) || (!im.blocks[n].Pending() && im.blocks[n].Compression == block.CompNone && im.signer == nil) {
 		return
 	}
+	im.adviseBlock(n)
 	im.cache.Prefetch(int(n))
+}
+
+// adviseBlock has the kernel start reading the compressed bytes of block
+// n (in range) of a local image, once. A decode worker's read then finds
+// them in the page cache: with only the kernel's own read-ahead, the
+// disk idles whenever all workers are decoding, and a cold sequential
+// read takes the disk's time plus much of the decoding's.
+func (im *Image) adviseBlock(n uint32) {
+	if im.ahead == nil {
+		return
+	}
+	w, bit := &im.advised[n/64], uint64(1)<<(n%64)
+	if w.Or(bit)&bit != 0 {
+		return
+	}
+	// Offsets and length are known also before the header is read.
+	s := im.blocks[n]
+	adviseWillNeed(im.ahead, im.blk.Offset()+s.HeaderOffset, s.End()-s.HeaderOffset)
 }
 
 // named prefixes err with the image name unless it already starts with it

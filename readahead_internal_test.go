@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -114,5 +116,47 @@ func TestSequentialReadAhead(t *testing.T) {
 	}
 	if p := g.peak.Load(); p > workers {
 		t.Errorf("%d blocks decoded at once, want at most %d", p, workers)
+	}
+}
+
+// Prefetching blocks of a local image file also hints their compressed
+// bytes to the kernel, once per block, and only those blocks.
+func TestPrefetchAdvisesFile(t *testing.T) {
+	const nblocks, bs = 6, 4 << 10
+	content := make([]byte, nblocks*bs)
+	for i := range content {
+		content[i] = byte(i/5 + i/bs)
+	}
+	var blocks [][]byte
+	var chunks []metadata.Chunk
+	for i := range nblocks {
+		blocks = append(blocks, content[i*bs:(i+1)*bs])
+		chunks = append(chunks, metadata.Chunk{Block: uint32(i), Size: uint32(bs)})
+	}
+	img, err := testimage.Build(testimage.Files(uint32(bs), []string{"f"}, [][]metadata.Chunk{chunks}), blocks, "zstd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "img.dwarfs")
+	if err := os.WriteFile(path, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	im, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	f, err := im.OpenInode(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Prefetch(bs, 2*bs) // blocks 1 and 2
+	f.Prefetch(bs, 2*bs) // again: no new hints
+	if got := im.advised[0].Load(); got != 0b110 {
+		t.Errorf("advised blocks %b, want 110", got)
+	}
+	got, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
+	if err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("read back %d bytes (%v), differs from the content", len(got), err)
 	}
 }

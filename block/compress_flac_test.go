@@ -52,6 +52,13 @@ func TestFLACCompressRoundTrip(t *testing.T) {
 		{Channels: 2, BitsPerSample: 32, BytesPerSample: 4, Signed: true},
 		{Channels: 3, BitsPerSample: 32, BytesPerSample: 4, BigEndian: true},
 		{Channels: 8, BitsPerSample: 12, BytesPerSample: 2, LSBPadding: true, BigEndian: true},
+		// the decoder's own loops: 16-bit stereo little endian, and
+		// the same unsigned or padded, and mono
+		{Channels: 2, BitsPerSample: 16, BytesPerSample: 2},
+		{Channels: 2, BitsPerSample: 12, BytesPerSample: 2, Signed: true, LSBPadding: true},
+		{Channels: 2, BitsPerSample: 12, BytesPerSample: 2},
+		{Channels: 1, BitsPerSample: 16, BytesPerSample: 2, Signed: true},
+		{Channels: 1, BitsPerSample: 24, BytesPerSample: 3, Signed: true},
 	}
 	for _, spec := range []string{"flac", "flac:level=0", "flac:level=8:exhaustive"} {
 		for name, c := range flacCompressors(t, spec) {

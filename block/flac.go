@@ -317,31 +317,75 @@ func newPCMPacker(l PCMLayout) pcmPacker {
 }
 
 // pack writes blockSize interleaved sample frames into out, which holds
-// exactly blockSize*FrameSize bytes.
+// exactly blockSize*FrameSize bytes. Each layout has its own loop, with no
+// decision per sample; 16-bit little-endian stereo, the usual audio CD
+// layout, writes both channels of a frame with one store.
 func (p pcmPacker) pack(out []byte, chans [][]int64, blockSize int) {
 	nb := p.l.BytesPerSample
+	off, sh := p.offset, p.shift&31
+	if len(chans) == 2 && nb == 2 && !p.l.BigEndian {
+		a, b := chans[0][:blockSize], chans[1][:blockSize]
+		out = out[:4*len(a)]
+		if off == 0 && sh == 0 {
+			// signed, no padding: two frames with one 8-byte store
+			i := 0
+			for ; i+1 < len(a); i += 2 {
+				u := uint64(uint16(a[i])) | uint64(uint16(b[i]))<<16 |
+					uint64(uint16(a[i+1]))<<32 | uint64(uint16(b[i+1]))<<48
+				binary.LittleEndian.PutUint64(out[4*i:], u)
+			}
+			if i < len(a) {
+				binary.LittleEndian.PutUint32(out[4*i:], uint32(uint16(a[i]))|uint32(uint16(b[i]))<<16)
+			}
+			return
+		}
+		for i := range a {
+			u := uint32(uint16((uint32(a[i])+off)<<sh)) | (uint32(b[i])+off)<<sh<<16
+			binary.LittleEndian.PutUint32(out[4*i:], u)
+		}
+		return
+	}
 	stride := p.l.FrameSize()
 	for c, s := range chans {
 		s = s[:blockSize]
-		o := out[c*nb:]
-		for i, v := range s {
-			u := (uint32(v) + p.offset) << p.shift
-			b := o[i*stride : i*stride+nb]
-			switch {
-			case nb == 1:
-				b[0] = byte(u)
-			case nb == 2 && p.l.BigEndian:
-				binary.BigEndian.PutUint16(b, uint16(u))
-			case nb == 2:
-				binary.LittleEndian.PutUint16(b, uint16(u))
-			case nb == 3 && p.l.BigEndian:
+		if blockSize == 0 {
+			return
+		}
+		// o[i*stride:] is sample i of channel c; the last one needs nb
+		// bytes, which the slice bound below checks once.
+		o := out[c*nb : c*nb+(blockSize-1)*stride+nb]
+		switch {
+		case nb == 1:
+			for i, v := range s {
+				o[i*stride] = byte((uint32(v) + off) << sh)
+			}
+		case nb == 2 && p.l.BigEndian:
+			for i, v := range s {
+				binary.BigEndian.PutUint16(o[i*stride:], uint16((uint32(v)+off)<<sh))
+			}
+		case nb == 2:
+			for i, v := range s {
+				binary.LittleEndian.PutUint16(o[i*stride:], uint16((uint32(v)+off)<<sh))
+			}
+		case nb == 3 && p.l.BigEndian:
+			for i, v := range s {
+				u := (uint32(v) + off) << sh
+				b := o[i*stride : i*stride+3]
 				b[0], b[1], b[2] = byte(u>>16), byte(u>>8), byte(u)
-			case nb == 3:
+			}
+		case nb == 3:
+			for i, v := range s {
+				u := (uint32(v) + off) << sh
+				b := o[i*stride : i*stride+3]
 				b[0], b[1], b[2] = byte(u), byte(u>>8), byte(u>>16)
-			case p.l.BigEndian:
-				binary.BigEndian.PutUint32(b, u)
-			default:
-				binary.LittleEndian.PutUint32(b, u)
+			}
+		case p.l.BigEndian:
+			for i, v := range s {
+				binary.BigEndian.PutUint32(o[i*stride:], (uint32(v)+off)<<sh)
+			}
+		default:
+			for i, v := range s {
+				binary.LittleEndian.PutUint32(o[i*stride:], (uint32(v)+off)<<sh)
 			}
 		}
 	}

@@ -1,18 +1,21 @@
 package flac
 
+import "encoding/binary"
+
 // CRC-8 (polynomial x^8+x^2+x+1) over the frame header and CRC-16
 // (x^16+x^15+x^2+1) over the whole frame, both MSB first with zero initial
 // value.
 var crc8Table, crc16Table = makeCRCTables()
 
 // crc16Slices[k][v] is the CRC-16 of byte v followed by k zero bytes:
-// eight bytes are folded in at once (slicing by 8), since the frame CRC
-// covers every byte of the stream.
+// sixteen bytes are folded in at once (slicing by 16), since the frame CRC
+// covers every byte of the stream; the table lookups of a round are
+// independent of each other.
 var crc16Slices = makeCRC16Slices()
 
-func makeCRC16Slices() (t [8][256]uint16) {
+func makeCRC16Slices() (t [16][256]uint16) {
 	t[0] = crc16Table
-	for k := 1; k < 8; k++ {
+	for k := 1; k < 16; k++ {
 		for v := range 256 {
 			c := t[k-1][v]
 			t[k][v] = c<<8 ^ crc16Table[c>>8]
@@ -53,10 +56,15 @@ func crc8(b []byte) uint8 {
 func crc16(b []byte) uint16 {
 	var c uint16
 	t := &crc16Slices
-	for len(b) >= 8 {
-		c = t[7][b[0]^byte(c>>8)] ^ t[6][b[1]^byte(c)] ^ t[5][b[2]] ^ t[4][b[3]] ^
-			t[3][b[4]] ^ t[2][b[5]] ^ t[1][b[6]] ^ t[0][b[7]]
-		b = b[8:]
+	for len(b) >= 16 {
+		x := binary.BigEndian.Uint64(b) ^ uint64(c)<<48
+		y := binary.BigEndian.Uint64(b[8:])
+		// Parenthesized as a tree, not a chain of 16 dependent XORs.
+		c = ((t[15][x>>56] ^ t[14][byte(x>>48)]) ^ (t[13][byte(x>>40)] ^ t[12][byte(x>>32)])) ^
+			((t[11][byte(x>>24)] ^ t[10][byte(x>>16)]) ^ (t[9][byte(x>>8)] ^ t[8][byte(x)])) ^
+			(((t[7][y>>56] ^ t[6][byte(y>>48)]) ^ (t[5][byte(y>>40)] ^ t[4][byte(y>>32)])) ^
+				((t[3][byte(y>>24)] ^ t[2][byte(y>>16)]) ^ (t[1][byte(y>>8)] ^ t[0][byte(y)])))
+		b = b[16:]
 	}
 	for _, x := range b {
 		c = c<<8 ^ crc16Table[byte(c>>8)^x]

@@ -28,3 +28,14 @@ func TestCRC16Slicing(t *testing.T) {
 		t.Errorf("crc8(123456789) = %#02x, want 0xf4", got)
 	}
 }
+
+func BenchmarkCRC16(b *testing.B) {
+	buf := make([]byte, 8192)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		crc16(buf)
+	}
+}

@@ -68,6 +68,7 @@ type Decoder struct {
 	bufs  [MaxChannels][]int64
 	frame Frame
 	coefs [32]int64
+	pred  predictor
 	limit int // largest block size accepted; 0: MaxBlockSize
 }
 
@@ -373,10 +374,10 @@ func (d *Decoder) decodeSubframe(s []int64, bps int) error {
 		if err := d.warmup(s, order, ubps); err != nil {
 			return err
 		}
-		if err := d.residual(s, order); err != nil {
+		d.pred.set(fixedCoefs[order], 0)
+		if err := d.residual(s, order, &d.pred); err != nil {
 			return err
 		}
-		restoreFixed(s, order)
 	case typ >= 32: // LPC
 		order := typ - 31
 		if err := d.warmup(s, order, ubps); err != nil {
@@ -403,10 +404,10 @@ func (d *Decoder) decodeSubframe(s []int64, bps int) error {
 			}
 			coefs[j] = c
 		}
-		if err := d.residual(s, order); err != nil {
+		d.pred.set(coefs, uint(shift))
+		if err := d.residual(s, order, &d.pred); err != nil {
 			return err
 		}
-		restoreLPC(s, coefs, uint(shift))
 	default:
 		return formatErr("reserved subframe type %#02x", typ)
 	}
@@ -432,8 +433,9 @@ func (d *Decoder) warmup(s []int64, order int, bps uint) error {
 	return nil
 }
 
-// residual decodes the coded residual into s[order:].
-func (d *Decoder) residual(s []int64, order int) error {
+// residual decodes the coded residual into s[order:] and adds p's
+// prediction to it, in the same pass where it can (riceLPC*).
+func (d *Decoder) residual(s []int64, order int, p *predictor) error {
 	br := &d.br
 	v, err := br.read(6)
 	if err != nil {
@@ -455,8 +457,8 @@ func (d *Decoder) residual(s []int64, order int) error {
 		return formatErr("first partition of %d samples shorter than predictor order %d", psize, order)
 	}
 	pos := order
-	for p := 0; p < 1<<porder; p++ {
-		end := (p + 1) * psize
+	for part := 0; part < 1<<porder; part++ {
+		end := (part + 1) * psize
 		k, err := br.read(paramBits)
 		if err != nil {
 			return err
@@ -477,7 +479,8 @@ func (d *Decoder) residual(s []int64, order int) error {
 					s[i] = r
 				}
 			}
-		} else if err := br.rice(s[pos:end], uint(k)); err != nil {
+			p.restore(s, pos, end)
+		} else if err := br.ricePredicted(s, pos, end, uint(k), p); err != nil {
 			return err
 		}
 		pos = end
@@ -487,114 +490,63 @@ func (d *Decoder) residual(s []int64, order int) error {
 
 // rice decodes len(out) Rice-coded residuals with parameter k (<= 30).
 // A residual must fit in 32 bits, which bounds the quotient.
+//
+// The loop keeps the reader's state in locals (registers) and handles a
+// residual whose quotient, stop bit and low bits are all in the 64-bit
+// cache without a call; it refills 8 bytes at a time only when fewer than
+// 32 bits are left. Shift counts are masked to 63 where they are known to
+// be below 64, which spares the compiler's code for larger shifts. The
+// slow path (a long quotient, the last bytes of the input) hands the
+// state back to br.
 func (br *bitReader) rice(out []int64, k uint) error {
-	qmax := uint64(0xffffffff) >> k
-	// The reader's state lives in locals for the loop, where the compiler
-	// keeps it in registers; the slow path hands it back to br.
+	k &= 31
+	stop := uint64(1) << k // the stop bit, as it lands above the low bits
 	buf, pos, cache, n := br.buf, br.pos, br.cache, br.n
-	for i := range out {
-		if n < 48 && pos+8 <= len(buf) {
-			// refill, inlined: top the cache up from the next 8 bytes
-			cache |= binary.BigEndian.Uint64(buf[pos:]) >> n
+	for i := 0; i < len(out); i++ {
+		if n < 32 && pos <= len(buf)-8 {
+			cache |= binary.BigEndian.Uint64(buf[pos:]) >> (n & 63)
 			b := (63 - n) >> 3
 			pos += int(b)
 			n += b << 3
 		}
 		z := uint(bits.LeadingZeros64(cache))
-		if z+1+k <= n {
-			// quotient, stop bit and low bits are all in the cache
-			c := cache << (z + 1)
-			folded := uint64(z)<<k | c>>(64-k) // c>>64 is 0 for k == 0
-			cache = c << k
-			n -= z + 1 + k
+		t := z + 1 + k
+		if t <= n {
+			// cache<<z starts with the stop bit; the k bits after it
+			// come down with it, as stop|low.
+			u := (cache << (z & 63)) >> ((63 - k) & 63)
+			folded := uint64(z)<<k + u - stop
+			cache <<= t & 63
+			n -= t
 			out[i] = int64(folded>>1) ^ -int64(folded&1)
 			continue
 		}
 		br.pos, br.cache, br.n = pos, cache, n
-		q, err := br.unary()
+		r, err := br.riceSlow(k)
 		if err != nil {
 			return err
 		}
-		if q > qmax {
-			return formatErr("Rice-coded residual overflows 32 bits (quotient %d, parameter %d)", q, k)
-		}
-		low, err := br.read(k)
-		if err != nil {
-			return err
-		}
-		folded := q<<k | low
-		out[i] = int64(folded>>1) ^ -int64(folded&1)
+		out[i] = r
 		pos, cache, n = br.pos, br.cache, br.n
 	}
 	br.pos, br.cache, br.n = pos, cache, n
 	return nil
 }
 
-func restoreFixed(s []int64, order int) {
-	switch order {
-	case 1:
-		for i := 1; i < len(s); i++ {
-			s[i] += s[i-1]
-		}
-	case 2:
-		for i := 2; i < len(s); i++ {
-			s[i] += 2*s[i-1] - s[i-2]
-		}
-	case 3:
-		for i := 3; i < len(s); i++ {
-			s[i] += 3*(s[i-1]-s[i-2]) + s[i-3]
-		}
-	case 4:
-		for i := 4; i < len(s); i++ {
-			s[i] += 4*(s[i-1]+s[i-3]) - 6*s[i-2] - s[i-4]
-		}
+// riceSlow decodes one Rice-coded residual with parameter k (<= 30)
+// whatever the state of the cache.
+func (br *bitReader) riceSlow(k uint) (int64, error) {
+	q, err := br.unary()
+	if err != nil {
+		return 0, err
 	}
-}
-
-// restoreLPC adds the prediction to the residuals in s[len(coefs):]. The
-// coefficients are reversed (coefs[j] weighs s[i-len(coefs)+j]). With at
-// most 15-bit coefficients, 33-bit samples and order 32 the sum fits in
-// 53 bits. Orders up to 8 and 12, libFLAC's usual, run as fixed-width
-// filters with zero coefficients in front, without an inner loop.
-func restoreLPC(s []int64, coefs []int64, shift uint) {
-	order := len(coefs)
-	switch {
-	case order <= 8 && len(s) > 16:
-		var c [8]int64
-		copy(c[8-order:], coefs)
-		restoreLPCLoop(s[:8], coefs, shift) // the first samples have no full history
-		for i := 8; i < len(s); i++ {
-			h := (*[8]int64)(s[i-8 : i])
-			sum := c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3] +
-				c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7]
-			s[i] += sum >> shift
-		}
-	case order <= 12 && len(s) > 24:
-		var c [12]int64
-		copy(c[12-order:], coefs)
-		restoreLPCLoop(s[:12], coefs, shift)
-		for i := 12; i < len(s); i++ {
-			h := (*[12]int64)(s[i-12 : i])
-			sum := c[0]*h[0] + c[1]*h[1] + c[2]*h[2] + c[3]*h[3] +
-				c[4]*h[4] + c[5]*h[5] + c[6]*h[6] + c[7]*h[7] +
-				c[8]*h[8] + c[9]*h[9] + c[10]*h[10] + c[11]*h[11]
-			s[i] += sum >> shift
-		}
-	default:
-		restoreLPCLoop(s, coefs, shift)
+	if q > uint64(0xffffffff)>>k {
+		return 0, formatErr("Rice-coded residual overflows 32 bits (quotient %d, parameter %d)", q, k)
 	}
-}
-
-// restoreLPCLoop is restoreLPC for any order.
-func restoreLPCLoop(s []int64, coefs []int64, shift uint) {
-	order := len(coefs)
-	for i := order; i < len(s); i++ {
-		h := s[i-order : i]
-		h = h[:len(coefs)]
-		var sum int64
-		for j, c := range coefs {
-			sum += c * h[j]
-		}
-		s[i] += sum >> shift
+	low, err := br.read(k)
+	if err != nil {
+		return 0, err
 	}
+	folded := q<<k | low
+	return int64(folded>>1) ^ -int64(folded&1), nil
 }
