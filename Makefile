@@ -10,7 +10,7 @@ FUZZTIME ?= 5m
 FUZZPARALLEL ?=
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/
+FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/ ./ociartifact/
 
 .PHONY: all build build-static cross dist test-cross test-arm64 test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 
@@ -126,7 +126,7 @@ unit:
 	$(GO) test -count=1 -timeout 12m -json ./... | $(BIN)/testsum $(if $(filter 1,$(GODWARFS_REQUIRE_NO_SKIP)),-no-skip)
 
 # The concurrent code under the race detector: block cache and codec
-# buffer pools, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load and its read-ahead hints,
+# buffer pools and the cache shared by many images, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load and its read-ahead hints, images added and removed under load,
 # the mkdwarfs pipeline, scanner, hasher and nilsimsa ordering, parallel extraction, the
 # recompress workers, append and merge (base blocks copied through the pipeline) and the
 # tar reader (decoding ahead of the scanner). Only the tests that drive concurrency run here; the
@@ -134,10 +134,10 @@ unit:
 RACE = $(GO) test -race -count=1 -timeout 10m
 .PHONY: race
 race:
-	$(RACE) -run 'TestCache|TestCompressConcurrent|TestBufferReuse|TestZstdEncodersOnDemand|TestLazyHeader' ./block/
+	$(RACE) -run 'TestCache|TestSharedCache|TestCompressConcurrent|TestBufferReuse|TestZstdEncodersOnDemand|TestLazyHeader' ./block/
 	$(RACE) -run 'TestConcurrentReadAt|TestChunkBlockChecks|TestCorruptBlockFailsAtRead|TestFault|TestLazyHeaderFaults|TestServingChecksNamesOnFirstUse' .
 	$(RACE) -run 'TestCheckLazy|TestCheckNameOrder|TestCheckInvalidNames|TestNewFSMutations|TestCheckTables|TestResolveFSSTParts' ./metadata/
-	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestSecondPassFindsFirstBlocks|TestFault' ./fusefs/
+	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestSecondPassFindsFirstBlocks|TestFault|TestMultiAddRemoveUnderLoad|TestMultiRemoveOpen' ./fusefs/
 	$(RACE) -run '^(TestRoundTripLevels|TestRoundTripPackAndCompression)$$/^(l[017]|--order_(similarity|nilsimsa).*|-S_16.*)$$' ./internal/mkdwarfs/
 	$(RACE) -run 'TestBuildDeterministic|TestSparseHoles|TestNilsimsaOrderOptions' ./dedup/
 	$(RACE) -run 'TestExtractToDisk|TestExtractDataOrder' ./internal/dwarfsextract/
