@@ -46,7 +46,9 @@ type Config struct {
 	// heap: the heap in use when mounting and the compressed blocks being
 	// decoded, plus a small constant (decoded blocks live outside the
 	// heap; see limitMemory); and, unless GOGC is set, lets garbage grow
-	// to a quarter of the live heap instead of all of it (mountGCPercent).
+	// to a quarter of the live heap instead of all of it (mountGCPercent);
+	// and takes the executable's code and read-only data that starting
+	// the process mapped out of the resident set (dropExecutablePages).
 	// For a process that serves one mount.
 	LimitMemory bool
 	// SpareProcs raises GOMAXPROCS (unless the GOMAXPROCS variable is
@@ -158,6 +160,8 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 		if os.Getenv("GOGC") == "" {
 			debug.SetGCPercent(mountGCPercent)
 		}
+		// Best effort: the mount works the same with them resident.
+		_ = dropExecutablePages()
 	}
 	s.start()
 	return s, nil
