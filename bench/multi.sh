@@ -5,15 +5,22 @@
 # are NIMAGES "versions" of a source tree: version k holds 24 of the
 # top-level directories of $(go env GOROOT)/src (a window that moves by 3
 # per version, so neighbours share most of their files) and a VERSION
-# file; built once at -l 3 under $BENCH_DIR/images/multi. Each round, in
-# turn and after dropping the page cache, every setup mounts all images
-# (timed until the last mount command returns), then `find | xargs cat`
-# reads every file; reported: the total PSS (and anonymous memory) of the
-# driver processes after mounting and after the read, the mount time, the
-# read time and the drivers' CPU time during the read. Medians over the
-# rounds and ratios to the reference (or to the godwarfs single drivers).
+# file; built once at -l 3 under $BENCH_DIR/images/multi. With TREES=DIR
+# the images are instead one per subdirectory of DIR (the redis corpus of
+# bench/corpus.sh: one image per release tag). Each round, in turn and
+# after dropping the page cache, every setup mounts all images (timed
+# until the last mount command returns), then times `find` over
+# everything, an lstat of every file (bench/statall, one thread) and a
+# read of every file (`find | xargs $READ`); reported: the total PSS (and
+# anonymous memory) of the driver processes after mounting and after the
+# read, the mount time, the three walks' times and the drivers' CPU time
+# during the read. Medians over the rounds and ratios to the reference
+# (or to the godwarfs single drivers).
 #
-#   NIMAGES        images (default 40)
+#   NIMAGES        images (default 40; with TREES: the subdirectories)
+#   TREES          a directory whose subdirectories become one image each
+#   LEVEL          mkdwarfs level of the images built (default 3)
+#   READ           the command that reads each file (default cat; sha1sum)
 #   ROUNDS         rounds (default 3)
 #   MULTI_CACHE    cachesize of dwarfs multi, all images together (512m)
 #   SINGLE_CACHE   cachesize of each single-image driver (64m)
@@ -27,31 +34,53 @@ ROUNDS=${ROUNDS:-3}
 MULTI_CACHE=${MULTI_CACHE:-512m}
 SINGLE_CACHE=${SINGLE_CACHE:-64m}
 REF_DWARFS=${REF_DWARFS:-}
+TREES=${TREES:-}
+LEVEL=${LEVEL:-3}
+READ=${READ:-cat}
 need_root "multi.sh"
 for t in go fusermount3 find xargs awk sort getfattr; do need "$t"; done
 [[ -w /proc/sys/vm/drop_caches ]] || die "cannot write /proc/sys/vm/drop_caches"
 ensure_bin mkdwarfs dwarfs
 
-IMGS=$BENCH_DIR/images/multi
-if [[ ! -f $IMGS/ready-$NIMAGES ]]; then
-	log "building $NIMAGES images in $IMGS"
-	src=$(go env GOROOT)/src
-	mapfile -t dirs < <(ls "$src" | grep -v -E '^(cmd|runtime|crypto|internal|vendor|syscall|testdata)$')
-	n=${#dirs[@]}
-	rm -rf "$IMGS" && mkdir -p "$IMGS"
-	tmp=$(mktemp -d)
-	for ((k = 0; k < NIMAGES; k++)); do
-		t=$tmp/v$k
-		mkdir -p "$t"
-		for ((j = 0; j < 24; j++)); do cp -r "$src/${dirs[$(((k * 3 + j) % n))]}" "$t/"; done
-		echo "version $k" >"$t/VERSION"
-		"$BIN/mkdwarfs" -i "$t" -o "$IMGS/v$k.dwarfs" -l 3 --log-level=error
-		rm -rf "$t"
-	done
-	rmdir "$tmp"
-	touch "$IMGS/ready-$NIMAGES"
+if [[ -n $TREES ]]; then
+	[[ -d $TREES ]] || die "TREES=$TREES is not a directory"
+	mapfile -t trees < <(find "$TREES" -mindepth 1 -maxdepth 1 -type d | sort)
+	NIMAGES=${#trees[@]}
+	((NIMAGES > 0)) || die "no subdirectories in $TREES"
+	IMGS=$BENCH_DIR/images/multi-$(basename "$TREES")-l$LEVEL
+	if [[ ! -f $IMGS/ready-$NIMAGES ]]; then
+		log "building $NIMAGES images of $TREES in $IMGS"
+		rm -rf "$IMGS" && mkdir -p "$IMGS"
+		for t in "${trees[@]}"; do
+			"$BIN/mkdwarfs" -i "$t" -o "$IMGS/$(basename "$t").dwarfs" -l "$LEVEL" --log-level=error
+		done
+		touch "$IMGS/ready-$NIMAGES"
+	fi
+	mapfile -t images < <(for t in "${trees[@]}"; do echo "$IMGS/$(basename "$t").dwarfs"; done)
+else
+	IMGS=$BENCH_DIR/images/multi
+	if [[ ! -f $IMGS/ready-$NIMAGES ]]; then
+		log "building $NIMAGES images in $IMGS"
+		src=$(go env GOROOT)/src
+		mapfile -t dirs < <(ls "$src" | grep -v -E '^(cmd|runtime|crypto|internal|vendor|syscall|testdata)$')
+		n=${#dirs[@]}
+		rm -rf "$IMGS" && mkdir -p "$IMGS"
+		tmp=$(mktemp -d)
+		for ((k = 0; k < NIMAGES; k++)); do
+			t=$tmp/v$k
+			mkdir -p "$t"
+			for ((j = 0; j < 24; j++)); do cp -r "$src/${dirs[$(((k * 3 + j) % n))]}" "$t/"; done
+			echo "version $k" >"$t/VERSION"
+			"$BIN/mkdwarfs" -i "$t" -o "$IMGS/v$k.dwarfs" -l "$LEVEL" --log-level=error
+			rm -rf "$t"
+		done
+		rmdir "$tmp"
+		touch "$IMGS/ready-$NIMAGES"
+	fi
+	mapfile -t images < <(for ((k = 0; k < NIMAGES; k++)); do echo "$IMGS/v$k.dwarfs"; done)
 fi
-mapfile -t images < <(for ((k = 0; k < NIMAGES; k++)); do echo "$IMGS/v$k.dwarfs"; done)
+STATALL=$BENCH_DIR/statall
+(cd "$REPO_ROOT" && go build -o "$STATALL" ./bench/statall) || die "cannot build bench/statall"
 
 setups=(multi godwarfs)
 if [[ -n $REF_DWARFS && -x $REF_DWARFS/dwarfs ]]; then
@@ -66,7 +95,7 @@ cleanup() {
 	for d in "$M"/*/; do
 		[[ -d $d ]] && { fusermount3 -u "$d" 2>/dev/null || umount -l "$d" 2>/dev/null || true; }
 	done
-	rm -rf "$M"
+	rm -rf "$M" "$M.list"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -112,18 +141,25 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		mapfile -t pids < <(for d in "${mnts[@]}"; do getfattr --absolute-names --only-values -n user.dwarfs.driver.pid "$d"; echo; done | sort -u)
 		sleep 1
 		read -r p0 a0 < <(pss "${pids[@]}")
+		tf=$(now_ns)
+		find "$M" >/dev/null
+		ts=$(now_ns)
+		(cd "$M" && find . -type f) >"$M.list"
+		tl=$(now_ns)
+		"$STATALL" -list "$M.list" -prefix "$M" >/dev/null || log "$s: statall reported errors"
+		te=$(now_ns)
 		c0=$(cpu "${pids[@]}")
 		t2=$(now_ns)
-		find "$M" -type f -print0 | xargs -0 cat >/dev/null
+		find "$M" -type f -print0 | xargs -0 "$READ" >/dev/null
 		t3=$(now_ns)
 		c1=$(cpu "${pids[@]}")
 		sleep 1
 		read -r p1 a1 < <(pss "${pids[@]}")
 		for d in "${mnts[@]}"; do fusermount3 -u "$d"; done
-		echo "$s $(secs "$t0" "$t1") $((p0 * 1024)) $((a0 * 1024)) $(secs "$t2" "$t3") $((c1 - c0)) $((p1 * 1024)) $((a1 * 1024))" >>"$RES"
-		printf 'round %d %-10s procs %3d  mount %6ss  PSS %7s MiB (anon %7s)  read %6ss  cpu %6sms  PSS after %7s MiB (anon %7s)  load %s\n' \
+		echo "$s $(secs "$t0" "$t1") $((p0 * 1024)) $((a0 * 1024)) $(secs "$t2" "$t3") $((c1 - c0)) $((p1 * 1024)) $((a1 * 1024)) $(secs "$tf" "$ts") $(secs "$tl" "$te")" >>"$RES"
+		printf 'round %d %-10s procs %3d  mount %6ss  PSS %7s MiB (anon %7s)  find %6ss  stat %6ss  read %6ss  cpu %6sms  PSS after %7s MiB (anon %7s)  load %s\n' \
 			"$r" "$s" "${#pids[@]}" "$(secs "$t0" "$t1")" "$(mib $((p0 * 1024)))" "$(mib $((a0 * 1024)))" \
-			"$(secs "$t2" "$t3")" "$((c1 - c0))" "$(mib $((p1 * 1024)))" "$(mib $((a1 * 1024)))" "$(cut -d' ' -f1 /proc/loadavg)"
+			"$(secs "$tf" "$ts")" "$(secs "$tl" "$te")" "$(secs "$t2" "$t3")" "$((c1 - c0))" "$(mib $((p1 * 1024)))" "$(mib $((a1 * 1024)))" "$(cut -d' ' -f1 /proc/loadavg)"
 		sleep 2
 	done
 done
@@ -135,11 +171,11 @@ median() {
 base=godwarfs
 [[ " ${setups[*]} " == *" reference "* ]] && base=reference
 echo
-echo "| setup | mount s | PSS mounted MiB | read s | driver CPU ms | PSS after read MiB | anon after read MiB |"
-echo "|---|---|---|---|---|---|---|"
+echo "| setup | mount s | PSS mounted MiB | find s | stat s | read ($READ) s | driver CPU ms | PSS after read MiB | anon after read MiB |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for s in "${setups[@]}"; do
-	echo "| $s | $(median "$s" 2) | $(mib "$(median "$s" 3)") | $(median "$s" 5) | $(median "$s" 6) | $(mib "$(median "$s" 7)") | $(mib "$(median "$s" 8)") |"
+	echo "| $s | $(median "$s" 2) | $(mib "$(median "$s" 3)") | $(median "$s" 9) | $(median "$s" 10) | $(median "$s" 5) | $(median "$s" 6) | $(mib "$(median "$s" 7)") | $(mib "$(median "$s" 8)") |"
 done
 echo
-echo "ratios multi/$base (medians): mount $(ratio "$(median multi 2)" "$(median $base 2)"), PSS mounted $(ratio "$(median multi 3)" "$(median $base 3)"), read $(ratio "$(median multi 5)" "$(median $base 5)"), CPU $(ratio "$(median multi 6)" "$(median $base 6)"), PSS after read $(ratio "$(median multi 7)" "$(median $base 7)")"
+echo "ratios multi/$base (medians): mount $(ratio "$(median multi 2)" "$(median $base 2)"), PSS mounted $(ratio "$(median multi 3)" "$(median $base 3)"), find $(ratio "$(median multi 9)" "$(median $base 9)"), stat $(ratio "$(median multi 10)" "$(median $base 10)"), read $(ratio "$(median multi 5)" "$(median $base 5)"), CPU $(ratio "$(median multi 6)" "$(median $base 6)"), PSS after read $(ratio "$(median multi 7)" "$(median $base 7)")"
 rm -f "$RES"

@@ -83,11 +83,7 @@ func (s *ImageSource) ReadDir(dir uint32) ([]DirEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: readdir inode %d: %w", s.im.Name(), dir, err)
 	}
-	out := make([]DirEntry, len(ents))
-	for i, e := range ents {
-		out[i] = DirEntry{Name: e.Name, Ino: e.Ino}
-	}
-	return out, nil
+	return ents, nil
 }
 
 // CheckDir checks directory dir before its first lookup (dirChecker).

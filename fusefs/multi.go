@@ -289,6 +289,7 @@ func (m *Multi) Mount(dir string) (*Server, error) {
 		if os.Getenv("GOGC") == "" {
 			debug.SetGCPercent(mountGCPercent)
 		}
+		_ = dropExecutablePages() // best effort, as for one image
 	}
 	s.start()
 	return s, nil

@@ -15,6 +15,8 @@ package fusefs
 import (
 	"context"
 	"time"
+
+	"github.com/godwarfs/godwarfs/metadata"
 )
 
 // Timespec is a timestamp as stored in the image.
@@ -39,11 +41,10 @@ type Attr struct {
 	Rdev          uint64
 }
 
-// DirEntry is one directory entry (without "." and "..").
-type DirEntry struct {
-	Name string
-	Ino  uint32
-}
+// DirEntry is one directory entry (without "." and ".."). It is the
+// metadata package's entry, so that an image's listings reach the driver
+// without a copy.
+type DirEntry = metadata.Entry
 
 // FsInfo describes the image as a whole, for statfs.
 type FsInfo struct {

@@ -432,7 +432,7 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 		defer f.Close()
 		dopts.Analysis = f
 	}
-	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: dopts, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true, SpareProcs: true})
+	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: dopts, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true})
 	if err != nil {
 		return fail(err)
 	}

@@ -346,7 +346,6 @@ type multiDriver struct {
 
 	mu     sync.Mutex
 	mounts []*multiMount
-	first  bool // the next mount is the process's first
 }
 
 // multiMount is one mount point of a multiDriver.
@@ -383,7 +382,6 @@ func (c *CLI) runMulti(a *multiArgs, ready *os.File) int {
 		debug:  a.Debug,
 		stderr: c.Stderr,
 		ended:  make(chan *multiMount, 1),
-		first:  true,
 	}
 	// Before mounting: once the mount is visible, a signal must unmount
 	// rather than kill the process.
@@ -485,7 +483,7 @@ func (d *multiDriver) mount(dir string, specs []imageSpec, o mountopts.Options, 
 			return nil, fmt.Errorf("%s is already mounted by this driver", dir)
 		}
 	}
-	first, stderr := d.first, d.stderr
+	stderr := d.stderr
 	d.mu.Unlock()
 	srcs, closers, err := d.openAll(specs, o)
 	if err != nil {
@@ -495,7 +493,7 @@ func (d *multiDriver) mount(dir string, specs []imageSpec, o mountopts.Options, 
 	m := fusefs.NewMulti(fusefs.MultiConfig{
 		Config: fusefs.Config{
 			Options: DriverOptions(o), Debug: d.debug, Stderr: stderr,
-			FsName: "dwarfs-multi", LimitMemory: true, SpareProcs: first,
+			FsName: "dwarfs-multi", LimitMemory: true,
 		},
 		SharedStats: func() fusefs.CacheStats { return fuseCacheStats(sc.Stats()) },
 	})
@@ -531,7 +529,6 @@ func (d *multiDriver) mount(dir string, specs []imageSpec, o mountopts.Options, 
 	m.SetControl(path)
 	d.mu.Lock()
 	d.mounts = append(d.mounts, mm)
-	d.first = false
 	d.mu.Unlock()
 	go func() {
 		<-srv.Done()
