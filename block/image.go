@@ -560,6 +560,19 @@ func (im *Image) ReadRaw(s Section) ([]byte, error) {
 // ReadRawInto is ReadRaw reading into buf's storage when it is large
 // enough, for callers that stream many sections through one buffer.
 func (im *Image) ReadRawInto(s Section, buf []byte) ([]byte, error) {
+	buf, err := im.readRawUnchecked(s, buf)
+	if err != nil {
+		return nil, err
+	}
+	if err := im.CheckPayload(s, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// readRawUnchecked reads payload s into buf (grown as needed) without
+// checking it.
+func (im *Image) readRawUnchecked(s Section, buf []byte) ([]byte, error) {
 	s, err := im.Header(s)
 	if err != nil {
 		return nil, err
@@ -570,9 +583,6 @@ func (im *Image) ReadRawInto(s Section, buf []byte) ([]byte, error) {
 	buf = outBuf(buf, s.Length)
 	if err := im.readAt(buf, s.DataOffset); err != nil {
 		return nil, im.sectionErr(s, err, "read payload")
-	}
-	if err := im.CheckPayload(s, buf); err != nil {
-		return nil, err
 	}
 	return buf, nil
 }
@@ -702,10 +712,44 @@ func (im *Image) ReadDecompressedAlloc(s Section, limit int64, raw []byte, alloc
 		out, err := im.ReadRawInto(s, dst)
 		return out, raw, err
 	}
+	if im.checkSHA && !im.v1 {
+		return im.readDecompressedVerified(s, limit, raw, alloc)
+	}
 	raw, err = im.ReadRawInto(s, raw)
 	if err != nil {
 		return nil, raw, err
 	}
+	return im.decompressChecked(s, limit, raw, alloc)
+}
+
+// readDecompressedVerified is ReadDecompressedAlloc for a compressed
+// section with Options.CheckSHA: the SHA-512/256 of the payload is
+// computed on another goroutine while the payload is decompressed, and
+// the result is returned only once it matches. A block's load then takes
+// the longer of the two rather than their sum when a core is idle; when
+// every core is busy decoding (a sequential read on two cores) it saves
+// nothing, and the hash's CPU shows in the wall time.
+func (im *Image) readDecompressedVerified(s Section, limit int64, raw []byte, alloc func(n int) ([]byte, error)) (data, rawBuf []byte, err error) {
+	raw, err = im.readRawUnchecked(s, raw)
+	if err != nil {
+		return nil, raw, err
+	}
+	if got := sectionXXH3(s, raw); got != s.XXH3 {
+		return nil, raw, im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
+	}
+	sum := make(chan [32]byte, 1)
+	go func() { sum <- sectionSHA(s, raw) }()
+	// raw is read by the hash until it is done: wait for it on every
+	// path, before raw can be reused.
+	data, raw, err = im.decompressChecked(s, limit, raw, alloc)
+	if got := <-sum; got != s.SHA512_256 {
+		return nil, raw, im.sectionErr(s, ErrChecksum, "checksum mismatch (sha512/256 want %x got %x)", s.SHA512_256, got)
+	}
+	return data, raw, err
+}
+
+// decompressChecked decompresses the checked payload raw of section s.
+func (im *Image) decompressChecked(s Section, limit int64, raw []byte, alloc func(n int) ([]byte, error)) (data, rawBuf []byte, err error) {
 	n, err := UncompressedSize(s.Compression, raw)
 	if err != nil || n > limit {
 		// The decoder rejects the framing too, in its own words.
