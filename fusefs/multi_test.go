@@ -105,52 +105,6 @@ func mountMulti(t *testing.T, capacity int64, imgs []multiImage) (*fusefs.Multi,
 	return m, srv, sc
 }
 
-// compareTree checks that every file under tree reads the same, byte for
-// byte, under dir, and that dir holds nothing else.
-func compareTree(t *testing.T, tree, dir string) {
-	t.Helper()
-	var want, got []string
-	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(tree, p)
-		want = append(want, rel)
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		a, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(dir, rel))
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s: %d bytes differ from the source's %d", filepath.Join(dir, rel), len(b), len(a))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		got = append(got, rel)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("%s lists %q, want %q", dir, got, want)
-	}
-}
-
 func listRoot(t *testing.T, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
@@ -190,7 +144,7 @@ func TestMultiMount(t *testing.T) {
 		t.Errorf("root lists %q", got)
 	}
 	for _, im := range imgs {
-		compareTree(t, im.tree, filepath.Join(dir, im.name))
+		imagetest.SameTree(t, im.tree, filepath.Join(dir, im.name))
 	}
 	st := sc.Stats()
 	if st.CurrentBytes > capacity || st.PeakBytes > capacity || st.Evictions == 0 || st.Capacity != capacity {
@@ -318,7 +272,7 @@ func addRemoveRounds(t *testing.T, m *fusefs.Multi, sc *block.SharedCache, dir s
 		if got := listRoot(t, dir); !slices.Contains(got, name) {
 			return fmt.Errorf("round %d: %s not listed after Add: %q", round, name, got)
 		}
-		compareTree(t, im.tree, filepath.Join(dir, name))
+		imagetest.SameTree(t, im.tree, filepath.Join(dir, name))
 		// The kernel may still be about to release files compareTree
 		// closed: the image is closed once it has.
 		_, closed, err := m.Remove(name)
@@ -395,7 +349,7 @@ func TestMultiRemoveOpen(t *testing.T) {
 	if err := m.Add("img0", src, c); err != nil {
 		t.Fatal(err)
 	}
-	compareTree(t, imgs[1].tree, filepath.Join(dir, "img0"))
+	imagetest.SameTree(t, imgs[1].tree, filepath.Join(dir, "img0"))
 	// The open file still reads the removed image, to its end. Dropping
 	// the kernel's copy of its pages makes the reads reach the driver.
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,47 +37,6 @@ func buildImages(t *testing.T, dir string, n int) []testImage {
 		out = append(out, testImage{p, tree})
 	}
 	return out
-}
-
-// sameTree checks that every file of tree reads the same under dir,
-// byte for byte, and that dir lists nothing else.
-func sameTree(t *testing.T, tree, dir string) {
-	t.Helper()
-	var want, got []string
-	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(tree, p)
-		want = append(want, rel)
-		if d.Type().IsRegular() {
-			a, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			b, err := os.ReadFile(filepath.Join(dir, rel))
-			if err != nil {
-				return err
-			}
-			if !bytes.Equal(a, b) {
-				t.Errorf("%s differs from %s", filepath.Join(dir, rel), p)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		rel, _ := filepath.Rel(dir, p)
-		got = append(got, rel)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("%s lists %q, want %q", dir, got, want)
-	}
 }
 
 func names(t *testing.T, dir string) []string {
@@ -178,13 +136,13 @@ func TestMultiCommand(t *testing.T) {
 	if got := names(t, mnt); !slices.Equal(got, []string{"img0", "second"}) {
 		t.Errorf("mount lists %q", got)
 	}
-	sameTree(t, imgs[0].tree, filepath.Join(mnt, "img0"))
-	sameTree(t, imgs[1].tree, filepath.Join(mnt, "second"))
+	imagetest.SameTree(t, imgs[0].tree, filepath.Join(mnt, "img0"))
+	imagetest.SameTree(t, imgs[1].tree, filepath.Join(mnt, "second"))
 
 	if out := mustDwarfs(t, "add", mnt, imgs[2].path); out != "added img2: "+imgs[2].path+"\n" {
 		t.Errorf("add said %q", out)
 	}
-	sameTree(t, imgs[2].tree, filepath.Join(mnt, "img2"))
+	imagetest.SameTree(t, imgs[2].tree, filepath.Join(mnt, "img2"))
 	_, errOut, err := runDwarfs(t, "add", mnt, "second:"+imgs[0].path)
 	if err == nil || !strings.Contains(errOut, `image name "second" is already in use`) {
 		t.Errorf("add of a taken name: %v %s", err, errOut)
@@ -223,7 +181,7 @@ func TestMultiCommand(t *testing.T) {
 	if p := driverPid(t, mnt2); p != pid {
 		t.Errorf("attached mount served by pid %d, want %d", p, pid)
 	}
-	sameTree(t, imgs[1].tree, filepath.Join(mnt2, "x"))
+	imagetest.SameTree(t, imgs[1].tree, filepath.Join(mnt2, "x"))
 	mustDwarfs(t, "add", mnt2, imgs[0].path)
 	if got := names(t, mnt2); !slices.Equal(got, []string{"img0", "x"}) {
 		t.Errorf("attached mount lists %q", got)
@@ -363,12 +321,12 @@ func TestMultiRemote(t *testing.T) {
 	if got := names(t, mnt); !slices.Equal(got, []string{"img0", "img1", "local"}) {
 		t.Errorf("mount lists %q", got)
 	}
-	sameTree(t, imgs[0].tree, filepath.Join(mnt, "img0"))
-	sameTree(t, imgs[1].tree, filepath.Join(mnt, "img1"))
-	sameTree(t, imgs[2].tree, filepath.Join(mnt, "local"))
+	imagetest.SameTree(t, imgs[0].tree, filepath.Join(mnt, "img0"))
+	imagetest.SameTree(t, imgs[1].tree, filepath.Join(mnt, "img1"))
+	imagetest.SameTree(t, imgs[2].tree, filepath.Join(mnt, "local"))
 	// Added at run time, over HTTP.
 	mustDwarfs(t, "add", mnt, "web2:"+ng.URL+"/img2.dwarfs")
-	sameTree(t, imgs[2].tree, filepath.Join(mnt, "web2"))
+	imagetest.SameTree(t, imgs[2].tree, filepath.Join(mnt, "web2"))
 	buf := make([]byte, 4096)
 	n, err := unix.Getxattr(filepath.Join(mnt, "img1"), "user.dwarfs.driver.remote", buf)
 	if err != nil || !strings.Contains(string(buf[:n]), `"requests"`) {

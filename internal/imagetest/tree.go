@@ -1,11 +1,14 @@
 package imagetest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/dedup"
@@ -54,5 +57,52 @@ func Build(tb testing.TB, dir, path string, blockBits int) {
 	})
 	if err != nil {
 		tb.Fatalf("building an image of %s: %v", dir, err)
+	}
+}
+
+// SameTree checks that every file of tree reads the same under dir, byte
+// for byte, and that dir lists nothing else (a mount or an extraction of
+// an image of tree).
+func SameTree(tb testing.TB, tree, dir string) {
+	tb.Helper()
+	var want, got []string
+	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(tree, p)
+		want = append(want, rel)
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		a, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(a, b) {
+			tb.Errorf("%s: %d bytes differ from the source's %d", filepath.Join(dir, rel), len(b), len(a))
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		got = append(got, rel)
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		tb.Errorf("%s lists %q, want %q", dir, got, want)
 	}
 }
