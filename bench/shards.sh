@@ -21,7 +21,8 @@
 #   S3=0       merge from the local shard files instead (no SeaweedFS)
 #   MERGE_ARGS more mkdwarfs options for the merge
 #   BASELINE=1 also build the whole tree with --order=nilsimsa:families=0
-#              (the whole-tree order, as the reference has it)
+#              (the whole-tree order, as the reference has it; levels 6 to 9,
+#              which order by nilsimsa)
 # Needs the SeaweedFS binary (scripts/install-weed.sh) unless S3=0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -129,6 +130,11 @@ fi
 log "single build of $CORPUS"
 single_s=$(t "${mk[@]}" -i "$src" -o "$work/single.dwarfs")
 single_bytes=$(stat -c %s "$work/single.dwarfs")
+if [[ ${BASELINE:-0} == 1 && $LEVEL -lt 6 ]]; then
+	# Levels below 6 order by path or similarity: families do not apply.
+	log "no whole-tree baseline: -l $LEVEL does not order by nilsimsa"
+	BASELINE=0
+fi
 if [[ ${BASELINE:-0} == 1 ]]; then
 	log "single build of $CORPUS in the whole-tree order"
 	base_s=$(t "${mk[@]}" --order=nilsimsa:families=0 -i "$src" -o "$work/single-families0.dwarfs")
