@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // helperEnv makes the test binary a client that sends one request to
@@ -151,7 +153,8 @@ func TestOtherUserRefused(t *testing.T) {
 		}
 	}
 	run := func(cred *syscall.Credential) (Response, string) {
-		cmd := exec.Command(exe)
+		// Through qemu when the tests run for another architecture.
+		cmd := fixtures.Command(exe)
 		cmd.Env = append(os.Environ(), helperEnv+"="+path)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		out, err := cmd.Output()
