@@ -5,11 +5,11 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/testimage"
 	"github.com/godwarfs/godwarfs/metadata"
 )
@@ -137,7 +137,7 @@ func TestPrefetchAdvisesFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "img.dwarfs")
+	path := fixtures.TempFile(t, "img.dwarfs") // not t.TempDir: Wine cannot remove it
 	if err := os.WriteFile(path, img, 0o644); err != nil {
 		t.Fatal(err)
 	}
