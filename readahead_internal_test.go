@@ -23,9 +23,11 @@ type gatedImage struct {
 	cur, peak atomic.Int64
 }
 
-func newGatedImage(t *testing.T, nblocks, bs, workers int) *gatedImage {
+// blockedFile makes an image of one file "f" whose content fills nblocks
+// zstd blocks of bs bytes, one chunk each.
+func blockedFile(t *testing.T, nblocks, bs int) (img, content []byte) {
 	t.Helper()
-	content := make([]byte, nblocks*bs)
+	content = make([]byte, nblocks*bs)
 	for i := range content {
 		content[i] = byte(i/7 + i/bs)
 	}
@@ -39,6 +41,12 @@ func newGatedImage(t *testing.T, nblocks, bs, workers int) *gatedImage {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img, content
+}
+
+func newGatedImage(t *testing.T, nblocks, bs, workers int) *gatedImage {
+	t.Helper()
+	img, content := blockedFile(t, nblocks, bs)
 	im, err := OpenReaderAt(bytes.NewReader(img), int64(len(img)), "gated", &Options{Workers: workers, CacheSize: int64(nblocks * bs)})
 	if err != nil {
 		t.Fatal(err)
@@ -123,20 +131,7 @@ func TestSequentialReadAhead(t *testing.T) {
 // bytes to the kernel, once per block, and only those blocks.
 func TestPrefetchAdvisesFile(t *testing.T) {
 	const nblocks, bs = 6, 4 << 10
-	content := make([]byte, nblocks*bs)
-	for i := range content {
-		content[i] = byte(i/5 + i/bs)
-	}
-	var blocks [][]byte
-	var chunks []metadata.Chunk
-	for i := range nblocks {
-		blocks = append(blocks, content[i*bs:(i+1)*bs])
-		chunks = append(chunks, metadata.Chunk{Block: uint32(i), Size: uint32(bs)})
-	}
-	img, err := testimage.Build(testimage.Files(uint32(bs), []string{"f"}, [][]metadata.Chunk{chunks}), blocks, "zstd")
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, content := blockedFile(t, nblocks, bs)
 	path := fixtures.TempFile(t, "img.dwarfs") // not t.TempDir: Wine cannot remove it
 	if err := os.WriteFile(path, img, 0o644); err != nil {
 		t.Fatal(err)
