@@ -215,6 +215,13 @@ func (f *registryFetcher) get(ctx context.Context, p []byte, off int64, pin obje
 	if resp.StatusCode == http.StatusNotFound {
 		return fmt.Errorf("blob %s: HTTP status %s (deleted from the registry since the mount?)", blob.Digest, resp.Status)
 	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		// The stat got through with these credentials, and the
+		// transport has already renewed its token once for this
+		// request: a token that ran out again in between (readers in
+		// parallel, short-lived tokens) is renewed by the next try.
+		return &retryable{err: fmt.Errorf("blob %s: HTTP status %s", blob.Digest, resp.Status)}
+	}
 	if err := statusErr(resp); err != nil {
 		return fmt.Errorf("blob %s: %w", blob.Digest, err)
 	}
