@@ -92,8 +92,9 @@ type Options struct {
 	// opening fails unless the signature (Verify.Signature, or the file
 	// Verify.SignatureFile names) is a good signature by one of
 	// Verify.AllowedSigners and the section headers match the digest it
-	// signed. Every section is then checked against its SHA-512/256 when
-	// it is read: each block whenever it is loaded into the block cache
+	// signed. Every section is then checked against its signed BLAKE3
+	// (or, for a version 1 digest, its header's SHA-512/256) when it is
+	// read: each block whenever it is loaded into the block cache
 	// (stored blocks, otherwise read straight from the file, go through
 	// the cache too), the metadata at open. A mismatch fails that read
 	// with an error naming the section; no byte that differs from what was

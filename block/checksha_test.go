@@ -3,6 +3,8 @@ package block
 import (
 	"bytes"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +44,85 @@ func TestCheckSHA(t *testing.T) {
 		}
 		if _, err := im.ReadRaw(im.Sections()[0]); err != nil {
 			t.Fatalf("intact section 0 (CheckSHA %v): %v", check, err)
+		}
+	}
+}
+
+// TestExpectSums: with the trusted BLAKE3 sums of a signed digest, every
+// payload check (raw, decompressed, streamed, mapped) compares the
+// section's BLAKE3 with its sum, so a wrong sum fails that section alone
+// with a blake3 mismatch; the sums must cover every section.
+func TestExpectSums(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, WriterOptions{})
+	text := bytes.Repeat([]byte("a block that compresses well. "), 400)
+	c, err := NewPureGoCompressor("zstd:level=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, payload, err := CompressSection(c, text)
+	if err != nil || comp != CompZSTD {
+		t.Fatalf("compress: %v, %v", comp, err)
+	}
+	if err := w.WriteSection(SectionBlock, comp, payload); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteSection(SectionBlock, CompNone, []byte("a stored block")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	img := buf.Bytes()
+	open := func() *Image {
+		im, err := OpenImage(bytes.NewReader(img), int64(len(img)), Options{CheckSHA: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return im
+	}
+	im := open()
+	var sums [][32]byte
+	for _, s := range im.Sections() {
+		raw, err := im.ReadRaw(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := SectionBLAKE3(s, raw)
+		if streamed, err := im.PayloadBLAKE3(s); err != nil || streamed != sum {
+			t.Fatalf("%v: PayloadBLAKE3 %x (%v), SectionBLAKE3 %x", s, streamed, err, sum)
+		}
+		sums = append(sums, sum)
+	}
+	if err := open().ExpectSums(sums[:1]); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("one sum for %d sections: %v", len(sums), err)
+	}
+	for bad := range sums {
+		wrong := slices.Clone(sums)
+		wrong[bad][5] ^= 1
+		im := open()
+		if err := im.ExpectSums(wrong); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range im.Sections() {
+			reads := map[string]error{}
+			_, reads["ReadRaw"] = im.ReadRaw(s)
+			_, reads["ReadDecompressed"] = im.ReadDecompressed(s)
+			_, _, reads["ReadDecompressedAlloc"] = im.ReadDecompressedAlloc(s, 1<<20, nil, func(n int) ([]byte, error) { return make([]byte, n), nil })
+			reads["VerifyFull"] = im.VerifyFull(s)
+			for what, err := range reads {
+				if s.Index != bad && err != nil {
+					t.Errorf("sum %d wrong: %s of intact section %d: %v", bad, what, s.Index, err)
+				}
+				if s.Index == bad && (!errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), "blake3")) {
+					t.Errorf("sum %d wrong: %s: got %v, want a blake3 mismatch", bad, what, err)
+				}
+			}
+		}
+		if bad != 0 {
+			if got, err := im.ReadDecompressed(im.Sections()[0]); err != nil || !bytes.Equal(got, text) {
+				t.Errorf("sum %d wrong: section 0 reads %d bytes (%v), want its %d", bad, len(got), err, len(text))
+			}
 		}
 	}
 }

@@ -1,11 +1,11 @@
 package block
 
 import (
-	"bytes"
 	"crypto/sha512"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sync"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/internal/mmap"
 	"github.com/zeebo/xxh3"
+	"lukechampine.com/blake3"
 )
 
 const (
@@ -107,6 +108,10 @@ type Image struct {
 	checkSHA    bool
 	// expect checks each pending header when it is read (ExpectHeaders).
 	expect func(Section) error
+	// sums are trusted BLAKE3 sums of the sections, by index
+	// (ExpectSums): with checkSHA, payloads are checked against them
+	// instead of against their headers' SHA-512/256.
+	sums [][32]byte
 	// Read buffers of verify: checking every section of an image at open
 	// would otherwise leave one garbage buffer per section.
 	verifyBufs sync.Pool
@@ -596,13 +601,15 @@ func (im *Image) CheckPayload(s Section, payload []byte) error {
 		return err
 	}
 	if !im.v1 {
+		if im.checkSHA && im.sums != nil {
+			// The signed sum covers what the XXH3 does.
+			return im.strongCheck(s, payload)
+		}
 		if got := sectionXXH3(s, payload); got != s.XXH3 {
 			return im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
 		}
 		if im.checkSHA {
-			if got := sectionSHA(s, payload); got != s.SHA512_256 {
-				return im.sectionErr(s, ErrChecksum, "checksum mismatch (sha512/256 want %x got %x)", s.SHA512_256, got)
-			}
+			return im.strongCheck(s, payload)
 		}
 	}
 	return nil
@@ -692,6 +699,36 @@ func (im *Image) ReadDecompressedInto(s Section, limit int64, raw, dst []byte) (
 	return out, raw, nil
 }
 
+// ExpectSums gives the trusted BLAKE3 sum (SectionBLAKE3) of every
+// section, by index, from a signed digest (package imagesig): with
+// Options.CheckSHA, payloads are then checked against these instead of
+// against the SHA-512/256 of their headers, which costs several times
+// less CPU per byte. It must be called before the image is shared with
+// other goroutines.
+func (im *Image) ExpectSums(sums [][32]byte) error {
+	if len(sums) != len(im.sections) {
+		return fmt.Errorf("%s: %d sums for %d sections: %w", im.name, len(sums), len(im.sections), ErrCorrupt)
+	}
+	im.sums = sums
+	return nil
+}
+
+// strongCheck compares the strong hash of payload (section s) with the
+// trusted one: the signed BLAKE3 when ExpectSums gave it, otherwise the
+// SHA-512/256 of the header.
+func (im *Image) strongCheck(s Section, payload []byte) error {
+	if im.sums != nil {
+		if got := SectionBLAKE3(s, payload); got != im.sums[s.Index] {
+			return im.sectionErr(s, ErrChecksum, "checksum mismatch (blake3 want %x got %x)", im.sums[s.Index], got)
+		}
+		return nil
+	}
+	if got := sectionSHA(s, payload); got != s.SHA512_256 {
+		return im.sectionErr(s, ErrChecksum, "checksum mismatch (sha512/256 want %x got %x)", s.SHA512_256, got)
+	}
+	return nil
+}
+
 // ReadDecompressedAlloc is ReadDecompressedInto decoding into a buffer
 // from alloc, which it calls once with the decompressed size, after
 // reading and checking the payload and before decoding it (a stored
@@ -723,27 +760,31 @@ func (im *Image) ReadDecompressedAlloc(s Section, limit int64, raw []byte, alloc
 }
 
 // readDecompressedVerified is ReadDecompressedAlloc for a compressed
-// section with Options.CheckSHA: the SHA-512/256 of the payload is
-// computed on another goroutine while the payload is decompressed, and
-// the result is returned only once it matches. A block's load then takes
-// the longer of the two rather than their sum when a core is idle; when
-// every core is busy decoding (a sequential read on two cores) it saves
-// nothing, and the hash's CPU shows in the wall time.
+// section with Options.CheckSHA: the strong hash of the payload (see
+// strongCheck) is computed on another goroutine while the payload is
+// decompressed, and the result is returned only once it matches. A
+// block's load then takes the longer of the two rather than their sum
+// when a core is idle; when every core is busy decoding (a sequential
+// read on two cores) the hash's CPU shows in the wall time, which is why
+// signed digests carry BLAKE3 sums (a fraction of SHA-512's cost).
 func (im *Image) readDecompressedVerified(s Section, limit int64, raw []byte, alloc func(n int) ([]byte, error)) (data, rawBuf []byte, err error) {
 	raw, err = im.readRawUnchecked(s, raw)
 	if err != nil {
 		return nil, raw, err
 	}
-	if got := sectionXXH3(s, raw); got != s.XXH3 {
-		return nil, raw, im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
+	if im.sums == nil {
+		// (A signed sum covers what the XXH3 does.)
+		if got := sectionXXH3(s, raw); got != s.XXH3 {
+			return nil, raw, im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
+		}
 	}
-	sum := make(chan [32]byte, 1)
-	go func() { sum <- sectionSHA(s, raw) }()
+	sum := make(chan error, 1)
+	go func() { sum <- im.strongCheck(s, raw) }()
 	// raw is read by the hash until it is done: wait for it on every
 	// path, before raw can be reused.
 	data, raw, err = im.decompressChecked(s, limit, raw, alloc)
-	if got := <-sum; got != s.SHA512_256 {
-		return nil, raw, im.sectionErr(s, ErrChecksum, "checksum mismatch (sha512/256 want %x got %x)", s.SHA512_256, got)
+	if serr := <-sum; serr != nil {
+		return nil, raw, serr
 	}
 	return data, raw, err
 }
@@ -793,24 +834,50 @@ func (im *Image) verify(s Section, full bool) error {
 	if im.v1 {
 		return nil
 	}
-	s, err := im.Header(s)
-	if err != nil {
+	var strong hash.Hash
+	if full {
+		strong = sha512.New512_256()
+		if im.sums != nil {
+			strong = blake3.New(32, nil)
+		}
+	}
+	s, err := im.streamHash(s, strong)
+	if err != nil || !full {
 		return err
 	}
+	var got [32]byte
+	strong.Sum(got[:0])
+	if im.sums != nil {
+		if got != im.sums[s.Index] {
+			return im.sectionErr(s, ErrChecksum, "checksum mismatch (blake3 want %x got %x)", im.sums[s.Index], got)
+		}
+	} else if got != s.SHA512_256 {
+		return im.sectionErr(s, ErrChecksum, "checksum mismatch (sha512/256 want %x got %x)", s.SHA512_256, got)
+	}
+	return nil
+}
+
+// streamHash reads v2 section s, checks its XXH3 and, when strong is not
+// nil, writes to it what the strong hashes cover (header bytes 0x28..0x3f,
+// then the payload). It streams, so that a large block needs no buffer
+// of its size. It returns the section with its header read.
+func (im *Image) streamHash(s Section, strong hash.Hash) (Section, error) {
+	s, err := im.Header(s)
+	if err != nil {
+		return s, err
+	}
 	if err := im.checkBounds(s); err != nil {
-		return err
+		return s, err
 	}
 	var hdr [v2HeaderSize]byte
 	putV2Header(hdr[:], s)
 	xh := xxh3.New()
 	xh.Write(hdr[0x30:])
-	sh := sha512.New512_256()
-	sh.Write(hdr[0x28:])
 	var w io.Writer = xh
-	if full {
-		w = io.MultiWriter(xh, sh)
+	if strong != nil {
+		strong.Write(hdr[0x28:])
+		w = io.MultiWriter(xh, strong)
 	}
-	// Stream so that verifying a large block does not need a buffer of its size.
 	sr := io.NewSectionReader(im.r, im.offset+s.DataOffset, s.Length)
 	bp, _ := im.verifyBufs.Get().(*[]byte)
 	if bp == nil {
@@ -820,22 +887,15 @@ func (im *Image) verify(s Section, full bool) error {
 	n, err := io.CopyBuffer(w, sr, *bp)
 	im.verifyBufs.Put(bp)
 	if err != nil {
-		return im.sectionErr(s, err, "read payload")
+		return s, im.sectionErr(s, err, "read payload")
 	}
 	if n != s.Length {
-		return im.sectionErr(s, io.ErrUnexpectedEOF, "read payload")
+		return s, im.sectionErr(s, io.ErrUnexpectedEOF, "read payload")
 	}
 	if got := xh.Sum64(); got != s.XXH3 {
-		return im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
+		return s, im.sectionErr(s, ErrChecksum, "checksum mismatch (xxh3 want %016x got %016x)", s.XXH3, got)
 	}
-	if full {
-		var got [32]byte
-		sh.Sum(got[:0])
-		if !bytes.Equal(got[:], s.SHA512_256[:]) {
-			return im.sectionErr(s, ErrChecksum, "checksum mismatch (sha512/256 want %x got %x)", s.SHA512_256, got)
-		}
-	}
-	return nil
+	return s, nil
 }
 
 // putV2Header serialises the header of s (version 2.writeMinor) into h.
@@ -859,6 +919,36 @@ func sectionXXH3(s Section, payload []byte) uint64 {
 	h.Write(hdr[0x30:])
 	h.Write(payload)
 	return h.Sum64()
+}
+
+// SectionBLAKE3 is the BLAKE3-256 of section s with payload: over the
+// same bytes as its SHA-512/256 (header bytes 0x28..0x3f, which hold the
+// XXH3, number, type, compression and length, then the payload). Signed
+// digests carry it (package imagesig).
+func SectionBLAKE3(s Section, payload []byte) [32]byte {
+	var hdr [v2HeaderSize]byte
+	putV2Header(hdr[:], s)
+	h := blake3.New(32, nil)
+	h.Write(hdr[0x28:])
+	h.Write(payload)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// PayloadBLAKE3 reads section s and returns its SectionBLAKE3, checking
+// its XXH3 on the way.
+func (im *Image) PayloadBLAKE3(s Section) ([32]byte, error) {
+	var out [32]byte
+	if im.v1 {
+		return out, im.sectionErr(s, ErrCorrupt, "a v1 section has no header to hash")
+	}
+	h := blake3.New(32, nil)
+	if _, err := im.streamHash(s, h); err != nil {
+		return out, err
+	}
+	h.Sum(out[:0])
+	return out, nil
 }
 
 // sectionSHA computes the SHA-512/256 over header bytes 0x28..0x3f + payload.

@@ -239,6 +239,17 @@ func (as AllowedSigners) Verify(sig *Signature, namespace string, msg []byte, no
 	return nil, why
 }
 
+// hasKey reports whether key is on a line of as.
+func (as AllowedSigners) hasKey(key ssh.PublicKey) bool {
+	want := key.Marshal()
+	for i := range as {
+		if bytes.Equal(as[i].Key.Marshal(), want) {
+			return true
+		}
+	}
+	return false
+}
+
 // ReadAllowedSigners parses the allowed signers file at path (timestamps
 // in local time).
 func ReadAllowedSigners(path string) (AllowedSigners, error) {

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/godwarfs/godwarfs/block"
 )
@@ -13,13 +16,18 @@ import (
 // it as -n.
 const Namespace = "dwarfs-image@godwarfs"
 
-// digestMagic starts a version 1 signed digest.
-const digestMagic = "godwarfs-image-digest/1\n"
+// digestPrefix starts every signed digest; the version and a newline follow.
+const digestPrefix = "godwarfs-image-digest/"
+
+// DigestVersion is the version of the signed digests Sign writes.
+const DigestVersion = 2
 
 const (
-	digestHeaderSize = len(digestMagic) + 4 + 4 + 8
-	digestRecordSize = 2 + 2 + 8 + 8 + 32
-	flagIndex        = 1
+	digestHeaderSize = len(digestPrefix) + 2 + 4 + 4 + 8
+	digestRecordSize = 2 + 2 + 8 + 8 + 32 // version 1
+	// Version 2 records add the section's BLAKE3.
+	digestRecordSize2 = digestRecordSize + 32
+	flagIndex         = 1
 	// maxSections bounds a parsed digest so that a forged count cannot
 	// ask for a huge allocation.
 	maxSections = 1 << 26
@@ -45,18 +53,23 @@ type SectionRecord struct {
 	Offset      int64 // payload offset, relative to the image start
 	Length      int64
 	SHA512_256  [32]byte
+	// BLAKE3 is the section's block.SectionBLAKE3 (version 2 digests;
+	// zero in version 1).
+	BLAKE3 [32]byte
 }
 
 // Manifest is a decoded signed digest.
 type Manifest struct {
+	Version      int // of the digest: 1 (headers only) or 2 (with BLAKE3 sums)
 	Major, Minor int
 	HasIndex     bool
 	End          int64
 	Sections     []SectionRecord
 }
 
-// ManifestOf describes im as a signed digest would. Every section header
-// is read (pending ones from a lazily opened image too); no data is.
+// ManifestOf describes im as a version 1 signed digest would. Every
+// section header is read (pending ones from a lazily opened image too);
+// no data is.
 func ManifestOf(im *block.Image) (*Manifest, error) {
 	if im.V1() {
 		return nil, fmt.Errorf("%s: format %d.%d has no section hashes: %w", im.Name(), im.Major(), im.Minor(), ErrUnsigned)
@@ -64,7 +77,7 @@ func ManifestOf(im *block.Image) (*Manifest, error) {
 	if err := im.LoadHeaders(); err != nil {
 		return nil, err
 	}
-	m := &Manifest{Major: im.Major(), Minor: im.Minor(), HasIndex: im.HasSectionIndex()}
+	m := &Manifest{Version: 1, Major: im.Major(), Minor: im.Minor(), HasIndex: im.HasSectionIndex()}
 	for _, s := range im.Sections() {
 		s, err := im.Header(s) // pending until read: no checksums yet
 		if err != nil {
@@ -76,19 +89,63 @@ func ManifestOf(im *block.Image) (*Manifest, error) {
 	return m, nil
 }
 
-// Digest returns the signed digest of im (see the package documentation).
-func Digest(im *block.Image) ([]byte, error) {
+// ManifestWithSums describes im as a version 2 signed digest would: it
+// reads every section and computes its BLAKE3 (checking its XXH3), on
+// workers goroutines.
+func ManifestWithSums(im *block.Image, workers int) (*Manifest, error) {
 	m, err := ManifestOf(im)
+	if err != nil {
+		return nil, err
+	}
+	m.Version = 2
+	var next atomic.Int64
+	var g errgroup.Group
+	for range max(workers, 1) {
+		g.Go(func() error {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(m.Sections) {
+					return nil
+				}
+				sum, err := im.PayloadBLAKE3(im.Sections()[i])
+				if err != nil {
+					next.Store(int64(len(m.Sections)))
+					return err
+				}
+				m.Sections[i].BLAKE3 = sum
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Digest returns the signed digest of im that Sign signs (version
+// DigestVersion, see the package documentation), reading and hashing
+// every section on workers goroutines.
+func Digest(im *block.Image, workers int) ([]byte, error) {
+	m, err := ManifestWithSums(im, workers)
 	if err != nil {
 		return nil, err
 	}
 	return m.Marshal(), nil
 }
 
-// Marshal encodes m as a version 1 signed digest.
+func recordSize(version int) int {
+	if version >= 2 {
+		return digestRecordSize2
+	}
+	return digestRecordSize
+}
+
+// Marshal encodes m as a signed digest of version m.Version.
 func (m *Manifest) Marshal() []byte {
-	b := make([]byte, 0, digestHeaderSize+len(m.Sections)*digestRecordSize)
-	b = append(b, digestMagic...)
+	v := max(m.Version, 1)
+	b := make([]byte, 0, digestHeaderSize+len(m.Sections)*recordSize(v))
+	b = append(b, digestPrefix...)
+	b = append(b, byte('0'+v), '\n')
 	var flags byte
 	if m.HasIndex {
 		flags |= flagIndex
@@ -102,28 +159,46 @@ func (m *Manifest) Marshal() []byte {
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.Offset))
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.Length))
 		b = append(b, s.SHA512_256[:]...)
+		if v >= 2 {
+			b = append(b, s.BLAKE3[:]...)
+		}
 	}
 	return b
 }
 
-// ParseDigest decodes a version 1 signed digest.
+// Sums returns the BLAKE3 of each section (nil for a version 1 digest).
+func (m *Manifest) Sums() [][32]byte {
+	if m.Version < 2 {
+		return nil
+	}
+	sums := make([][32]byte, len(m.Sections))
+	for i, s := range m.Sections {
+		sums[i] = s.BLAKE3
+	}
+	return sums
+}
+
+// ParseDigest decodes a signed digest of version 1 or 2.
 func ParseDigest(b []byte) (*Manifest, error) {
-	if len(b) < digestHeaderSize || !bytes.HasPrefix(b, []byte(digestMagic)) {
-		if bytes.HasPrefix(b, []byte("godwarfs-image-digest/")) {
-			return nil, fmt.Errorf("signed digest: unsupported version: %w", ErrFormat)
-		}
+	if len(b) < digestHeaderSize || !bytes.HasPrefix(b, []byte(digestPrefix)) {
 		return nil, fmt.Errorf("signed digest: no magic: %w", ErrFormat)
 	}
-	p := b[len(digestMagic):]
-	m := &Manifest{Major: int(p[0]), Minor: int(p[1]), HasIndex: p[2]&flagIndex != 0}
+	p := b[len(digestPrefix):]
+	if (p[0] != '1' && p[0] != '2') || p[1] != '\n' {
+		return nil, fmt.Errorf("signed digest: unsupported version %q: %w", p[:2], ErrFormat)
+	}
+	m := &Manifest{Version: int(p[0] - '0')}
+	rs := recordSize(m.Version)
+	p = p[2:]
+	m.Major, m.Minor, m.HasIndex = int(p[0]), int(p[1]), p[2]&flagIndex != 0
 	if p[2]&^flagIndex != 0 || p[3] != 0 {
 		return nil, fmt.Errorf("signed digest: unknown flags %#x/%#x: %w", p[2], p[3], ErrFormat)
 	}
 	n := binary.LittleEndian.Uint32(p[4:])
 	end := binary.LittleEndian.Uint64(p[8:])
 	p = p[16:]
-	if n > maxSections || uint64(len(p)) != uint64(n)*digestRecordSize {
-		return nil, fmt.Errorf("signed digest: %d sections need %d bytes, have %d: %w", n, uint64(n)*digestRecordSize, len(p), ErrFormat)
+	if n > maxSections || uint64(len(p)) != uint64(n)*uint64(rs) {
+		return nil, fmt.Errorf("signed digest: %d sections need %d bytes, have %d: %w", n, uint64(n)*uint64(rs), len(p), ErrFormat)
 	}
 	if end > 1<<62 {
 		return nil, fmt.Errorf("signed digest: end %d out of range: %w", end, ErrFormat)
@@ -131,7 +206,7 @@ func ParseDigest(b []byte) (*Manifest, error) {
 	m.End = int64(end)
 	m.Sections = make([]SectionRecord, n)
 	for i := range m.Sections {
-		r := p[i*digestRecordSize:]
+		r := p[i*rs:]
 		s := &m.Sections[i]
 		s.Type = block.SectionType(binary.LittleEndian.Uint16(r))
 		s.Compression = block.Compression(binary.LittleEndian.Uint16(r[2:]))
@@ -141,6 +216,9 @@ func ParseDigest(b []byte) (*Manifest, error) {
 		}
 		s.Offset, s.Length = int64(off), int64(l)
 		copy(s.SHA512_256[:], r[20:52])
+		if m.Version >= 2 {
+			copy(s.BLAKE3[:], r[52:84])
+		}
 	}
 	return m, nil
 }
@@ -176,8 +254,10 @@ func Compare(want, got *Manifest) error {
 
 // compareRecord returns nil if g, section i of an image, is w, its signed
 // record, or an error wrapping ErrMismatch that names the section and the
-// first field that differs.
+// first field that differs. The BLAKE3 of a version 2 record is not
+// compared: it is the payload's, checked when the payload is read.
 func compareRecord(i int, w, g SectionRecord) error {
+	w.BLAKE3, g.BLAKE3 = [32]byte{}, [32]byte{}
 	if w == g {
 		return nil
 	}

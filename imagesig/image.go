@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,9 +34,10 @@ func LoadSigner(path string) (ssh.Signer, error) {
 }
 
 // SignImage signs im's digest with signer and returns the signature file,
-// which carries the digest.
+// which carries the digest. Computing the digest reads every section, on
+// GOMAXPROCS goroutines.
 func SignImage(im *block.Image, signer ssh.Signer) (*File, error) {
-	d, err := Digest(im)
+	d, err := Digest(im, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +123,13 @@ func (r *Result) String() string {
 
 // VerifyHeaders checks the signature file f over im's section headers: the
 // signature must be good and by a key as allows at now, and the headers
-// must match the signed digest. No section data is read.
+// must match the signed digest. When f carries the digest, no section
+// data is read; when it does not (a signature made by ssh-keygen), the
+// digest of the image is computed to check the signature against: the
+// version 1 digest from the headers, and if the signature is not over
+// that one, the version 2 digest, which reads every section. A version 2
+// digest's sums are given to im (block.Image.ExpectSums), which must not
+// be shared yet.
 func VerifyHeaders(im *block.Image, f *File, as AllowedSigners, now time.Time) (*Result, error) {
 	got, err := ManifestOf(im)
 	if err != nil {
@@ -130,6 +138,17 @@ func VerifyHeaders(im *block.Image, f *File, as AllowedSigners, now time.Time) (
 	msg := f.Digest
 	if msg == nil {
 		msg = got.Marshal()
+		if f.Signature.Verify(Namespace, msg) != nil && as.hasKey(f.Signature.PublicKey) {
+			// Perhaps over the version 2 digest: worth reading the
+			// image for only when the key could be allowed.
+			got2, err := ManifestWithSums(im, runtime.GOMAXPROCS(0))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", im.Name(), err)
+			}
+			if m2 := got2.Marshal(); f.Signature.Verify(Namespace, m2) == nil {
+				got, msg = got2, m2
+			}
+		}
 	}
 	a, err := as.Verify(f.Signature, Namespace, msg, now)
 	if err != nil {
@@ -153,7 +172,20 @@ func VerifyHeaders(im *block.Image, f *File, as AllowedSigners, now time.Time) (
 			return nil, fmt.Errorf("%s: %w", im.Name(), err)
 		}
 	}
+	if err := expectSums(im, want); err != nil {
+		return nil, err
+	}
 	return &Result{Signer: a, Fingerprint: ssh.FingerprintSHA256(f.Signature.PublicKey), KeyType: f.Signature.PublicKey.Type(), Manifest: want}, nil
+}
+
+// expectSums gives im the sums of a version 2 digest, once it matched.
+func expectSums(im *block.Image, m *Manifest) error {
+	if sums := m.Sums(); sums != nil {
+		if err := im.ExpectSums(sums); err != nil {
+			return fmt.Errorf("%w: %w", err, ErrMismatch)
+		}
+	}
+	return nil
 }
 
 // VerifyLazy is VerifyHeaders for an image opened with lazy headers
@@ -206,6 +238,9 @@ func VerifyLazy(im *block.Image, f *File, as AllowedSigners, now time.Time) (*Re
 		}
 		return nil
 	})
+	if err := expectSums(im, want); err != nil {
+		return nil, err
+	}
 	return &Result{Signer: a, Fingerprint: ssh.FingerprintSHA256(f.Signature.PublicKey), KeyType: f.Signature.PublicKey.Type(), Manifest: want}, nil
 }
 
@@ -224,7 +259,8 @@ func VerifyImage(im *block.Image, f *File, as AllowedSigners, now time.Time, wor
 }
 
 // VerifyData hashes every section of im and compares it with the
-// SHA-512/256 in its header; the error names the first bad section.
+// signed BLAKE3 (a version 2 digest) or else the SHA-512/256 in its
+// header; the error names the first bad section.
 func VerifyData(im *block.Image, workers int) error {
 	secs := im.Sections()
 	errs := make([]error, len(secs))

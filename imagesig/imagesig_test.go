@@ -9,11 +9,14 @@ import (
 	"crypto/rsa"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"lukechampine.com/blake3"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/tamper"
@@ -100,41 +103,66 @@ func mustAllowed(t testing.TB, text string) AllowedSigners {
 	return as
 }
 
+// TestDigestLayout checks both digest versions byte by byte against the
+// documented layout, the BLAKE3 of version 2 against its definition over
+// the image file's own bytes.
 func TestDigestLayout(t *testing.T) {
 	img := testImage(t)
+	file := img
 	im := mustOpen(t, img)
-	d, err := Digest(im)
+	v1, err := ManifestOf(im)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := Digest(im, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	secs := im.Sections()
-	if want := 40 + len(secs)*52; len(d) != want || digestHeaderSize != 40 || digestRecordSize != 52 {
-		t.Fatalf("digest is %d bytes, want %d for %d sections", len(d), want, len(secs))
-	}
-	if !bytes.HasPrefix(d, []byte("godwarfs-image-digest/1\n")) {
-		t.Fatalf("digest starts %q", d[:24])
-	}
-	if d[24] != 2 || d[26] != 1 || binary.LittleEndian.Uint32(d[28:]) != uint32(len(secs)) {
-		t.Fatalf("digest header % x", d[24:40])
-	}
-	last := secs[len(secs)-1]
-	if last.Type != block.SectionIndex || binary.LittleEndian.Uint64(d[32:]) != uint64(last.End()) {
-		t.Fatalf("end %d, last section %v ends at %d", binary.LittleEndian.Uint64(d[32:]), last, last.End())
-	}
-	for i, s := range secs {
-		r := d[40+i*52:]
-		if binary.LittleEndian.Uint16(r) != uint16(s.Type) || binary.LittleEndian.Uint16(r[2:]) != uint16(s.Compression) ||
-			binary.LittleEndian.Uint64(r[4:]) != uint64(s.DataOffset) || binary.LittleEndian.Uint64(r[12:]) != uint64(s.Length) ||
-			!bytes.Equal(r[20:52], s.SHA512_256[:]) {
-			t.Fatalf("record %d: % x, section %+v", i, r[:52], s)
+	for _, tc := range []struct {
+		d       []byte
+		version string
+		record  int
+	}{{v1.Marshal(), "1", 52}, {v2, "2", 84}} {
+		d := tc.d
+		if want := 40 + len(secs)*tc.record; len(d) != want || digestHeaderSize != 40 {
+			t.Fatalf("version %s: digest is %d bytes, want %d for %d sections", tc.version, len(d), want, len(secs))
+		}
+		if !bytes.HasPrefix(d, []byte("godwarfs-image-digest/"+tc.version+"\n")) {
+			t.Fatalf("digest starts %q", d[:24])
+		}
+		if d[24] != 2 || d[26] != 1 || binary.LittleEndian.Uint32(d[28:]) != uint32(len(secs)) {
+			t.Fatalf("digest header % x", d[24:40])
+		}
+		last := secs[len(secs)-1]
+		if last.Type != block.SectionIndex || binary.LittleEndian.Uint64(d[32:]) != uint64(last.End()) {
+			t.Fatalf("end %d, last section %v ends at %d", binary.LittleEndian.Uint64(d[32:]), last, last.End())
+		}
+		for i, s := range secs {
+			r := d[40+i*tc.record:]
+			if binary.LittleEndian.Uint16(r) != uint16(s.Type) || binary.LittleEndian.Uint16(r[2:]) != uint16(s.Compression) ||
+				binary.LittleEndian.Uint64(r[4:]) != uint64(s.DataOffset) || binary.LittleEndian.Uint64(r[12:]) != uint64(s.Length) ||
+				!bytes.Equal(r[20:52], s.SHA512_256[:]) {
+				t.Fatalf("version %s: record %d: % x, section %+v", tc.version, i, r[:52], s)
+			}
+			if tc.record == 84 {
+				// Header bytes 0x28..0x3f, then the payload.
+				want := blake3.Sum256(file[s.HeaderOffset+0x28 : s.End()])
+				if !bytes.Equal(r[52:84], want[:]) {
+					t.Fatalf("record %d: blake3 %x, want %x", i, r[52:84], want)
+				}
+			}
+		}
+		m, err := ParseDigest(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(m.Marshal(), d) || strconv.Itoa(m.Version) != tc.version {
+			t.Fatalf("version %s: ParseDigest/Marshal do not round-trip", tc.version)
 		}
 	}
-	m, err := ParseDigest(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(m.Marshal(), d) {
-		t.Fatal("ParseDigest/Marshal do not round-trip")
+	if _, err := ParseDigest(append([]byte("godwarfs-image-digest/3\n"), v2[24:]...)); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "unsupported version") {
+		t.Fatalf("version 3: %v", err)
 	}
 }
 
@@ -178,14 +206,38 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 
 // TestTamper runs the shared table of changes to a signed image (package
 // tamper, which the tools' tests over local files, HTTP and S3 run too).
+// TestTamper runs the tampering table against a signature over each
+// digest version: version 1 (headers only, as earlier releases signed)
+// catches a changed payload by the header's SHA-512/256, version 2 by the
+// signed BLAKE3.
 func TestTamper(t *testing.T) {
+	for _, version := range []int{1, 2} {
+		t.Run(fmt.Sprintf("digest %d", version), func(t *testing.T) { testTamper(t, version) })
+	}
+}
+
+func testTamper(t *testing.T, version int) {
 	img := testImage(t)
 	signer := newSigner(t, "ed25519")
 	sf, err := SignImage(mustOpen(t, img), signer)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if version == 1 {
+		m, err := ManifestOf(mustOpen(t, img))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := Sign(signer, Namespace, m.Marshal())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sf = &File{Signature: sig, Digest: m.Marshal()}
+	}
 	as := mustAllowed(t, allowedLine("alice", "", signer.PublicKey()))
+	if res, err := VerifyImage(mustOpen(t, img), sf, as, time.Now(), 2); err != nil || res.Manifest.Version != version {
+		t.Fatalf("untouched image: %v", err)
+	}
 	strangers := mustAllowed(t, allowedLine("mallory", "", newSigner(t, "ed25519").PublicKey()))
 	cases, err := tamper.Cases(img)
 	if err != nil {
@@ -209,8 +261,12 @@ func TestTamper(t *testing.T) {
 			if !tc.Stranger && !strings.Contains(err.Error(), "section ") {
 				t.Fatalf("error names no section: %v", err)
 			}
-			if tc.Want != "" && !strings.Contains(err.Error(), tc.Want) {
-				t.Fatalf("error %q does not say %q", err, tc.Want)
+			want := tc.Want
+			if version == 1 {
+				want = strings.Replace(want, "(blake3", "(sha512/256", 1)
+			}
+			if want != "" && !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q does not say %q", err, want)
 			}
 			if tc.Checksum && !errors.Is(err, block.ErrChecksum) {
 				t.Fatalf("error %v is not %v", err, block.ErrChecksum)
@@ -256,7 +312,7 @@ func TestSignerNotAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A signature under another namespace is refused.
-	d, _ := Digest(mustOpen(t, img))
+	d, _ := Digest(mustOpen(t, img), 1)
 	sig, err := Sign(signer, "file", d)
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func TestSSHKeygenInterop(t *testing.T) {
 				t.Fatal(err)
 			}
 			as := mustAllowed(t, allowedLine("alice@example.org", "", signer.PublicKey()))
-			d, err := Digest(mustOpen(t, img))
+			d, err := Digest(mustOpen(t, img), 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,6 +130,33 @@ func TestSSHKeygenInterop(t *testing.T) {
 			}
 			if _, err := VerifyHeaders(mustOpen(t, img), sf256, as, time.Now()); err != nil {
 				t.Fatal(err)
+			}
+			// ... and over a version 1 digest, which earlier releases
+			// printed and signed.
+			m1, err := ManifestOf(mustOpen(t, img))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(digestPath+"1", m1.Marshal(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err = exec.Command(keygen, "-Y", "sign", "-f", keyPath, "-n", Namespace, digestPath+"1").CombinedOutput()
+			if err != nil {
+				t.Fatalf("ssh-keygen -Y sign (version 1 digest): %v\n%s", err, out)
+			}
+			b1, err := os.ReadFile(digestPath + "1.sig")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sf1, err := ParseFile(b1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := VerifyImage(mustOpen(t, img), sf1, as, time.Now(), 1); err != nil || res.Manifest.Version != 1 {
+				t.Fatalf("ssh-keygen signature over a version 1 digest: %v", err)
+			}
+			if res.Manifest.Version != 2 {
+				t.Fatalf("ssh-keygen signature over the printed digest verified as version %d", res.Manifest.Version)
 			}
 			// Their signature over another image's digest fails.
 			bad := bytes.Clone(img)

@@ -290,7 +290,7 @@ func ParseFile(b []byte) (*File, error) {
 // which the file carries in base64. Readers of signatures fetched from
 // where the image is stored bound what they read with it.
 func MaxFileSize(sections int) int64 {
-	return 64<<10 + 2*int64(digestHeaderSize+digestRecordSize*max(sections, 0))
+	return 64<<10 + 2*int64(digestHeaderSize+digestRecordSize2*max(sections, 0))
 }
 
 // ReadFile reads and decodes a signature file from r.

@@ -22,7 +22,7 @@ var options = []cli.Option{
 	{Long: "check-integrity", Help: "verify the SHA-512/256 of every section"},
 	{Long: "no-check", Help: "skip the xxh3 check of all sections"},
 	{Long: "sign", HasValue: true, Arg: "KEY_FILE", Help: "sign the image with the SSH private key in KEY_FILE (unencrypted; ed25519, ecdsa or rsa), writing IMAGE.sig (or --signature), and exit; see SIGNATURES"},
-	{Long: "verify", HasValue: true, Arg: "SIGNERS_FILE", Help: "check the image's signature (IMAGE.sig beside it, also for a URL, or --signature) against SIGNERS_FILE, an ssh-keygen allowed signers file, then every section's SHA-512/256, and exit"},
+	{Long: "verify", HasValue: true, Arg: "SIGNERS_FILE", Help: "check the image's signature (IMAGE.sig beside it, also for a URL, or --signature) against SIGNERS_FILE, an ssh-keygen allowed signers file, then every section against the signed digest, and exit"},
 	{Long: "signature", HasValue: true, Arg: "FILE|URL", Help: "with --sign or --verify: the signature file, or for --verify its URL (default: IMAGE.sig beside the image, for s3://BUCKET/KEY the object KEY.sig; --verify also takes an http://, https:// or s3:// URL)"},
 	{Long: "push", HasValue: true, Arg: "docker://REGISTRY/REPO:TAG", Help: "check every section's SHA-512/256 of the local image, then push it to a container registry as an OCI artifact (media type " + ociartifact.MediaType + "; credentials from the docker or podman auth files), with its signature (IMAGE.sig if it exists, or --signature) as TAG.sig, and exit; see REGISTRIES"},
 	{Long: "print-signed-digest", Help: "write the digest a signature covers (binary) to stdout and exit, e.g. for ssh-keygen -Y sign or -Y verify"},

@@ -24,10 +24,10 @@ var manual = cli.Manual{
 				"--verify=ALLOWED_SIGNERS checks that file: the signature must be good and made by a key of the " +
 				"allowed signers file (the format of ssh-keygen(1), ALLOWED SIGNERS: principals, the options " +
 				"namespaces=, valid-after= and valid-before=, and the key; cert-authority lines are refused), the " +
-				"image's section headers must match what was signed, and every section's data must match the " +
-				"SHA-512/256 in its header. The first difference is reported naming its section, with exit status 1; " +
-				"success prints the signer's principals and key fingerprint. Both modes read the section headers " +
-				"and, for --verify, the section data, but decode nothing, and exit without the summary.",
+				"image's section headers must match what was signed, and every section's data must match its " +
+				"signed BLAKE3 (the SHA-512/256 in its header for a version 1 digest). The first difference is reported naming its section, with exit status 1; " +
+				"success prints the signer's principals and key fingerprint. Both modes read every section " +
+				"but decode nothing, and exit without the summary.",
 			"For an image at an http://, https:// or s3:// URL, --verify fetches the signature from beside it: " +
 				"URL.sig (the path with .sig appended, the query kept), and for s3://BUCKET/KEY the object KEY.sig, " +
 				"with the same connections and credentials as the image; --signature names another file or URL. " +
@@ -41,20 +41,28 @@ var manual = cli.Manual{
 				"verify -f ALLOWED_SIGNERS -I PRINCIPAL -n dwarfs-image@godwarfs -s IMAGE.sig; and make one: " +
 				"dwarfsck --print-signed-digest IMAGE > DIGEST; ssh-keygen -Y sign -f KEY -n dwarfs-image@godwarfs " +
 				"DIGEST, then dwarfsck --verify=ALLOWED_SIGNERS --signature=DIGEST.sig IMAGE.",
-			"The signed digest (version 1) is computed from the section headers alone; integers are unsigned " +
-				"little-endian. It starts with the 24 bytes \"godwarfs-image-digest/1\\n\", then 1 byte each: the " +
-				"format's major and minor version, flags (bit 0: the image has a section index) and a zero byte; " +
-				"then the section count N (4 bytes) and the offset just past the last section (8 bytes); then, for " +
-				"every section in file order, 52 bytes: type (2), compression (2), payload offset (8), payload " +
-				"length (8) and the SHA-512/256 stored in its header (32), which covers the section's number, " +
-				"type, compression, length and payload. Offsets count from the start of the image, after any " +
-				"header (mkdwarfs --header): that header is not signed. Images of format 2.0 and 2.1 carry no " +
-				"SHA-512/256 and cannot be signed.",
+			"The signed digest (version 2) describes every section; integers are unsigned little-endian. It " +
+				"starts with the 24 bytes \"godwarfs-image-digest/2\\n\", then 1 byte each: the format's major and " +
+				"minor version, flags (bit 0: the image has a section index) and a zero byte; then the section " +
+				"count N (4 bytes) and the offset just past the last section (8 bytes); then, for every section in " +
+				"file order, 84 bytes: type (2), compression (2), payload offset (8), payload length (8), the " +
+				"SHA-512/256 stored in its header (32), and a BLAKE3-256 (32) over the same bytes as that " +
+				"SHA-512/256: header bytes 0x28 to 0x3f (XXH3, number, type, compression, length), then the " +
+				"payload. A verified read checks each block it loads against the BLAKE3, a fraction of " +
+				"SHA-512's CPU cost. Offsets count from the start of the image, after any header (mkdwarfs " +
+				"--header): that header is not signed. Images of format 2.0 and 2.1 carry no SHA-512/256 and " +
+				"cannot be signed.",
+			"Version 1 digests, which earlier releases signed, are the same without the BLAKE3 (\"/1\", records " +
+				"of 52 bytes) and are computed from the section headers alone; signatures over them are still " +
+				"verified, and a verified read then checks each block against its header's SHA-512/256. " +
+				"Computing a version 2 digest reads the whole image once: --sign and --print-signed-digest do.",
 			"dwarfsck --sign appends the digest itself to the signature file, base64 between " +
 				"\"-----BEGIN GODWARFS SIGNED DIGEST-----\" and \"-----END GODWARFS SIGNED DIGEST-----\" lines after " +
 				"the SSH signature (ssh-keygen ignores them), so that --verify can name the section in which an " +
-				"image differs from what was signed. Without that block (a signature made by ssh-keygen) a changed " +
-				"header is reported as a bad signature, without a section.",
+				"image differs from what was signed, and a verified mount needs to read no more than the headers " +
+				"at open. Without that block (a signature made by ssh-keygen) the verifier computes the image's " +
+				"digest, version 1 and then version 2, reading the whole image at open, and a changed header is " +
+				"reported as a bad signature, without a section.",
 		}},
 		{Title: "REGISTRIES", Paragraphs: append([]string{
 			"Every mode reads an image at a docker://REGISTRY/REPO:TAG or @sha256:DIGEST reference as it " +

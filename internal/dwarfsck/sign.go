@@ -79,7 +79,7 @@ func runSign(mode, img string, off int64, workers int, quiet bool, res *cli.Resu
 	}
 	switch mode {
 	case "print-signed-digest":
-		d, err := imagesig.Digest(bi)
+		d, err := imagesig.Digest(bi, workers)
 		if err != nil {
 			return err
 		}

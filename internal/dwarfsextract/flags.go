@@ -11,7 +11,7 @@ var options = []cli.Option{
 	{Long: "pattern", HasValue: true, Arg: "GLOB", Help: "only extract matching paths (repeatable, also as plain arguments; ** allowed, i: ignores case)"},
 	{Long: "skip-devices", Help: "do not extract block and character devices"},
 	{Long: "skip-specials", Help: "do not extract sockets and fifos"},
-	{Long: "verify", HasValue: true, Arg: "SIGNERS_FILE", Help: "extract only an image signed by a key of SIGNERS_FILE (an ssh-keygen allowed signers file), with the signature in IMAGE.sig beside it (also for a URL) or --signature (see dwarfsck --sign); every block is checked against its SHA-512/256 as it is read, and one that differs fails its entries"},
+	{Long: "verify", HasValue: true, Arg: "SIGNERS_FILE", Help: "extract only an image signed by a key of SIGNERS_FILE (an ssh-keygen allowed signers file), with the signature in IMAGE.sig beside it (also for a URL) or --signature (see dwarfsck --sign); every block is checked against the signed digest as it is read, and one that differs fails its entries"},
 	{Long: "signature", HasValue: true, Arg: "FILE|URL", Help: "with --verify: the signature file or URL (a local path, http://, https:// or s3://; default: IMAGE.sig beside the image, for s3://BUCKET/KEY the object KEY.sig)"},
 	{Long: "image-offset", Short: "O", HasValue: true, Arg: "auto|N", Help: "image offset"},
 	{Long: "stdout-progress", Help: "print progress lines to stdout"},

@@ -85,13 +85,14 @@ func Cases(img []byte) ([]Case, error) {
 	return []Case{
 		{Name: "block bit flip", Change: func(b []byte) []byte { b[b0.DataOffset+100] ^= 4; return b },
 			Want: name(b0), Checksum: true, BadBlocks: []int{0}},
-		// The XXH3 is not signed: only the SHA-512/256 tells this block
-		// from the one signed; readers that do not verify return it.
+		// The XXH3 is not signed: only the signed BLAKE3 tells this
+		// block from the one signed; readers that do not verify return
+		// it.
 		{Name: "block rewritten with its xxh3", Change: func(b []byte) []byte {
 			b[b0.DataOffset+100] ^= 4
 			RehashXXH3(b, b0.HeaderOffset)
 			return b
-		}, Want: name(b0) + ": checksum mismatch (sha512/256", Checksum: true, BadBlocks: []int{0}},
+		}, Want: name(b0) + ": checksum mismatch (blake3", Checksum: true, BadBlocks: []int{0}},
 		{Name: "metadata bit flip", Change: func(b []byte) []byte { b[meta.DataOffset+3] ^= 1; return b },
 			Want: name(meta), Checksum: true, OpenFails: true},
 		{Name: "schema bit flip", Change: func(b []byte) []byte { b[schema.DataOffset+5] ^= 0x10; return b },
