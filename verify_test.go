@@ -57,7 +57,7 @@ func signedSpread(t *testing.T) (*testimage.Spread, []byte, imagesig.AllowedSign
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf, err := imagesig.SignImage(bi, signer)
+	sf, err := imagesig.SignImage(bi, signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,3 +126,39 @@ func TestExpectSums(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterSums: the sums a Writer computes as it writes are the
+// SectionBLAKE3 of the sections read back, keyed by their SHA-512/256.
+func TestWriterSums(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, WriterOptions{Sums: true, Header: []byte("a header")})
+	for _, p := range []string{"first block", "second block", ""} {
+		if err := w.WriteSection(SectionBlock, CompNone, []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	img := buf.Bytes()
+	im, err := OpenImage(bytes.NewReader(img), int64(len(img)), Options{ImageOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := w.Sums()
+	if len(sums) != len(im.Sections()) {
+		t.Fatalf("%d sums for %d sections", len(sums), len(im.Sections()))
+	}
+	for _, s := range im.Sections() {
+		want, err := im.PayloadBLAKE3(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := sums[s.SHA512_256]; !ok || got != want {
+			t.Errorf("%v: writer's sum %x (%v), read back %x", s, got, ok, want)
+		}
+	}
+	if NewWriter(&buf, WriterOptions{}).Sums() != nil {
+		t.Error("a writer without WriterOptions.Sums has sums")
+	}
+}

@@ -4,12 +4,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 )
 
 // WriterOptions controls NewWriter.
 type WriterOptions struct {
 	NoSectionIndex bool   // do not write a SECTION_INDEX at Close
 	Header         []byte // prefix written before the first section, excluded from offsets
+	// Sums makes the writer compute the SectionBLAKE3 of every section
+	// beside its SHA-512/256, for a signature (Writer.Sums), so that
+	// signing does not read the image again.
+	Sums bool
 }
 
 // Writer writes a v2.5 section stream: 64-byte headers with both hashes,
@@ -25,6 +30,7 @@ type Writer struct {
 	number   uint32
 	index    []uint64
 	sections []Section
+	sums     map[[32]byte][32]byte
 }
 
 // NewWriter returns a Writer that writes to w. Nothing is written until the
@@ -80,7 +86,19 @@ func (w *Writer) write(t SectionType, c Compression, payload []byte) error {
 		Length:       int64(len(payload)),
 	}
 	s.XXH3 = sectionXXH3(s, payload)
-	s.SHA512_256 = sectionSHA(s, payload)
+	if w.opts.Sums {
+		// On another core while the SHA-512/256 is computed: both read
+		// the same bytes.
+		sum := make(chan [32]byte, 1)
+		go func() { sum <- SectionBLAKE3(s, payload) }()
+		s.SHA512_256 = sectionSHA(s, payload)
+		if w.sums == nil {
+			w.sums = map[[32]byte][32]byte{}
+		}
+		w.sums[s.SHA512_256] = <-sum
+	} else {
+		s.SHA512_256 = sectionSHA(s, payload)
+	}
 	var hdr [v2HeaderSize]byte
 	putV2Header(hdr[:], s)
 	if _, err := w.w.Write(hdr[:]); err != nil {
@@ -100,6 +118,13 @@ func (w *Writer) write(t SectionType, c Compression, payload []byte) error {
 
 // Sections returns the sections written so far (offsets exclude the prefix).
 func (w *Writer) Sections() []Section { return append([]Section(nil), w.sections...) }
+
+// Sums returns, with WriterOptions.Sums, the SectionBLAKE3 of every
+// section written so far, keyed by its SHA-512/256: both cover the same
+// bytes, so a section read back whose header holds that SHA-512/256 has
+// that BLAKE3 (package imagesig uses them to sign without reading the
+// image).
+func (w *Writer) Sums() map[[32]byte][32]byte { return maps.Clone(w.sums) }
 
 // Offset returns the number of bytes written after the prefix.
 func (w *Writer) Offset() int64 { return w.offset }

@@ -91,13 +91,15 @@ func ManifestOf(im *block.Image) (*Manifest, error) {
 
 // ManifestWithSums describes im as a version 2 signed digest would: it
 // reads every section and computes its BLAKE3 (checking its XXH3), on
-// workers goroutines.
-func ManifestWithSums(im *block.Image, workers int) (*Manifest, error) {
+// workers goroutines, except those whose SHA-512/256 known maps to their
+// BLAKE3 (block.Writer.Sums: both hashes cover the same bytes).
+func ManifestWithSums(im *block.Image, workers int, known map[[32]byte][32]byte) (*Manifest, error) {
 	m, err := ManifestOf(im)
 	if err != nil {
 		return nil, err
 	}
 	m.Version = 2
+	secs := im.Sections()
 	var next atomic.Int64
 	var g errgroup.Group
 	for range max(workers, 1) {
@@ -107,7 +109,11 @@ func ManifestWithSums(im *block.Image, workers int) (*Manifest, error) {
 				if i >= len(m.Sections) {
 					return nil
 				}
-				sum, err := im.PayloadBLAKE3(im.Sections()[i])
+				if sum, ok := known[m.Sections[i].SHA512_256]; ok {
+					m.Sections[i].BLAKE3 = sum
+					continue
+				}
+				sum, err := im.PayloadBLAKE3(secs[i])
 				if err != nil {
 					next.Store(int64(len(m.Sections)))
 					return err
@@ -126,7 +132,7 @@ func ManifestWithSums(im *block.Image, workers int) (*Manifest, error) {
 // DigestVersion, see the package documentation), reading and hashing
 // every section on workers goroutines.
 func Digest(im *block.Image, workers int) ([]byte, error) {
-	m, err := ManifestWithSums(im, workers)
+	m, err := ManifestWithSums(im, workers, nil)
 	if err != nil {
 		return nil, err
 	}

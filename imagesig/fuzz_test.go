@@ -13,7 +13,7 @@ import (
 func FuzzParse(f *testing.F) {
 	img := testImage(f)
 	signer := newSigner(f, "ed25519")
-	sf, err := SignImage(mustOpen(f, img), signer)
+	sf, err := SignImage(mustOpen(f, img), signer, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -34,13 +34,15 @@ func LoadSigner(path string) (ssh.Signer, error) {
 }
 
 // SignImage signs im's digest with signer and returns the signature file,
-// which carries the digest. Computing the digest reads every section, on
-// GOMAXPROCS goroutines.
-func SignImage(im *block.Image, signer ssh.Signer) (*File, error) {
-	d, err := Digest(im, runtime.GOMAXPROCS(0))
+// which carries the digest. Computing the digest reads every section
+// whose sum known does not hold (see ManifestWithSums), on GOMAXPROCS
+// goroutines.
+func SignImage(im *block.Image, signer ssh.Signer, known map[[32]byte][32]byte) (*File, error) {
+	m, err := ManifestWithSums(im, runtime.GOMAXPROCS(0), known)
 	if err != nil {
 		return nil, err
 	}
+	d := m.Marshal()
 	sig, err := Sign(signer, Namespace, d)
 	if err != nil {
 		return nil, err
@@ -50,8 +52,9 @@ func SignImage(im *block.Image, signer ssh.Signer) (*File, error) {
 
 // SignPath signs the image file at path (searching for it behind any
 // header) and writes the signature file to sigPath (path+".sig" if empty),
-// atomically.
-func SignPath(path, sigPath string, signer ssh.Signer) error {
+// atomically; known are sums computed when the image was written, if any
+// (see ManifestWithSums).
+func SignPath(path, sigPath string, signer ssh.Signer, known map[[32]byte][32]byte) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -66,7 +69,7 @@ func SignPath(path, sigPath string, signer ssh.Signer) error {
 	if err != nil {
 		return err
 	}
-	sf, err := SignImage(im, signer)
+	sf, err := SignImage(im, signer, known)
 	if err != nil {
 		return err
 	}
@@ -141,7 +144,7 @@ func VerifyHeaders(im *block.Image, f *File, as AllowedSigners, now time.Time) (
 		if f.Signature.Verify(Namespace, msg) != nil && as.hasKey(f.Signature.PublicKey) {
 			// Perhaps over the version 2 digest: worth reading the
 			// image for only when the key could be allowed.
-			got2, err := ManifestWithSums(im, runtime.GOMAXPROCS(0))
+			got2, err := ManifestWithSums(im, runtime.GOMAXPROCS(0), nil)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", im.Name(), err)
 			}

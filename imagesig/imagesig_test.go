@@ -171,7 +171,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 	for _, kind := range []keyKind{"ed25519", "ecdsa-p256", "ecdsa-p384", "ecdsa-p521", "rsa"} {
 		t.Run(string(kind), func(t *testing.T) {
 			signer := newSigner(t, kind)
-			sf, err := SignImage(mustOpen(t, img), signer)
+			sf, err := SignImage(mustOpen(t, img), signer, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +219,7 @@ func TestTamper(t *testing.T) {
 func testTamper(t *testing.T, version int) {
 	img := testImage(t)
 	signer := newSigner(t, "ed25519")
-	sf, err := SignImage(mustOpen(t, img), signer)
+	sf, err := SignImage(mustOpen(t, img), signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func testTamper(t *testing.T, version int) {
 func TestSignerNotAllowed(t *testing.T) {
 	img := testImage(t)
 	signer, other := newSigner(t, "ed25519"), newSigner(t, "ecdsa-p256")
-	sf, err := SignImage(mustOpen(t, img), signer)
+	sf, err := SignImage(mustOpen(t, img), signer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func TestSSHKeygenInterop(t *testing.T) {
 			}
 
 			// ssh-keygen accepts our signature file, digest block and all.
-			sf, err := SignImage(mustOpen(t, img), signer)
+			sf, err := SignImage(mustOpen(t, img), signer, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

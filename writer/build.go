@@ -44,6 +44,9 @@ type Target struct {
 	Niceness int
 	// NoSectionIndex leaves out the SECTION_INDEX.
 	NoSectionIndex bool
+	// Sums has the BLAKE3 of every section computed as it is written
+	// (BuildResult.Sums), for signing the image.
+	Sums bool
 	// History is the entry the image gets in its HISTORY section.
 	History History
 	// Progress, if set, is called now and then while the image is written.
@@ -128,6 +131,9 @@ type BuildResult struct {
 	CopiedBlocks int
 	CopiedBytes  int64
 	Fetched      source.Stats
+	// Sums are, with Target.Sums, the BLAKE3 of the sections written
+	// (block.Writer.Sums).
+	Sums map[[32]byte][32]byte
 }
 
 // Build writes an image of the directory opts.Scan.Input to opts.Output.
@@ -174,7 +180,7 @@ func buildImage(ctx context.Context, opts BuildOptions, base *bases) (*BuildResu
 	if err := out.Commit(ctx); err != nil {
 		return nil, err
 	}
-	return &BuildResult{Stats: stats, ImageBytes: out.Size(), Timeline: tl.finish(pipe)}, nil
+	return &BuildResult{Stats: stats, ImageBytes: out.Size(), Timeline: tl.finish(pipe), Sums: pipe.bw.Sums()}, nil
 }
 
 // build writes the whole image to out, marking its phases on tl; with
@@ -189,7 +195,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if err != nil {
 		return dedup.Stats{}, nil, err
 	}
-	bw := block.NewWriter(out, block.WriterOptions{NoSectionIndex: t.NoSectionIndex, Header: opts.Header})
+	bw := block.NewWriter(out, block.WriterOptions{NoSectionIndex: t.NoSectionIndex, Header: opts.Header, Sums: t.Sums})
 	limit := opts.MemoryLimit
 	if limit == 0 {
 		limit = int64(2*t.workers()) << scan.BlockSizeBits

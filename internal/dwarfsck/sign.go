@@ -90,7 +90,7 @@ func runSign(mode, img string, off int64, workers int, quiet bool, res *cli.Resu
 		if err != nil {
 			return err
 		}
-		sf, err := imagesig.SignImage(bi, signer)
+		sf, err := imagesig.SignImage(bi, signer, nil)
 		if err != nil {
 			return err
 		}

@@ -108,6 +108,8 @@ func (c *Config) target(stdout io.Writer) writer.Target {
 		MetadataCompression: c.MetaComp, HistoryCompression: c.HistoryComp,
 		CategoryCompression: c.CategoryComp,
 		Workers:             c.Workers, Niceness: c.Niceness, NoSectionIndex: c.NoIndex,
+		// Signing then reads no more than the headers back.
+		Sums:    c.Signer != nil,
 		History: writer.History{Omit: c.NoHistory, NoTimestamp: c.NoHistTime},
 	}
 	if !c.NoHistArgs {
@@ -241,7 +243,7 @@ func mainBuild(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 	if err != nil {
 		return Program().Fail(stderr, err)
 	}
-	if err := signOutput(cfg, stderr); err != nil {
+	if err := signOutput(cfg, res.Sums, stderr); err != nil {
 		return Program().Fail(stderr, err)
 	}
 	if cfg.LogLevel >= logInfo {
@@ -655,12 +657,12 @@ func signOptions(p *cli.Result, cfg *Config) error {
 }
 
 // signOutput signs the written image when --sign asked for it.
-func signOutput(cfg *Config, stderr io.Writer) error {
+func signOutput(cfg *Config, sums map[[32]byte][32]byte, stderr io.Writer) error {
 	if cfg.Signer == nil {
 		return nil
 	}
 	sig := cfg.Output + ".sig"
-	if err := imagesig.SignPath(cfg.Output, sig, cfg.Signer); err != nil {
+	if err := imagesig.SignPath(cfg.Output, sig, cfg.Signer, sums); err != nil {
 		return fmt.Errorf("the image was written, but signing it failed: %w", err)
 	}
 	if cfg.LogLevel >= logInfo {

@@ -158,7 +158,7 @@ func mainRewrite(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int
 	clear()
 	switch {
 	case err == nil:
-		if err := signOutput(cfg, stderr); err != nil {
+		if err := signOutput(cfg, nil, stderr); err != nil {
 			return Program().Fail(stderr, err)
 		}
 		return cli.ExitOK

@@ -91,8 +91,12 @@ func TestSignOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := imagesig.VerifyImage(im, sf, as, time.Now(), 2); err != nil {
-				t.Fatal(err)
+			// The sums the writer computed are the ones read back.
+			if d, err := imagesig.Digest(im, 2); err != nil || !bytes.Equal(d, sf.Digest) {
+				t.Fatalf("signed digest differs from the image's (%v)", err)
+			}
+			if res, err := imagesig.VerifyImage(im, sf, as, time.Now(), 2); err != nil || res.Manifest.Version != 2 {
+				t.Fatalf("verify: %v", err)
 			}
 		})
 	}

@@ -28,7 +28,7 @@ func SignImage(tb testing.TB, img, sig, principal string) (allowed string, signe
 	if signer, err = ssh.NewSignerFromKey(priv); err != nil {
 		tb.Fatal(err)
 	}
-	if err := imagesig.SignPath(img, sig, signer); err != nil {
+	if err := imagesig.SignPath(img, sig, signer, nil); err != nil {
 		tb.Fatal(err)
 	}
 	allowed = filepath.Join(filepath.Dir(img), "allowed_signers")
