@@ -224,10 +224,17 @@ func TestAgainstUmoci(t *testing.T) {
 		}
 		t.Skip("skipped: umoci (Debian's umoci) is not installed")
 	}
-	for seed := range uint64(40) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+	// 40 stacks of 2 to 6 layers, then 3 deep ones (21, 25 and 29
+	// layers), where each path is replaced, whited out and brought back
+	// many times over.
+	for seed := range uint64(43) {
+		layers := 2 + int(seed%5)
+		if seed >= 40 {
+			layers = 21 + 4*int(seed-40)
+		}
+		t.Run(fmt.Sprintf("%d-%dlayers", seed, layers), func(t *testing.T) {
 			img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-			for _, b := range randomLayers(t, seed, 2+int(seed%5)) {
+			for _, b := range randomLayers(t, seed, layers) {
 				l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }, tarball.WithMediaType(types.OCILayer))
 				if err != nil {
 					t.Fatal(err)
