@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/ ./ociartifact/
 
-.PHONY: all build build-static cross dist test-cross test-arm64 test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
+.PHONY: all build build-static cross dist test-cross test-arm64 test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-registry-lazy bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 
 all: build
 
@@ -275,6 +275,12 @@ bench-remote: build
 # report the bytes fetched; see bench/remote-open.sh.
 bench-remote-open: build
 	BIN=$(abspath $(BIN)) ./bench/remote-open.sh
+
+# A lazy mount from a loopback container registry: bytes fetched for
+# ls -lR and a working set, and the time to the first byte beside a full
+# skopeo copy.
+bench-registry-lazy: build
+	BIN=$(abspath $(BIN)) ./bench/registry-lazy.sh
 
 # A tree built as shards, uploaded to loopback S3 and merged from there,
 # beside a single build; see bench/shards.sh.
