@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/internal/dwarfsck"
@@ -257,4 +258,50 @@ func TestRegistrySigned(t *testing.T) {
 	if code := dwarfsck.Main([]string{"--verify=" + allowed, plain}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "plain.sig") {
 		t.Fatalf("unsigned: exit %d: %s", code, errb.String())
 	}
+}
+
+// TestRegistryTokenExpiry mounts an image through a token service whose
+// tokens are good for a few requests each, as short-lived tokens expire
+// during a long mount: readers in parallel renew them through the
+// WWW-Authenticate challenge, and every file reads back whole.
+func TestRegistryTokenExpiry(t *testing.T) {
+	requireFuse(t)
+	tree := imagetest.Tree(t, 13, 150)
+	want := treeFiles(t, tree)
+	remotetest.IsolateAuth(t)
+	reg := remotetest.ContainerRegistry(t, "", "")
+	if code, msg := mk(t, "-i", tree, "-o", "docker://"+reg.Host+"/images/app:v1", "-S", "14"); code != 0 {
+		t.Fatalf("push: exit %d: %s", code, msg)
+	}
+	host, issued := remotetest.ShortTokens(t, reg, "tester", "s3cret", 4)
+	remotetest.Login(t, host, "tester", "s3cret")
+	srv, _ := mountURL(t, "docker://"+host+"/images/app:v1", "")
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var g errgroup.Group
+	for w := range 8 {
+		g.Go(func() error {
+			for i := w; i < len(names); i += 8 {
+				b, err := os.ReadFile(filepath.Join(srv.Dir(), names[i]))
+				if err != nil {
+					return err
+				}
+				if !bytes.Equal(b, want[names[i]]) {
+					return fmt.Errorf("%s differs (%d bytes, want %d)", names[i], len(b), len(want[names[i]]))
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	st := remoteStats(t, srv.Dir())
+	if st.Errors != 0 || issued.Load() < 3 {
+		t.Fatalf("%d tokens issued, stats %+v: want renewals and no failed reads", issued.Load(), st)
+	}
+	t.Logf("%d files read with %d tokens: %+v", len(names), issued.Load(), st)
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,22 +153,6 @@ func TestRegistryNotDwarFS(t *testing.T) {
 	}
 }
 
-// front serves a handler in front of a registry: requests it does not
-// answer itself go to the registry.
-func front(t *testing.T, reg *remotetest.Registry, h func(w http.ResponseWriter, r *http.Request, next http.Handler) bool, modify func(*http.Response) error) string {
-	t.Helper()
-	up, _ := url.Parse(reg.URL)
-	rp := httputil.NewSingleHostReverseProxy(up)
-	rp.ModifyResponse = modify
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h == nil || !h(w, r, rp) {
-			rp.ServeHTTP(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
 func TestRegistryRanges(t *testing.T) {
 	a, _ := registryImages(t)
 	remotetest.IsolateAuth(t)
@@ -203,7 +185,7 @@ func TestRegistryRanges(t *testing.T) {
 		}, nil, "HTML page"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			host := front(t, reg, c.h, c.modify)
+			host := remotetest.Front(t, reg, c.h, c.modify)
 			_, err := source.Open(context.Background(), "docker://"+host+"/images/app:v1", source.Options{Attempts: 2, RetryWait: time.Millisecond})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error with %q", err, c.want)
@@ -259,33 +241,7 @@ func TestRegistryTokenRenewal(t *testing.T) {
 	remotetest.IsolateAuth(t)
 	reg := remotetest.ContainerRegistry(t, "", "")
 	push(t, a, "docker://"+reg.Host+"/images/app:v1")
-	var issued atomic.Int64
-	uses := map[string]int{}
-	var host string
-	var mu sync.Mutex
-	host = front(t, reg, func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
-		if r.URL.Path == "/token" {
-			if u, p, ok := r.BasicAuth(); !ok || u != "tester" || p != "s3cret" {
-				http.Error(w, "bad credentials", http.StatusUnauthorized)
-				return true
-			}
-			fmt.Fprintf(w, `{"token":"t%d"}`, issued.Add(1))
-			return true
-		}
-		mu.Lock()
-		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		n, ok := uses[tok]
-		if tok != "" && (ok || strings.HasPrefix(tok, "t")) {
-			uses[tok] = n + 1
-		}
-		mu.Unlock()
-		if tok == "" || n >= 3 {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="http://%s/token",service="test",scope="repository:images/app:pull"`, host))
-			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED"}]}`, http.StatusUnauthorized)
-			return true
-		}
-		return false
-	}, nil)
+	host, issued := remotetest.ShortTokens(t, reg, "tester", "s3cret", 3)
 	ref := "docker://" + host + "/images/app:v1"
 	if _, err := source.Open(context.Background(), ref, source.Options{Attempts: 1}); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("without credentials: %v", err)
@@ -317,7 +273,7 @@ func TestRegistryRedirect(t *testing.T) {
 		http.ServeFile(w, r, a)
 	}))
 	t.Cleanup(storage.Close)
-	host := front(t, reg, func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+	host := remotetest.Front(t, reg, func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 		if u, p, ok := r.BasicAuth(); !ok || u != "tester" || p != "s3cret" {
 			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
 			http.Error(w, "login", http.StatusUnauthorized)
