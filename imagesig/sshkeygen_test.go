@@ -89,18 +89,7 @@ func TestSSHKeygenInterop(t *testing.T) {
 			}
 
 			// We accept ssh-keygen's signature over the digest.
-			out, err = exec.Command(keygen, "-Y", "sign", "-f", keyPath, "-n", Namespace, digestPath).CombinedOutput()
-			if err != nil {
-				t.Fatalf("ssh-keygen -Y sign: %v\n%s", err, out)
-			}
-			b, err := os.ReadFile(digestPath + ".sig")
-			if err != nil {
-				t.Fatal(err)
-			}
-			theirs, err := ParseFile(b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			theirs := keygenSign(t, keygen, keyPath, digestPath)
 			if theirs.Digest != nil {
 				t.Fatal("ssh-keygen's file parsed with a digest block")
 			}
@@ -113,18 +102,7 @@ func TestSSHKeygenInterop(t *testing.T) {
 			}
 			// ... also with hash sha256.
 			os.Remove(digestPath + ".sig")
-			out, err = exec.Command(keygen, "-Y", "sign", "-f", keyPath, "-n", Namespace, "-O", "hashalg=sha256", digestPath).CombinedOutput()
-			if err != nil {
-				t.Fatalf("ssh-keygen -Y sign -O hashalg=sha256: %v\n%s", err, out)
-			}
-			b256, err := os.ReadFile(digestPath + ".sig")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sf256, err := ParseFile(b256)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sf256 := keygenSign(t, keygen, keyPath, digestPath, "-O", "hashalg=sha256")
 			if sf256.Signature.HashAlg != "sha256" {
 				t.Fatalf("hash %s", sf256.Signature.HashAlg)
 			}
@@ -140,18 +118,7 @@ func TestSSHKeygenInterop(t *testing.T) {
 			if err := os.WriteFile(digestPath+"1", m1.Marshal(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err = exec.Command(keygen, "-Y", "sign", "-f", keyPath, "-n", Namespace, digestPath+"1").CombinedOutput()
-			if err != nil {
-				t.Fatalf("ssh-keygen -Y sign (version 1 digest): %v\n%s", err, out)
-			}
-			b1, err := os.ReadFile(digestPath + "1.sig")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sf1, err := ParseFile(b1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sf1 := keygenSign(t, keygen, keyPath, digestPath+"1")
 			if res, err := VerifyImage(mustOpen(t, img), sf1, as, time.Now(), 1); err != nil || res.Manifest.Version != 1 {
 				t.Fatalf("ssh-keygen signature over a version 1 digest: %v", err)
 			}
@@ -167,4 +134,24 @@ func TestSSHKeygenInterop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keygenSign signs the file at path with ssh-keygen -Y sign (extra
+// options added) and returns the signature file it wrote.
+func keygenSign(t *testing.T, keygen, keyPath, path string, extra ...string) *File {
+	t.Helper()
+	args := append([]string{"-Y", "sign", "-f", keyPath, "-n", Namespace}, extra...)
+	out, err := exec.Command(keygen, append(args, path)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh-keygen %q: %v\n%s", args, err, out)
+	}
+	b, err := os.ReadFile(path + ".sig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
