@@ -19,6 +19,11 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(sf.Marshal())
 	f.Add(sf.Digest)
+	m1, err := ManifestOf(mustOpen(f, img))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(m1.Marshal()) // a version 1 digest
 	f.Add(sf.Signature.Marshal())
 	f.Add([]byte(allowedLine(`"a,b*"`, `namespaces="x,!y",valid-after="20260101Z"`, signer.PublicKey())))
 	f.Add([]byte(allowedLine("a", "cert-authority", newSigner(f, "ecdsa-p256").PublicKey())))
