@@ -347,6 +347,11 @@ func commonDirPrefix(rels []string) string {
 // costs about what the shard pays for it. Smaller families are packed
 // together into blocks, as no shard is, and get no copies.
 //
+// What a family gets in copies is bounded by a 32nd of its own bytes or a
+// block, whichever is more: families that share more than that (but too
+// little to be joined into one) would otherwise store it all twice, which
+// their shards do, but which a single build is there to avoid.
+//
 // The copies are segmented like any content; adoptCopies then gives the
 // content the chunk list of the copy with the fewest chunks, so the
 // metadata has one per content as before. The copies' inodes are copies
@@ -357,8 +362,10 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 		return nil
 	}
 	big := make([]bool, len(fams))
+	allowance := make([]int64, len(fams))
 	for k, f := range fams {
-		big[k] = contentBytes(f) >= minBytes
+		n := contentBytes(f)
+		big[k], allowance[k] = n >= minBytes, max(n/32, minBytes)
 	}
 	into := make([][]*content, len(fams))
 	for _, c := range cs {
@@ -388,6 +395,10 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 			orig = c.copyOf
 		}
 		for _, k := range order {
+			if c.size > allowance[k] {
+				continue
+			}
+			allowance[k] -= c.size
 			g := &content{rep: in[k][0], inodes: in[k], size: c.size, copyOf: orig}
 			for _, f := range g.inodes {
 				f.content = g

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -384,5 +385,32 @@ func TestAdoptCopies(t *testing.T) {
 	adoptCopies([]*content{more, failed, fewer})
 	if !slices.Equal(c.chunks, fewer.chunks) {
 		t.Errorf("chunks %+v, want the copy's %+v", c.chunks, fewer.chunks)
+	}
+}
+
+// TestFamilyCopiesBounded: two families that share more than a block of
+// identical files, too little of their bytes to be joined, get copies of
+// no more than a block (or a 32nd of the family) between them.
+func TestFamilyCopiesBounded(t *testing.T) {
+	var files []famFile
+	for i := range 30 {
+		files = append(files,
+			famFile{paths: []string{fmt.Sprintf("a/f%d.js", i)}, size: 1000, base: 10 + i},
+			famFile{paths: []string{fmt.Sprintf("b/g%d.js", i)}, size: 1000, base: 100 + i})
+	}
+	for i := range 5 {
+		files = append(files, famFile{paths: []string{fmt.Sprintf("a/s%d.js", i), fmt.Sprintf("b/s%d.js", i)}, size: 1000, base: 200 + i})
+	}
+	cs := famContents(files, 1)
+	if n := len(families(cs)); n != 2 {
+		t.Fatalf("%d families, want 2", n)
+	}
+	copies := familyCopies(cs, 2000)
+	var got []string
+	for _, g := range copies {
+		got = append(got, g.rep.firstEntry.rel)
+	}
+	if want := []string{"b/s0.js", "b/s1.js"}; !slices.Equal(got, want) {
+		t.Errorf("copies %q, want %q (a block's worth)", got, want)
 	}
 }
