@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/godwarfs/godwarfs/internal/mmap"
+	"github.com/zeebo/blake3"
 	"github.com/zeebo/xxh3"
-	"lukechampine.com/blake3"
 )
 
 const (
@@ -838,7 +838,7 @@ func (im *Image) verify(s Section, full bool) error {
 	if full {
 		strong = sha512.New512_256()
 		if im.sums != nil {
-			strong = blake3.New(32, nil)
+			strong = blake3.New()
 		}
 	}
 	s, err := im.streamHash(s, strong)
@@ -928,7 +928,7 @@ func sectionXXH3(s Section, payload []byte) uint64 {
 func SectionBLAKE3(s Section, payload []byte) [32]byte {
 	var hdr [v2HeaderSize]byte
 	putV2Header(hdr[:], s)
-	h := blake3.New(32, nil)
+	h := blake3.New()
 	h.Write(hdr[0x28:])
 	h.Write(payload)
 	var out [32]byte
@@ -943,7 +943,7 @@ func (im *Image) PayloadBLAKE3(s Section) ([32]byte, error) {
 	if im.v1 {
 		return out, im.sectionErr(s, ErrCorrupt, "a v1 section has no header to hash")
 	}
-	h := blake3.New(32, nil)
+	h := blake3.New()
 	if _, err := im.streamHash(s, h); err != nil {
 		return out, err
 	}

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeebo/blake3"
 	"golang.org/x/crypto/ssh"
-	"lukechampine.com/blake3"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/tamper"
