@@ -462,9 +462,6 @@ type content struct {
 	// category streams are segmented.
 	fragChunks [][]pchunk
 	index      int // chunk_table index
-	// copyOf is, for a family's copy of a content (see familyCopies),
-	// the content it is a copy of.
-	copyOf *content
 }
 
 // wantsDigest says whether f gets a nilsimsa digest when the order needs
