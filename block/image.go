@@ -926,14 +926,7 @@ func sectionXXH3(s Section, payload []byte) uint64 {
 // XXH3, number, type, compression and length, then the payload). Signed
 // digests carry it (package imagesig).
 func SectionBLAKE3(s Section, payload []byte) [32]byte {
-	var hdr [v2HeaderSize]byte
-	putV2Header(hdr[:], s)
-	h := blake3.New()
-	h.Write(hdr[0x28:])
-	h.Write(payload)
-	var out [32]byte
-	h.Sum(out[:0])
-	return out
+	return sectionSum(blake3.New(), s, payload)
 }
 
 // PayloadBLAKE3 reads section s and returns its SectionBLAKE3, checking
@@ -953,9 +946,14 @@ func (im *Image) PayloadBLAKE3(s Section) ([32]byte, error) {
 
 // sectionSHA computes the SHA-512/256 over header bytes 0x28..0x3f + payload.
 func sectionSHA(s Section, payload []byte) [32]byte {
+	return sectionSum(sha512.New512_256(), s, payload)
+}
+
+// sectionSum feeds h the header bytes 0x28..0x3f of s, then payload, and
+// returns its 32-byte sum.
+func sectionSum(h hash.Hash, s Section, payload []byte) [32]byte {
 	var hdr [v2HeaderSize]byte
 	putV2Header(hdr[:], s)
-	h := sha512.New512_256()
 	h.Write(hdr[0x28:])
 	h.Write(payload)
 	var out [32]byte
