@@ -110,7 +110,15 @@ type layerReader struct {
 	members map[string]*layerMember
 	// refetch are hidden files whose data a visible hard link needs.
 	refetch map[int64]*layerMember
-	touched map[*lnode]*touch
+	// files holds, for each non-directory member path of the layer, when
+	// (in member order) it was put there; cuts, when a non-directory
+	// member last replaced a path and so whatever the layer had below
+	// it. A path is a non-directory of the layer if it is in files and
+	// no path above it was cut later. (members keeps what was cut: hard
+	// links may still name it.)
+	files, cuts map[string]int
+	seq         int
+	touched     map[*lnode]*touch
 }
 
 // ReadTree reads the layers into one tree.
@@ -126,6 +134,7 @@ func (l *Layers) ReadTree(ctx context.Context, progress func(int64), warn func(s
 	for i := len(l.layers) - 1; i >= 0; i-- {
 		lr := &layerReader{reader: shared, l: l, layer: l.layers[i], idx: i, root: root,
 			members: map[string]*layerMember{}, refetch: map[int64]*layerMember{},
+			files: map[string]int{}, cuts: map[string]int{},
 			touched: map[*lnode]*touch{}}
 		shared.src = &Source{name: "layer " + l.layers[i].Name}
 		shared.lastName = ""
@@ -313,12 +322,30 @@ func (lr *layerReader) add(tr *tar.Reader, hdr *tar.Header, start int64) error {
 		}
 		if isDir(n) {
 			delete(lr.members, name)
+			delete(lr.files, name)
 			return nil
 		}
 		m = &layerMember{n: n}
 	}
 	lr.members[name] = m
+	lr.seq++
+	lr.files[name], lr.cuts[name] = lr.seq, lr.seq
 	return nil
+}
+
+// isFile tells whether the layer's own tree, as its members so far
+// make it, has a non-directory at p.
+func (lr *layerReader) isFile(p string) bool {
+	at, ok := lr.files[p]
+	if !ok {
+		return false
+	}
+	for i := range len(p) {
+		if p[i] == '/' && lr.cuts[p[:i]] > at {
+			return false
+		}
+	}
+	return true
 }
 
 // data locates a visible regular file's bytes: in place, or copied to
@@ -438,6 +465,13 @@ func (lr *layerReader) walk(parts []string, like *dedup.TreeNode, member string,
 			}
 			return nil, lr.memberError(member, start, fmt.Errorf("%s is not a directory", strings.Join(parts[:i+1], "/")))
 		}
+		if k.ghost && k.explicit {
+			// A layer above this one whited the path out (settle made
+			// the ghost explicit), and the layers above that have only
+			// whiteouts there: nothing of this layer shows, and the
+			// directory must not come back for it.
+			return nil, nil
+		}
 		if like != nil && !k.explicit && k.layer > lr.idx {
 			// Applied from the bottom up, the lowest layer that needs
 			// a directory no member names makes it.
@@ -473,7 +507,7 @@ func (lr *layerReader) place(p string, n *dedup.TreeNode, member string, start i
 	for i := range parts[:len(parts)-1] {
 		// A non-directory this layer put here (even one an upper layer
 		// hides) cannot hold the member, as in a tar input.
-		if q := strings.Join(parts[:i+1], "/"); lr.members[q] != nil {
+		if q := strings.Join(parts[:i+1], "/"); lr.isFile(q) {
 			return false, lr.memberError(member, start, fmt.Errorf("%s is not a directory", q))
 		}
 	}
