@@ -592,8 +592,10 @@ func (lr *layerReader) settle() {
 	for k, t := range lr.touched {
 		switch {
 		case t.killed:
+			// A non-directory of the layer removed what it had made
+			// visible here: a ghost stays one.
 			keepAttrs(k.n, &t.orig)
-			k.explicit = true
+			k.explicit, k.ghost = true, t.ghost
 		case t.dir:
 			k.explicit = true
 		case t.cut:
