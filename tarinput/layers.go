@@ -531,6 +531,7 @@ func (lr *layerReader) place(p string, n *dedup.TreeNode, member string, start i
 		// layer may put here next.)
 		delete(lr.touched, k)
 		lr.prune(k)
+		lr.killBelow(k)
 		k.n, k.layer, k.explicit, k.ghost = n, lr.idx, true, false
 		return true, nil
 	case k.layer > lr.idx && isDir(k.n):
@@ -562,6 +563,9 @@ func (lr *layerReader) place(p string, n *dedup.TreeNode, member string, start i
 		// A later member of the same layer replaces an earlier one (or
 		// its whiteout), and with it what the lower layers had there.
 		lr.prune(k)
+		if !isDir(n) {
+			lr.killBelow(k)
+		}
 		k.n, k.explicit, k.ghost, k.opaque = n, true, false, max(k.opaque, lr.idx)
 		return true, nil
 	}
@@ -615,6 +619,16 @@ func (lr *layerReader) kill(k *lnode) {
 		t := lr.touch(k)
 		t.killed, t.dir, t.set = true, false, false
 	}
+	for _, c := range k.kids {
+		if c.layer > lr.idx && isDir(c.n) {
+			lr.kill(c)
+		}
+	}
+}
+
+// killBelow kills the directories of upper layers below k, which a
+// non-directory of this layer replaces.
+func (lr *layerReader) killBelow(k *lnode) {
 	for _, c := range k.kids {
 		if c.layer > lr.idx && isDir(c.n) {
 			lr.kill(c)
