@@ -619,11 +619,7 @@ func (lr *layerReader) kill(k *lnode) {
 		t := lr.touch(k)
 		t.killed, t.dir, t.set = true, false, false
 	}
-	for _, c := range k.kids {
-		if c.layer > lr.idx && isDir(c.n) {
-			lr.kill(c)
-		}
-	}
+	lr.killBelow(k)
 }
 
 // killBelow kills the directories of upper layers below k, which a
