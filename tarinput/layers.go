@@ -110,15 +110,16 @@ type layerReader struct {
 	members map[string]*layerMember
 	// refetch are hidden files whose data a visible hard link needs.
 	refetch map[int64]*layerMember
-	// files holds, for each non-directory member path of the layer, when
-	// (in member order) it was put there; cuts, when a non-directory
-	// member last replaced a path and so whatever the layer had below
-	// it. A path is a non-directory of the layer if it is in files and
-	// no path above it was cut later. (members keeps what was cut: hard
-	// links may still name it.)
-	files, cuts map[string]int
-	seq         int
-	touched     map[*lnode]*touch
+	// files are the non-directory member paths of the layer; cuts hold,
+	// for each, when (in member order) a non-directory member last went
+	// there, replacing whatever the layer had below it. A path is a
+	// non-directory of the layer if it is in files and no path above it
+	// was cut later. (members keeps what was cut: hard links may still
+	// name it.)
+	files   map[string]bool
+	cuts    map[string]int
+	seq     int
+	touched map[*lnode]*touch
 }
 
 // ReadTree reads the layers into one tree.
@@ -134,7 +135,7 @@ func (l *Layers) ReadTree(ctx context.Context, progress func(int64), warn func(s
 	for i := len(l.layers) - 1; i >= 0; i-- {
 		lr := &layerReader{reader: shared, l: l, layer: l.layers[i], idx: i, root: root,
 			members: map[string]*layerMember{}, refetch: map[int64]*layerMember{},
-			files: map[string]int{}, cuts: map[string]int{},
+			files: map[string]bool{}, cuts: map[string]int{},
 			touched: map[*lnode]*touch{}}
 		shared.src = &Source{name: "layer " + l.layers[i].Name}
 		shared.lastName = ""
@@ -329,17 +330,17 @@ func (lr *layerReader) add(tr *tar.Reader, hdr *tar.Header, start int64) error {
 	}
 	lr.members[name] = m
 	lr.seq++
-	lr.files[name], lr.cuts[name] = lr.seq, lr.seq
+	lr.files[name], lr.cuts[name] = true, lr.seq
 	return nil
 }
 
 // isFile tells whether the layer's own tree, as its members so far
 // make it, has a non-directory at p.
 func (lr *layerReader) isFile(p string) bool {
-	at, ok := lr.files[p]
-	if !ok {
+	if !lr.files[p] {
 		return false
 	}
+	at := lr.cuts[p]
 	for i := range len(p) {
 		if p[i] == '/' && lr.cuts[p[:i]] > at {
 			return false
