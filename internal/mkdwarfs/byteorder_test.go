@@ -67,8 +67,8 @@ func byteOrderTree(t *testing.T) string {
 // An image does not depend on the byte order or word size of the machine
 // that writes it: the build of byteOrderTree here equals, byte for byte,
 // the one committed in testdata, which was written on linux/amd64 (make
-// test-s390x runs this on big-endian s390x, make test-386 on 32-bit
-// x86). That image reads back here too. The history records the writing
+// test-s390x runs this on big-endian s390x, make test-arm and test-386 on
+// 32-bit ARM and x86). That image reads back here too. The history records the writing
 // platform, as the reference's does, so it is left out; the codecs are
 // ones whose output is the same in every build (the cgo zstd and lzma
 // encoders are not in the static builds the emulated runs use).
