@@ -86,6 +86,36 @@ func TestKernelCachesListings(t *testing.T) {
 	}
 }
 
+// A read-only file has nothing to flush: the first FLUSH is refused with
+// ENOSYS, which the kernel takes as "never again", and close() still
+// succeeds. Opening and closing files many times sends at most one FLUSH.
+func TestCloseSendsNoFlush(t *testing.T) {
+	m, _ := sampleSource()
+	srv := mountSrc(t, m, "")
+	p := filepath.Join(srv.Dir(), "a", "hello.txt")
+	before := fusefs.RequestCounts(srv)
+	for range 10 {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 16)
+		if n, err := f.Read(b); err != nil || string(b[:n]) != "hello\n" {
+			t.Fatalf("read %s: %q, %v", p, b[:n], err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatalf("close %s: %v", p, err)
+		}
+	}
+	after := fusefs.RequestCounts(srv)
+	if d := after["OPEN"] - before["OPEN"]; d != 10 {
+		t.Errorf("10 opens sent %d OPEN requests", d)
+	}
+	if d := after["FLUSH"] - before["FLUSH"]; d > 1 {
+		t.Errorf("10 closes sent %d FLUSH requests, want at most 1", d)
+	}
+}
+
 // With no_xattr the first refusal (ENOSYS) makes the kernel stop asking:
 // a walk that asks for two attributes of every entry sends at most one
 // GETXATTR and one LISTXATTR in all, and every call fails with EOPNOTSUPP.

@@ -681,7 +681,8 @@ func (f *multiFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 	}
 }
 
-func (f *multiFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status { return fuse.OK }
+// Flush: ENOSYS, as for one image (see rawFS.Flush).
+func (f *multiFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status { return fuse.ENOSYS }
 
 func (f *multiFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
 	if isRoot(in.NodeId) {
