@@ -394,7 +394,7 @@ func limitMemory(src Source) int64 {
 	}
 	// Opening left the metadata decoding's garbage behind: collect it and
 	// return its pages, so the mounted driver starts at its live size.
-	debug.FreeOSMemory()
+	collectOpenGarbage()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	info := src.Info()
@@ -404,6 +404,16 @@ func limitMemory(src Source) int64 {
 	}
 	debug.SetMemoryLimit(limit)
 	return limit
+}
+
+// collectOpenGarbage collects what opening images left behind and
+// returns its pages to the system. Two collections: buffers that opening
+// put back into sync.Pools (the checksum buffers of each image) survive
+// the first one in the pools' victim cache and go only with the second;
+// on 100 small images that was 10 MiB of a 15 MiB heap.
+func collectOpenGarbage() {
+	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // defaultAhead is how far ahead of a sequential reader blocks are

@@ -284,7 +284,7 @@ func (m *Multi) Mount(dir string) (*Server, error) {
 	s.multi = m
 	s.report, s.tidy, s.onDone = m.perfReport, m.tidy, m.close
 	if m.cfg.LimitMemory {
-		debug.FreeOSMemory()
+		collectOpenGarbage()
 		m.updateMemoryLimit()
 		if os.Getenv("GOGC") == "" {
 			debug.SetGCPercent(mountGCPercent)
