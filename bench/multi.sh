@@ -11,7 +11,8 @@
 # after dropping the page cache, every setup mounts all images (timed
 # until the last mount command returns), then times `find` over
 # everything, an lstat of every file (bench/statall, one thread) and a
-# read of every file (`find | xargs $READ`); reported: the total PSS (and
+# read of every file (`find | xargs $READ`); even rounds take the setups in
+# reverse order. Reported: the total PSS (and
 # anonymous memory) of the driver processes after mounting and after the
 # read, the mount time, the three walks' times and the drivers' CPU time
 # during the read. Medians over the rounds and ratios to the reference
@@ -25,6 +26,7 @@
 #   MULTI_CACHE    cachesize of dwarfs multi, all images together (512m)
 #   SINGLE_CACHE   cachesize of each single-image driver (64m)
 #   REF_DWARFS     directory with the reference dwarfs driver
+#   SKIP_SINGLE    set: leave out godwarfs' single-image drivers
 # Needs root (drop_caches, mount).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -82,12 +84,14 @@ fi
 STATALL=$BENCH_DIR/statall
 (cd "$REPO_ROOT" && go build -o "$STATALL" ./bench/statall) || die "cannot build bench/statall"
 
-setups=(multi godwarfs)
+setups=(multi)
+[[ -n ${SKIP_SINGLE:-} ]] || setups+=(godwarfs)
 if [[ -n $REF_DWARFS && -x $REF_DWARFS/dwarfs ]]; then
 	setups+=(reference)
 else
 	echo "skipped: reference driver: REF_DWARFS is not set or has no dwarfs (point it at the reference tools)"
 fi
+((${#setups[@]} > 1)) || die "nothing to compare the multi driver with"
 
 M=$(mktemp -d)
 cleanup() {
@@ -117,7 +121,14 @@ RES=$(mktemp)
 echo "$NIMAGES images, $ROUNDS rounds; multi cachesize=$MULTI_CACHE, single drivers cachesize=$SINGLE_CACHE each"
 machine_note
 for ((r = 1; r <= ROUNDS; r++)); do
-	for s in "${setups[@]}"; do
+	# Even rounds run the setups in reverse order, so that none always
+	# comes first after the page cache was dropped.
+	order=("${setups[@]}")
+	if ((r % 2 == 0)); then
+		order=()
+		for ((i = ${#setups[@]} - 1; i >= 0; i--)); do order+=("${setups[i]}"); done
+	fi
+	for s in "${order[@]}"; do
 		rm -rf "${M:?}"/*
 		sync
 		echo 3 >/proc/sys/vm/drop_caches
