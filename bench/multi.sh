@@ -15,7 +15,8 @@
 # reverse order. Reported: the total PSS (and
 # anonymous memory) of the driver processes after mounting and after the
 # read, the mount time, the three walks' times and the drivers' CPU time
-# during the read. Medians over the rounds and ratios to the reference
+# during the read, and whether every setup read the same bytes (the
+# outputs of READ, last round). Medians over the rounds and ratios to the reference
 # (or to the godwarfs single drivers).
 #
 #   NIMAGES        images (default 40; with TREES: the subdirectories)
@@ -161,7 +162,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		te=$(now_ns)
 		c0=$(cpu "${pids[@]}")
 		t2=$(now_ns)
-		find "$M" -type f -print0 | xargs -0 "$READ" >/dev/null
+		# From the directory that holds the images, so that every setup
+		# prints the same paths, to compare the setups' results.
+		root=$M
+		[[ $s == multi ]] && root=$M/all
+		(cd "$root" && find . -type f -print0 | xargs -0 "$READ" | LC_ALL=C sort >"$RES.read.$s")
 		t3=$(now_ns)
 		c1=$(cpu "${pids[@]}")
 		sleep 1
@@ -174,6 +179,16 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		sleep 2
 	done
 done
+
+same=1
+for s in "${setups[@]}"; do
+	if ! cmp -s "$RES.read.multi" "$RES.read.$s"; then
+		same=0
+		echo "DIFFERENT: $READ of every file through $s differs from multi (last round)"
+		diff "$RES.read.multi" "$RES.read.$s" | head -5
+	fi
+done
+((same)) && echo "same results: $READ of every file gave the same output through every setup (last round: $(wc -l <"$RES.read.multi") files)"
 
 # median SETUP COLUMN
 median() {
@@ -189,4 +204,4 @@ for s in "${setups[@]}"; do
 done
 echo
 echo "ratios multi/$base (medians): mount $(ratio "$(median multi 2)" "$(median $base 2)"), PSS mounted $(ratio "$(median multi 3)" "$(median $base 3)"), find $(ratio "$(median multi 9)" "$(median $base 9)"), stat $(ratio "$(median multi 10)" "$(median $base 10)"), read $(ratio "$(median multi 5)" "$(median $base 5)"), CPU $(ratio "$(median multi 6)" "$(median $base 6)"), PSS after read $(ratio "$(median multi 7)" "$(median $base 7)")"
-rm -f "$RES"
+rm -f "$RES" "$RES".read.*
