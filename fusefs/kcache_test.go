@@ -116,6 +116,46 @@ func TestCloseSendsNoFlush(t *testing.T) {
 	}
 }
 
+// A mount of one image refuses the first OPENDIR with ENOSYS, after which
+// the kernel sends no OPENDIR or RELEASEDIR and keeps every listing; a
+// directory too large for one READDIR is still listed whole and in order.
+func TestListingSendsNoOpenDir(t *testing.T) {
+	m, paths := sampleSource()
+	big := m.mkdir(0, "big")
+	var want []string
+	for i := range 3000 {
+		name := fmt.Sprintf("entry-with-a-long-name-%05d", i)
+		m.file(big, name, nil)
+		want = append(want, name)
+	}
+	srv := mountSrc(t, m, "")
+	dir := srv.Dir()
+	for range 2 {
+		if n := lsLR(t, dir); n != len(paths)+1+1+len(want) {
+			t.Fatalf("walk saw %d entries, want %d", n, len(paths)+2+len(want))
+		}
+		ents, err := os.ReadDir(filepath.Join(dir, "big"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) != len(want) {
+			t.Fatalf("big: %d entries, want %d", len(ents), len(want))
+		}
+		for i, e := range ents {
+			if e.Name() != want[i] {
+				t.Fatalf("big entry %d: %q, want %q", i, e.Name(), want[i])
+			}
+		}
+	}
+	c := fusefs.RequestCounts(srv)
+	if c["OPENDIR"] > 1 || c["RELEASEDIR"] != 0 {
+		t.Errorf("OPENDIR=%d RELEASEDIR=%d, want at most 1 and 0", c["OPENDIR"], c["RELEASEDIR"])
+	}
+	if c["READDIR"]+c["READDIRPLUS"] < 4 {
+		t.Errorf("big directory read in %d requests, want several (the test needs more entries)", c["READDIR"]+c["READDIRPLUS"])
+	}
+}
+
 // With no_xattr the first refusal (ENOSYS) makes the kernel stop asking:
 // a walk that asks for two attributes of every entry sends at most one
 // GETXATTR and one LISTXATTR in all, and every call fails with EOPNOTSUPP.

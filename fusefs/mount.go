@@ -149,6 +149,9 @@ func Mount(dir string, src Source, cfg Config) (*Server, error) {
 	// The file system is wrapped to count the requests that reach the
 	// driver (perfmon's fuse.requests).
 	rfs := newRawFS(d)
+	// Linux (5.1 on) takes ENOSYS for OPENDIR as "no more"; other
+	// systems' FUSE may fail the opendir(2).
+	rfs.noOpenDir = runtime.GOOS == "linux"
 	s, err := serve(dir, countingFS{RawFileSystem: rfs, n: &d.perf.ops}, cfg, d.opts, func() { d.ready.Store(true) })
 	if err != nil {
 		return nil, err

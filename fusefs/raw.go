@@ -45,6 +45,16 @@ type rawFS struct {
 	d          *driver
 	files      handleTable[*handle]
 	dirs       handleTable[*dirHandle]
+	// noOpenDir answers OPENDIR with ENOSYS, which the kernel takes as
+	// "never send OPENDIR or RELEASEDIR again" and then caches every
+	// listing (FOPEN_KEEP_CACHE and FOPEN_CACHE_DIR, what OpenDir asks
+	// for): half the requests of a find. Only where no listing changes,
+	// so not under a Multi, whose root does.
+	noOpenDir bool
+	// listings holds the last few listings made for reads that come
+	// without a directory handle, so that reading a large directory in
+	// several requests lists it once.
+	listings listingCache
 }
 
 var _ fuse.RawFileSystem = (*rawFS)(nil)
@@ -455,6 +465,9 @@ type dirHandle struct {
 // cache and serves later readdirs of the directory without asking the
 // driver.
 func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if r.noOpenDir {
+		return fuse.ENOSYS
+	}
 	ino, a, st := r.d.stat(&in.InHeader)
 	if !st.Ok() {
 		return st
@@ -477,6 +490,39 @@ func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 	return r.readDir(in, out, true)
 }
 
+// listingCache keeps the listings of the last few directories read
+// without a handle. A directory the kernel reads in several requests is
+// listed once, and the kernel's own cache (FOPEN_CACHE_DIR) serves it
+// after that, so a few entries are enough.
+type listingCache struct {
+	mu   sync.Mutex
+	next int
+	ent  [4]struct {
+		ino  uint32
+		ents []DirEntry
+		ok   bool
+	}
+}
+
+func (c *listingCache) get(ino uint32) ([]DirEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.ent {
+		if e.ok && e.ino == ino {
+			return e.ents, true
+		}
+	}
+	return nil, false
+}
+
+func (c *listingCache) put(ino uint32, ents []DirEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := &c.ent[c.next]
+	e.ino, e.ents, e.ok = ino, ents, true
+	c.next = (c.next + 1) % len(c.ent)
+}
+
 // Directory offsets: 1 and 2 follow "." and "..", 3+i follows entry i;
 // a read at offset o continues after the entry that ended at o, so the
 // listing needs no cursor and any offset the kernel kept stays valid.
@@ -490,9 +536,10 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 	}
 	dh, ok := r.dirs.get(in.Fh)
 	if !ok || dh.ino != ino {
-		// A read without OPENDIR's handle (go-fuse allows this):
-		// list for this request only.
+		// A read without OPENDIR's handle (noOpenDir, or go-fuse's
+		// own): the listing comes from the recent ones or is made now.
 		dh = &dirHandle{ino: ino}
+		dh.ents, dh.read = r.listings.get(ino)
 	}
 	dh.mu.Lock()
 	defer dh.mu.Unlock()
@@ -503,6 +550,9 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 			return d.status(err)
 		}
 		dh.ents, dh.read = ents, true
+		if !ok {
+			r.listings.put(ino, ents)
+		}
 	}
 	off := in.Offset
 	for ; off < dotEntries; off++ {
