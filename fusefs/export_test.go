@@ -28,3 +28,18 @@ const (
 	PlusHead  = plusHead
 	PlusProbe = plusProbe
 )
+
+// ListingsHeld returns how many directory listings the driver keeps for
+// reads without a handle.
+func ListingsHeld(s *Server) int {
+	c := &s.raw.listings
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.ent {
+		if e.ok {
+			n++
+		}
+	}
+	return n
+}

@@ -118,7 +118,8 @@ func TestCloseSendsNoFlush(t *testing.T) {
 
 // A mount of one image refuses the first OPENDIR with ENOSYS, after which
 // the kernel sends no OPENDIR or RELEASEDIR and keeps every listing; a
-// directory too large for one READDIR is still listed whole and in order.
+// directory too large for one READDIR is still listed whole and in order,
+// and the driver keeps no listing once each was read through.
 func TestListingSendsNoOpenDir(t *testing.T) {
 	m, paths := sampleSource()
 	big := m.mkdir(0, "big")
@@ -153,6 +154,11 @@ func TestListingSendsNoOpenDir(t *testing.T) {
 	}
 	if c["READDIR"]+c["READDIRPLUS"] < 4 {
 		t.Errorf("big directory read in %d requests, want several (the test needs more entries)", c["READDIR"]+c["READDIRPLUS"])
+	}
+	// Every directory was read to its end: the kernel holds the
+	// listings now, the driver none.
+	if n := fusefs.ListingsHeld(srv); n != 0 {
+		t.Errorf("driver still holds %d listings after every directory was read through", n)
 	}
 }
 

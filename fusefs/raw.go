@@ -454,10 +454,11 @@ func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 // dirHandle is an open directory: its listing, made on the first read
 // and dropped when the directory is closed.
 type dirHandle struct {
-	ino  uint32
-	mu   sync.Mutex
-	ents []DirEntry
-	read bool
+	ino   uint32
+	mu    sync.Mutex
+	ents  []DirEntry
+	read  bool
+	ended bool // the last read reached the end of the listing
 }
 
 // OpenDir opens a directory with FOPEN_CACHE_DIR and FOPEN_KEEP_CACHE:
@@ -491,17 +492,20 @@ func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 }
 
 // listingCache keeps the listings of the last few directories read
-// without a handle. A directory the kernel reads in several requests is
-// listed once, and the kernel's own cache (FOPEN_CACHE_DIR) serves it
-// after that, so a few entries are enough.
+// without a handle and not yet to their end. A directory the kernel reads
+// in several requests is listed once, and the kernel's own cache
+// (FOPEN_CACHE_DIR) serves it after that, so a few entries are enough and
+// none stays once read through.
 type listingCache struct {
 	mu   sync.Mutex
 	next int
-	ent  [4]struct {
-		ino  uint32
-		ents []DirEntry
-		ok   bool
-	}
+	ent  [4]listing
+}
+
+type listing struct {
+	ino  uint32
+	ents []DirEntry
+	ok   bool
 }
 
 func (c *listingCache) get(ino uint32) ([]DirEntry, bool) {
@@ -518,9 +522,27 @@ func (c *listingCache) get(ino uint32) ([]DirEntry, bool) {
 func (c *listingCache) put(ino uint32, ents []DirEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for i := range c.ent {
+		if e := &c.ent[i]; e.ok && e.ino == ino {
+			e.ents = ents
+			return
+		}
+	}
 	e := &c.ent[c.next]
 	e.ino, e.ents, e.ok = ino, ents, true
 	c.next = (c.next + 1) % len(c.ent)
+}
+
+// drop forgets the listing of ino: it was read to its end, and the
+// kernel keeps it from now on.
+func (c *listingCache) drop(ino uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.ent {
+		if e := &c.ent[i]; e.ok && e.ino == ino {
+			*e = listing{}
+		}
+	}
 }
 
 // Directory offsets: 1 and 2 follow "." and "..", 3+i follows entry i;
@@ -537,9 +559,17 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 	dh, ok := r.dirs.get(in.Fh)
 	if !ok || dh.ino != ino {
 		// A read without OPENDIR's handle (noOpenDir, or go-fuse's
-		// own): the listing comes from the recent ones or is made now.
+		// own): the listing comes from the recent ones or is made now,
+		// and is kept for the next request until one reaches its end.
 		dh = &dirHandle{ino: ino}
 		dh.ents, dh.read = r.listings.get(ino)
+		defer func() {
+			if dh.read && !dh.ended {
+				r.listings.put(ino, dh.ents)
+			} else {
+				r.listings.drop(ino)
+			}
+		}()
 	}
 	dh.mu.Lock()
 	defer dh.mu.Unlock()
@@ -550,9 +580,6 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 			return d.status(err)
 		}
 		dh.ents, dh.read = ents, true
-		if !ok {
-			r.listings.put(ino, ents)
-		}
 	}
 	off := in.Offset
 	for ; off < dotEntries; off++ {
@@ -571,7 +598,9 @@ func (r *rawFS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 		}
 	}
 	all := plus && d.plus.attrs(in.NodeId, in.Offset == 0)
-	for i := int(off - dotEntries); i < len(dh.ents); i++ {
+	i := int(off - dotEntries)
+	defer func() { dh.ended = i >= len(dh.ents) }()
+	for ; i < len(dh.ents); i++ {
 		e := dh.ents[i]
 		// READDIRPLUS entries without attributes (plusPolicy) go with
 		// node id 0, which the kernel takes as "names and types only".
