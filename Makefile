@@ -12,7 +12,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/ ./ociartifact/
 
-.PHONY: all build build-static cross dist test-cross test-arm64 test-arm test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-remote bench-remote-open bench-registry-lazy bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
+.PHONY: all build build-static cross dist test-cross test-arm64 test-arm test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-media bench-remote bench-remote-open bench-registry-lazy bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 
 all: build
 
@@ -285,6 +285,13 @@ bench-scale-cores: build
 # when REF_DWARFS is set. See bench/README.md.
 bench-categorize: build
 	BIN=$(abspath $(BIN)) ./bench/categorize.sh
+
+# The pcmaudio, fits and binary categorizers with FLAC and RICEPP blocks
+# beside the reference tools (REF_DWARFS=DIR): reference images read back,
+# our images checked by the reference, build and read times; see
+# bench/media.sh.
+bench-media: build
+	BIN=$(abspath $(BIN)) ./bench/media.sh
 
 # Mount an image from loopback S3 beside the local file; see bench/remote.sh.
 bench-remote: build
