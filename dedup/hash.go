@@ -181,13 +181,17 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			// duplicate: its digest waits until the hashes have grouped
 			// the contents (digestContents), so that it is computed once
 			// per content, as the reference does, not once per file.
-			var sa *simAcc
-			if needDigest && h == nil && b.wantsDigest(f) {
-				sa = &simAcc{}
-			}
 			var n int64
 			err := b.detect(f)
 			fc := b.cz.start(f)
+			var sa io.Writer
+			var acc *simAcc
+			if needDigest && h == nil && b.wantsDigest(f) {
+				acc = &simAcc{}
+				// With no incompressible check to come, the format
+				// categorizer's fragments are final.
+				sa = b.digestWriter(f, acc, fc == nil)
+			}
 			if err == nil {
 				n, err = b.readForScan(gctx, f, h, sa, fc)
 			}
@@ -214,8 +218,8 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			if h != nil {
 				f.hash = h.Sum(nil)
 			}
-			if sa != nil {
-				f.simDigest, f.simHash = sa.digest()
+			if acc != nil {
+				f.simDigest, f.simHash = acc.digest()
 				f.hasDigest = true
 			}
 			return nil
@@ -265,7 +269,7 @@ func (b *builder) digestContents(ctx context.Context, files []*inode) ([]*inode,
 					return err
 				}
 				sa := &simAcc{}
-				n, err := b.readForScan(gctx, f, nil, sa, nil)
+				n, err := b.readForScan(gctx, f, nil, b.digestWriter(f, sa, true), nil)
 				b.sc.mu.Lock()
 				b.stats.ScannedBytes += n
 				b.sc.mu.Unlock()
@@ -352,7 +356,7 @@ func (b *builder) detect(f *inode) error {
 	return nil
 }
 
-func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *simAcc, fc *fileCat) (int64, error) {
+func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa io.Writer, fc *fileCat) (int64, error) {
 	fh, err := b.openData(f)
 	if err != nil {
 		return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
@@ -366,6 +370,10 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa *si
 		} else {
 			f.extents = ext
 		}
+	}
+	if sw, ok := sa.(*spanWriter); ok && f.extents != nil {
+		// Its reads skip the holes, so positions would not match.
+		sa = sw.w
 	}
 	if h == nil && sa == nil && fc == nil {
 		// Reading is deferred to the segmenter; still probe one byte so
@@ -462,6 +470,65 @@ type content struct {
 	// category streams are segmented.
 	fragChunks [][]pchunk
 	index      int // chunk_table index
+}
+
+// digestWriter returns what f's similarity digest reads: all of f, or,
+// when a categorizer split it into fragments that are final, only the
+// fragments of the categories ordered by similarity, as the reference
+// digests each category's fragments apart. A PCM file's waveform, ordered
+// by path, is then never digested, only its metadata. Nil when no
+// fragment needs a digest. readForScan digests a sparse file whole.
+func (b *builder) digestWriter(f *inode, acc *simAcc, final bool) io.Writer {
+	if !final || f.frags == nil || f.hot {
+		return acc
+	}
+	w := &spanWriter{w: acc}
+	var pos int64
+	for _, fr := range f.frags {
+		if o := b.opt.forCategory(fr.cat.name()).Order; o == OrderNilsimsa || o == OrderSimilarity {
+			w.spans = append(w.spans, extent{off: pos, len: fr.size})
+		}
+		pos += fr.size
+	}
+	switch {
+	case len(w.spans) == 0:
+		return nil
+	case len(w.spans) == len(f.frags):
+		return acc
+	}
+	return w
+}
+
+// spanWriter passes on the bytes of a stream that fall in its spans
+// (sorted, apart) and drops the rest.
+type spanWriter struct {
+	w     io.Writer
+	spans []extent
+	pos   int64
+}
+
+func (s *spanWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && len(s.spans) > 0 {
+		sp := &s.spans[0]
+		if s.pos >= sp.off+sp.len {
+			s.spans = s.spans[1:]
+			continue
+		}
+		if skip := sp.off - s.pos; skip > 0 {
+			if skip >= int64(len(p)) {
+				break
+			}
+			p, s.pos = p[skip:], sp.off
+		}
+		take := min(int64(len(p)), sp.off+sp.len-s.pos)
+		if _, err := s.w.Write(p[:take]); err != nil {
+			return n - len(p), err
+		}
+		p, s.pos = p[take:], s.pos+take
+	}
+	s.pos += int64(len(p))
+	return n, nil
 }
 
 // wantsDigest says whether f gets a nilsimsa digest when the order needs

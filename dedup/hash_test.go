@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"bytes"
+	"io"
 	"testing"
 )
 
@@ -54,6 +55,93 @@ func TestSimAccWrites(t *testing.T) {
 			if wantTotal := uint64(4 * max(len(data)-4, 0)); s.total != wantTotal {
 				t.Errorf("%s in pieces of %d: %d votes, want %d", name, piece, s.total, wantTotal)
 			}
+		}
+	}
+}
+
+// TestSpanWriter checks that only the bytes inside the spans pass, for
+// every size of the pieces a stream is written in.
+func TestSpanWriter(t *testing.T) {
+	data := randBytes(12, 1000)
+	for _, tc := range []struct {
+		name  string
+		spans []extent
+	}{
+		{"head", []extent{{0, 44}}},
+		{"middle", []extent{{100, 300}}},
+		{"tail", []extent{{900, 100}}},
+		{"two", []extent{{0, 10}, {500, 250}}},
+		{"adjacent", []extent{{10, 5}, {15, 5}}},
+		{"past the end", []extent{{990, 50}}},
+	} {
+		var want []byte
+		for _, sp := range tc.spans {
+			want = append(want, data[sp.off:min(sp.off+sp.len, int64(len(data)))]...)
+		}
+		for _, piece := range []int{1, 3, 44, 64, 1000} {
+			var got bytes.Buffer
+			w := &spanWriter{w: &got, spans: append([]extent(nil), tc.spans...)}
+			for rest := data; len(rest) > 0; {
+				k := min(piece, len(rest))
+				if n, err := w.Write(rest[:k]); n != k || err != nil {
+					t.Fatalf("%s: Write(%d bytes) = %d, %v", tc.name, k, n, err)
+				}
+				rest = rest[k:]
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("%s in pieces of %d: passed %d bytes, want %d", tc.name, piece, got.Len(), len(want))
+			}
+		}
+	}
+}
+
+// TestDigestWriter checks which bytes of a categorized file the
+// similarity digest reads: the fragments of categories ordered by
+// similarity only, all of a file whose fragments may still change, and
+// nothing when no fragment's category uses a digest.
+func TestDigestWriter(t *testing.T) {
+	revpath, nilsimsa := OrderRevPath, OrderNilsimsa
+	opt := &Options{Order: OrderNilsimsa, PerCategory: map[string]CategoryOptions{
+		kindNames[kPCMWaveform]: {Order: &revpath},
+		kindNames[kFITSImage]:   {Order: &revpath},
+		kindNames[kELF]:         {Order: &nilsimsa},
+	}}
+	b := &builder{opt: opt}
+	wav := []fragment{{category{kind: kPCMMetadata}, 44}, {category{kind: kPCMWaveform}, 956}}
+	data := randBytes(13, 1000)
+	digestOf := func(w io.Writer, acc *simAcc) [4]uint64 {
+		if w != nil {
+			w.Write(data)
+		}
+		d, _ := acc.digest()
+		return d
+	}
+	whole, _ := plainDigest(data)
+	head, _ := plainDigest(data[:44])
+	var none simAcc
+	empty, _ := none.digest()
+	for _, tc := range []struct {
+		name  string
+		frags []fragment
+		final bool
+		hot   bool
+		want  [4]uint64
+		nilW  bool
+	}{
+		{"uncategorized", nil, true, false, whole, false},
+		{"audio: its metadata", wav, true, false, head, false},
+		{"audio, incompressible check to come", wav, false, false, whole, false},
+		{"audio, hot", wav, true, true, whole, false},
+		{"image alone", []fragment{{category{kind: kFITSImage}, 1000}}, true, false, empty, true},
+		{"all similarity", []fragment{{category{kind: kPCMMetadata}, 500}, {category{kind: kELF}, 500}}, true, false, whole, false},
+	} {
+		acc := &simAcc{}
+		w := b.digestWriter(&inode{size: 1000, frags: tc.frags, hot: tc.hot}, acc, tc.final)
+		if (w == nil) != tc.nilW {
+			t.Errorf("%s: writer %T, want nil: %v", tc.name, w, tc.nilW)
+		}
+		if got := digestOf(w, acc); got != tc.want {
+			t.Errorf("%s: digest %x, want %x", tc.name, got, tc.want)
 		}
 	}
 }
