@@ -3,6 +3,7 @@ package block
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/godwarfs/godwarfs/block/flac"
 )
@@ -24,6 +25,10 @@ type flacCompressor struct {
 	level      int
 	exhaustive bool
 	native     bool
+	// samples keeps the unpacked samples of a block (32 MiB for a 16 MiB
+	// block of 16-bit audio) for the next one; the writer's workers share
+	// the compressor.
+	samples sync.Pool
 }
 
 func newFLACCompressor(so *specOptions, native bool) (Compressor, error) {
@@ -54,10 +59,16 @@ func (f *flacCompressor) CompressPCM(src []byte, l PCMLayout) ([]byte, error) {
 	if len(src)%l.FrameSize() != 0 {
 		return nil, fmt.Errorf("flac: %d bytes are not whole %d-byte sample frames: %w", len(src), l.FrameSize(), ErrUnsupported)
 	}
-	samples, err := unpackPCM(src, l)
+	var buf []int32
+	if p, ok := f.samples.Get().(*[]int32); ok {
+		buf = *p
+	}
+	samples, err := unpackPCM(buf, src, l)
 	if err != nil {
 		return nil, fmt.Errorf("flac: %w: %w", err, ErrUnsupported)
 	}
+	// Neither encoder keeps the samples once it has returned.
+	defer f.samples.Put(&samples)
 	hdr := appendFLACHeader(nil, int64(len(src)), l)
 	if f.native {
 		return encodeFLACNative(hdr, samples, l, f.level, f.exhaustive)
@@ -68,15 +79,24 @@ func (f *flacCompressor) CompressPCM(src []byte, l PCMLayout) ([]byte, error) {
 // unpackPCM reads interleaved samples as the reference's PCM transformer
 // does, and checks that packing each gives back its bytes and that it
 // fits in BitsPerSample bits.
-func unpackPCM(src []byte, l PCMLayout) ([]int32, error) {
+func unpackPCM(buf []int32, src []byte, l PCMLayout) ([]int32, error) {
 	nb := l.BytesPerSample
 	pk := newPCMPacker(l)
+	n := len(src) / nb
+	if cap(buf) < n {
+		buf = make([]int32, n)
+	}
+	out := buf[:n]
+	if l.Signed && l.BitsPerSample == 8*nb && (nb == 2 || nb == 3) {
+		// Signed samples that fill their bytes: every value is valid.
+		unpackFull(out, src, nb, l.BigEndian)
+		return out, nil
+	}
 	mask := uint32(1<<(8*nb) - 1)
 	if nb == 4 {
 		mask = 0xffffffff
 	}
 	lo, hi := int64(-1)<<(l.BitsPerSample-1), int64(1)<<(l.BitsPerSample-1)-1
-	out := make([]int32, len(src)/nb)
 	for i := range out {
 		b := src[i*nb : i*nb+nb]
 		var raw uint32
@@ -110,6 +130,31 @@ func unpackPCM(src []byte, l PCMLayout) ([]int32, error) {
 		out[i] = int32(s)
 	}
 	return out, nil
+}
+
+// unpackFull reads signed 16- or 24-bit samples that use all their bits,
+// one loop per layout.
+func unpackFull(out []int32, src []byte, nb int, bigEndian bool) {
+	switch {
+	case nb == 2 && !bigEndian:
+		for i := range out {
+			out[i] = int32(int16(binary.LittleEndian.Uint16(src[2*i:])))
+		}
+	case nb == 2:
+		for i := range out {
+			out[i] = int32(int16(binary.BigEndian.Uint16(src[2*i:])))
+		}
+	case !bigEndian:
+		for i := range out {
+			b := src[3*i : 3*i+3]
+			out[i] = int32(uint32(b[0])<<8|uint32(b[1])<<16|uint32(b[2])<<24) >> 8
+		}
+	default:
+		for i := range out {
+			b := src[3*i : 3*i+3]
+			out[i] = int32(uint32(b[2])<<8|uint32(b[1])<<16|uint32(b[0])<<24) >> 8
+		}
+	}
 }
 
 // encodeFLACGo appends a stream from block/flac's encoder to hdr;

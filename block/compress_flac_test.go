@@ -59,6 +59,7 @@ func TestFLACCompressRoundTrip(t *testing.T) {
 		{Channels: 2, BitsPerSample: 12, BytesPerSample: 2},
 		{Channels: 1, BitsPerSample: 16, BytesPerSample: 2, Signed: true},
 		{Channels: 1, BitsPerSample: 24, BytesPerSample: 3, Signed: true},
+		{Channels: 2, BitsPerSample: 16, BytesPerSample: 2, Signed: true, BigEndian: true},
 	}
 	for _, spec := range []string{"flac", "flac:level=0", "flac:level=8:exhaustive"} {
 		for name, c := range flacCompressors(t, spec) {
@@ -80,6 +81,49 @@ func TestFLACCompressRoundTrip(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestUnpackPCMFullWidth checks the loops for signed samples that fill
+// their bytes against the sign extension spelled out, on random bytes (all
+// of which are valid samples), reusing one buffer as the compressor does.
+func TestUnpackPCMFullWidth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var buf []int32
+	for _, l := range []PCMLayout{
+		{Channels: 2, BitsPerSample: 16, BytesPerSample: 2, Signed: true},
+		{Channels: 1, BitsPerSample: 16, BytesPerSample: 2, Signed: true, BigEndian: true},
+		{Channels: 6, BitsPerSample: 24, BytesPerSample: 3, Signed: true},
+		{Channels: 2, BitsPerSample: 24, BytesPerSample: 3, Signed: true, BigEndian: true},
+	} {
+		nb := l.BytesPerSample
+		src := make([]byte, nb*l.Channels*(100+rng.IntN(50)))
+		for i := range src {
+			src[i] = byte(rng.Uint32())
+		}
+		got, err := unpackPCM(buf, src, l)
+		if err != nil {
+			t.Fatalf("%+v: %v", l, err)
+		}
+		if len(got) != len(src)/nb {
+			t.Fatalf("%+v: %d samples, want %d", l, len(got), len(src)/nb)
+		}
+		for i, v := range got {
+			var u uint32
+			for k := range nb {
+				b := src[i*nb+k]
+				if l.BigEndian {
+					u = u<<8 | uint32(b)
+				} else {
+					u |= uint32(b) << (8 * k)
+				}
+			}
+			want := int32(u<<(32-8*nb)) >> (32 - 8*nb)
+			if v != want {
+				t.Fatalf("%+v: sample %d is %d, want %d", l, i, v, want)
+			}
+		}
+		buf = got
 	}
 }
 
