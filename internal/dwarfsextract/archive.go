@@ -217,8 +217,9 @@ func writeArchive(ctx context.Context, im *godwarfs.Image, t *tree, cfg Config, 
 		return st, err
 	}
 	rep := &reporter{cfg: &cfg, name: im.Name()}
+	n := imageaccess.Of(im).FS.InodeCount()
 	a := &archiver{im: im, t: t, w: w, st: &st, prog: cfg.Progress,
-		first: make([]int32, imageaccess.Of(im).FS.InodeCount())}
+		first: make([]int32, n), asked: make([]bool, n), ahead: readAhead(im)}
 	for i := range t.nodes {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -251,6 +252,35 @@ type archiver struct {
 	st    *Stats
 	prog  *Progress
 	first []int32 // 1 + node of the first archived name of each regular inode
+
+	// An archive is written one member at a time, in path order. So that
+	// the cache's workers decode while a member is written, the blocks of
+	// the next ahead bytes are asked for: of the member itself as it is
+	// read (aheadReader), and of the members after it (lookahead).
+	ahead  int64
+	asked  []bool // the regular inodes lookahead has seen
+	next   int    // the first node lookahead has not looked at
+	queued int64  // data bytes of the inodes it asked for that are not yet written
+}
+
+// lookahead asks for the blocks of the files after node i whose data
+// starts within ahead bytes of the end of i's.
+func (a *archiver) lookahead(i int) {
+	a.next = max(a.next, i+1)
+	for ; a.next < len(a.t.nodes) && a.queued < a.ahead; a.next++ {
+		n := &a.t.nodes[a.next]
+		if n.typ() != metadata.ModeRegular || a.asked[n.ino] || a.first[n.ino] != 0 {
+			continue
+		}
+		a.asked[n.ino] = true
+		r, err := a.im.OpenInode(n.ino)
+		if err != nil {
+			continue // writing it reports the error
+		}
+		r.Prefetch(0, a.ahead-a.queued)
+		a.queued += r.Size()
+		r.Close()
+	}
 }
 
 func (a *archiver) add(i int) error {
@@ -270,7 +300,11 @@ func (a *archiver) add(i int) error {
 		if f != 0 {
 			linkTo = a.t.path(int(f - 1))
 		}
-		cr := &countingReader{r: io.NewSectionReader(r, 0, r.Size())}
+		if f == 0 && a.asked[e.ino] {
+			a.queued = max(a.queued-r.Size(), 0)
+		}
+		a.lookahead(i)
+		cr := &countingReader{r: &aheadReader{f: r, ahead: a.ahead}}
 		if err := a.w.add(e, r.Size(), cr, linkTo); err != nil {
 			return err
 		}
@@ -306,6 +340,33 @@ func (b *copyBuf) get() []byte {
 		*b = make([]byte, 256<<10)
 	}
 	return *b
+}
+
+// aheadReader reads a file from its start, asking for the blocks of the
+// next ahead bytes before each read.
+type aheadReader struct {
+	f     *godwarfs.File
+	off   int64
+	ahead int64
+}
+
+func (r *aheadReader) Read(p []byte) (int, error) {
+	size := r.f.Size()
+	if r.off >= size {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > size-r.off {
+		p = p[:size-r.off]
+	}
+	if next := r.off + int64(len(p)); next < size {
+		r.f.Prefetch(next, min(r.ahead, size-next))
+	}
+	n, err := r.f.ReadAt(p, r.off)
+	r.off += int64(n)
+	if err == io.EOF && n == len(p) {
+		err = nil
+	}
+	return n, err
 }
 
 type countingReader struct {

@@ -3,9 +3,11 @@
 package dwarfsextract
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -216,5 +218,49 @@ func TestWriteFileCanceled(t *testing.T) {
 		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 			t.Errorf("mode %d: left %v", m, ents)
 		}
+	}
+}
+
+// TestArchiveReadsAhead: an archive is written one member at a time, in
+// path order, so the blocks of the next members are asked for while one
+// is written; the archive holds every file whole.
+func TestArchiveReadsAhead(t *testing.T) {
+	const nblocks, nfiles, blockLen = 8, 48, 60000
+	img, want := interleaved(t, nblocks, nfiles, blockLen)
+	im, err := godwarfs.Open(img, &godwarfs.Options{CacheSize: 2 * nblocks * blockLen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	var out bytes.Buffer
+	if _, err := Extract(im, Config{Output: "-", Format: "gnutar", Stdout: &out}); err != nil {
+		t.Fatal(err)
+	}
+	st := imageaccess.Of(im).Cache.Stats()
+	if st.Prefetches == 0 {
+		t.Errorf("no block was asked for ahead (%+v)", st)
+	}
+	t.Logf("%d of %d block loads started ahead of a read", st.Prefetches, st.Decoded)
+	tr := tar.NewReader(&out)
+	n := 0
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		got, err := io.ReadAll(tr)
+		if err != nil || !bytes.Equal(got, want[h.Name]) {
+			t.Errorf("%s: content differs (%v)", h.Name, err)
+		}
+		n++
+	}
+	if n != nfiles {
+		t.Errorf("%d files in the archive, want %d", n, nfiles)
 	}
 }
