@@ -67,6 +67,17 @@ make_media() { # the media tree, made once
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio3() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 cold() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# pair_order R: the two tools in the order of round R (alternating).
+pair_order() { if (($1 % 2)); then echo reference godwarfs; else echo godwarfs reference; fi; }
+
+# timed_build MKDWARFS SRC OUT: a --categorize -l7 build from a cold page
+# cache; prints "wall_s cpu_s peak_rss_kib".
+timed_build() {
+	cold
+	/usr/bin/time -f '%e %U %S %M' -o "$WORK/time" "$1" -i "$2" -o "$3" --categorize -l7 -f --no-progress --log-level=error ||
+		return 1
+	awk '{ print $1, $2 + $3, $4 }' "$WORK/time"
+}
 
 # mounted_same IMAGE TREE: the godwarfs driver shows TREE.
 mounted_same() {
@@ -127,11 +138,8 @@ if step write; then
 			reference) mk=$REF_DWARFS/mkdwarfs ;;
 			esac
 			img=$WORK/w-$t.dwarfs
-			cold
-			/usr/bin/time -f '%e %U %S %M' -o "$WORK/time" "$mk" -i "$SRC" -o "$img" --categorize -l7 -f --no-progress --log-level=error ||
-				die "$t mkdwarfs failed"
-			read -r e u s m <"$WORK/time"
-			WALL[$t]+="$e " CPU[$t]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') " RSS[$t]+="$m "
+			read -r e c m < <(timed_build "$mk" "$SRC" "$img") && [[ -n $e ]] || die "$t mkdwarfs failed"
+			WALL[$t]+="$e " CPU[$t]+="$c " RSS[$t]+="$m "
 			SIZE[$t]=$(stat -c %s "$img")
 			log "build $t run $((r + 1)): ${e}s"
 		done
@@ -171,9 +179,7 @@ if step speed; then
 	for out in dir tar; do
 		declare -A X=()
 		for ((r = 0; r < RUNS; r++)); do
-			order=(godwarfs reference)
-			((r % 2)) && order=(reference godwarfs)
-			for t in "${order[@]}"; do
+			for t in $(pair_order "$r"); do
 				ex=$BIN/dwarfsextract
 				[[ $t == reference ]] && ex=$REF_DWARFS/dwarfsextract
 				args=(-f gnutar -o /dev/null)
@@ -203,16 +209,11 @@ if step bigwav; then
 	# Builds of the WAV alone, alternated: FLAC dominates them.
 	declare -A BW BC
 	for ((r = 0; r < RUNS; r++)); do
-		order=(godwarfs reference)
-		((r % 2)) && order=(reference godwarfs)
-		for t in "${order[@]}"; do
+		for t in $(pair_order "$r"); do
 			mk=$BIN/mkdwarfs
 			[[ $t == reference ]] && mk=$REF_DWARFS/mkdwarfs
-			cold
-			/usr/bin/time -f '%e %U %S' -o "$WORK/time" "$mk" -i "$wav" -o "$WORK/bigwav-$t.dwarfs" --categorize -l7 -f --no-progress --log-level=error ||
-				die "$t build of the WAV failed"
-			read -r e u s <"$WORK/time"
-			BW[$t]+="$e " BC[$t]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') "
+			read -r e c _ < <(timed_build "$mk" "$wav" "$WORK/bigwav-$t.dwarfs") && [[ -n $e ]] || die "$t build of the WAV failed"
+			BW[$t]+="$e " BC[$t]+="$c "
 		done
 	done
 	echo
