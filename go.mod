@@ -45,3 +45,5 @@ require (
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	gotest.tools/v3 v3.5.2 // indirect
 )
+
+replace github.com/hanwen/go-fuse/v2 => ./third_party/go-fuse
