@@ -178,6 +178,16 @@ type MountOptions struct {
 	// is still allowed through.
 	MaxInflightRequestBytes int
 
+	// ReadersOnDemand keeps at most one goroutine waiting to read the
+	// FUSE device. A request is handled by the goroutine that read it;
+	// another reader starts only when the file system calls
+	// Server.ExpectBlocking while handling a request that may wait
+	// (on disk, network or another request). Without it a new reader
+	// starts whenever the last waiting one takes a request, so several
+	// threads sit in read(2) and the Go scheduler takes their Ps away
+	// and hands them back on every request. (godwarfs patch)
+	ReadersOnDemand bool
+
 	// CongestionThreshold is the in-flight async-request count at which
 	// the kernel marks the FUSE backing-dev as congested, throttling new
 	// submissions. It corresponds to

@@ -102,7 +102,7 @@ func (r *fuseFD) writevFD(iov [][]byte) (int, error) {
 func (r *fuseFD) readRequest() (req *requestAlloc, code Status) {
 	ms := r.server
 	r.reqMu.Lock()
-	if r.reqReaders > ms.maxReaders || !r.reserveRequestBytes() {
+	if r.reqReaders > ms.maxReaders || (ms.onDemand() && r.reqReaders > 0) || !r.reserveRequestBytes() {
 		r.reqMu.Unlock()
 		return nil, OK
 	}
@@ -152,7 +152,7 @@ func (r *fuseFD) readRequest() (req *requestAlloc, code Status) {
 		r.putReadBuf(dest)
 	}
 	r.reqReaders--
-	if !ms.singleReader && r.reqReaders <= 0 && !needsBackPressure {
+	if !ms.singleReader && !ms.onDemand() && r.reqReaders <= 0 && !needsBackPressure {
 		r.loops.Add(1)
 		go ms.loop()
 	}
@@ -250,4 +250,30 @@ func (r *fuseFD) writeWithSlice(req *request, ws withSlice) Status {
 	bufs = append(bufs, slices...)
 	_, err := r.writevFD(bufs)
 	return ToStatus(err)
+}
+
+// onDemand reports whether readers start only on ExpectBlocking (see
+// MountOptions.ReadersOnDemand). (godwarfs patch)
+func (ms *Server) onDemand() bool {
+	return ms.opts.ReadersOnDemand && !ms.singleReader
+}
+
+// ExpectBlocking tells the server that the request being handled may
+// wait for a while. With MountOptions.ReadersOnDemand it starts a
+// reader if none is waiting on the device, so that other requests are
+// served meanwhile; otherwise it does nothing. (godwarfs patch)
+func (ms *Server) ExpectBlocking() {
+	if !ms.onDemand() {
+		return
+	}
+	r := ms.fuseFD
+	r.reqMu.Lock()
+	start := r.reqReaders <= 0 && r.canReserveRequestBytes()
+	if start {
+		r.loops.Add(1)
+	}
+	r.reqMu.Unlock()
+	if start {
+		go ms.loop()
+	}
 }
