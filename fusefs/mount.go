@@ -301,6 +301,10 @@ func serve(dir string, raw fuse.RawFileSystem, cfg Config, o MountOptions, ready
 		helper = h
 		mountAt = fmt.Sprintf("/dev/fd/%d", fd)
 	}
+	// One goroutine waits on the device; a READ, which may wait for a
+	// block to be fetched and decoded, starts another (see readersFS).
+	mo.ReadersOnDemand = true
+	raw = &readersFS{RawFileSystem: raw}
 	fsrv, err := fuse.NewServer(raw, mountAt, mo)
 	if err == nil {
 		go fsrv.Serve()
