@@ -332,4 +332,89 @@ func TestMultiRemote(t *testing.T) {
 	if err != nil || !strings.Contains(string(buf[:n]), `"requests"`) {
 		t.Errorf("remote counters of the S3 image: %q %v", buf[:n], err)
 	}
+
+	// Images of every source added and removed while 8 readers read
+	// and check the files of the local one: no reader sees an error, and each
+	// change shows in the listing at once.
+	stop := make(chan struct{})
+	errs := hashReaders(t, imgs[2].tree, filepath.Join(mnt, "local"), 8, stop)
+	for _, c := range []struct{ name, src string }{
+		{"s3b", "s3://multi/dir/img1.dwarfs"},
+		{"web3", ng.URL + "/img0.dwarfs"},
+		{"local2", imgs[2].path},
+	} {
+		mustDwarfs(t, "add", mnt, c.name+":"+c.src)
+		if !slices.Contains(names(t, mnt), c.name) {
+			t.Errorf("%s (%s) not listed after add", c.name, c.src)
+		}
+	}
+	imagetest.SameTree(t, imgs[1].tree, filepath.Join(mnt, "s3b"))
+	imagetest.SameTree(t, imgs[0].tree, filepath.Join(mnt, "web3"))
+	for _, name := range []string{"img0", "img1", "web2", "s3b", "web3", "local2"} {
+		mustDwarfs(t, "remove", mnt, name)
+	}
+	if got := names(t, mnt); !slices.Equal(got, []string{"local"}) {
+		t.Errorf("after the removals the mount lists %q", got)
+	}
+	close(stop)
+	if err := <-errs; err != nil {
+		t.Error(err)
+	}
+}
+
+// hashReaders starts n goroutines that read every file of tree under
+// dir and compare it with the tree's, until stop closes; the returned
+// channel yields the first error (or nil) once they are done.
+func hashReaders(t *testing.T, tree, dir string, n int, stop <-chan struct{}) <-chan error {
+	t.Helper()
+	var files []string
+	filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(tree, p)
+			files = append(files, rel)
+		}
+		return err
+	})
+	if len(files) == 0 {
+		t.Fatalf("%s: no files", tree)
+	}
+	out := make(chan error, 1)
+	res := make(chan error, n)
+	for i := range n {
+		go func() {
+			for k := i; ; k++ {
+				select {
+				case <-stop:
+					res <- nil
+					return
+				default:
+				}
+				rel := files[k%len(files)]
+				want, err := os.ReadFile(filepath.Join(tree, rel))
+				if err != nil {
+					res <- err
+					return
+				}
+				got, err := os.ReadFile(filepath.Join(dir, rel))
+				if err != nil {
+					res <- fmt.Errorf("reader %d: %w", i, err)
+					return
+				}
+				if !bytes.Equal(got, want) {
+					res <- fmt.Errorf("reader %d: %s differs", i, rel)
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		var first error
+		for range n {
+			if err := <-res; err != nil && first == nil {
+				first = err
+			}
+		}
+		out <- first
+	}()
+	return out
 }
