@@ -148,7 +148,7 @@ unit:
 	$(GO) test -count=1 -timeout 12m -json ./... | $(BIN)/testsum $(if $(filter 1,$(GODWARFS_REQUIRE_NO_SKIP)),-no-skip)
 
 # The concurrent code under the race detector: block cache and codec
-# buffer pools and the cache shared by many images, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load and its read-ahead hints, images added and removed under load,
+# buffer pools and the cache shared by many images, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load (its readers started on demand) and its read-ahead hints, images added and removed under load,
 # the mkdwarfs pipeline, scanner, hasher and nilsimsa ordering, parallel extraction, the
 # recompress workers, append and merge (base blocks copied through the pipeline) and the
 # tar reader (decoding ahead of the scanner). Only the tests that drive concurrency run here; the
@@ -159,7 +159,7 @@ race:
 	$(RACE) -run 'TestCache|TestSharedCache|TestCompressConcurrent|TestBufferReuse|TestZstdEncodersOnDemand|TestLazyHeader' ./block/
 	$(RACE) -run 'TestConcurrentReadAt|TestChunkBlockChecks|TestCorruptBlockFailsAtRead|TestFault|TestLazyHeaderFaults|TestServingChecksNamesOnFirstUse' .
 	$(RACE) -run 'TestCheckLazy|TestCheckNameOrder|TestCheckInvalidNames|TestNewFSMutations|TestCheckTables|TestResolveFSSTParts' ./metadata/
-	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestSecondPassFindsFirstBlocks|TestFault|TestMultiAddRemoveUnderLoad|TestMultiRemoveOpen' ./fusefs/
+	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestSecondPassFindsFirstBlocks|TestFault|TestMultiAddRemoveUnderLoad|TestMultiRemoveOpen|TestMemServesBesideWaitingReads|TestMemMaxThreads' ./fusefs/
 	$(RACE) -run '^(TestRoundTripLevels|TestRoundTripPackAndCompression)$$/^(l[017]|--order_(similarity|nilsimsa).*|-S_16.*)$$' ./internal/mkdwarfs/
 	$(RACE) -run 'TestBuildDeterministic|TestSparseHoles|TestNilsimsaOrderOptions' ./dedup/
 	$(RACE) -run 'TestExtractToDisk|TestExtractDataOrder' ./internal/dwarfsextract/
