@@ -5,7 +5,6 @@ package fusefs_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,21 +262,9 @@ func TestMemMaxThreads(t *testing.T) {
 		t.Run(c.opts, func(t *testing.T) {
 			m, _ := sampleSource()
 			const n = 4
-			for i := range n {
-				ino := m.file(0, fmt.Sprintf("h%d", i), []byte(fmt.Sprintf("held %d", i)))
-				m.hold[ino] = true
-			}
+			m.holdFiles(n)
 			srv, _ := mountWith(t, m, c.opts, nil)
-			errs := make(chan error, n)
-			for i := range n {
-				go func() {
-					b, err := os.ReadFile(filepath.Join(srv.Dir(), fmt.Sprintf("h%d", i)))
-					if err == nil && string(b) != fmt.Sprintf("held %d", i) {
-						err = fmt.Errorf("h%d: %q", i, b)
-					}
-					errs <- err
-				}()
-			}
+			errs := readHeld(srv.Dir(), n)
 			// The bound only turns a hang into a failure.
 			for range c.peak {
 				select {
@@ -295,16 +282,7 @@ func TestMemMaxThreads(t *testing.T) {
 				case <-time.After(300 * time.Millisecond):
 				}
 			}
-			go func() {
-				for range n {
-					m.release <- struct{}{}
-				}
-			}()
-			for range n {
-				if err := <-errs; err != nil {
-					t.Error(err)
-				}
-			}
+			m.releaseHeld(t, errs, n)
 			m.mu.Lock()
 			peak := m.peak
 			m.mu.Unlock()

@@ -6,10 +6,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/godwarfs/godwarfs/fusefs"
@@ -232,4 +235,46 @@ func (m *memSource) paths() map[string]uint32 {
 	}
 	walk(0, "")
 	return out
+}
+
+// holdFiles adds n files h0, h1, ... to the root of m whose reads wait in
+// the source (see hold).
+func (m *memSource) holdFiles(n int) {
+	for i := range n {
+		ino := m.file(0, fmt.Sprintf("h%d", i), []byte(fmt.Sprintf("held %d", i)))
+		m.hold[ino] = true
+	}
+}
+
+// readHeld reads the n files of holdFiles under dir, each in a goroutine,
+// and sends each read's error (or nil) on the channel it returns.
+func readHeld(dir string, n int) <-chan error {
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("h%d", i)))
+			if err == nil && string(b) != fmt.Sprintf("held %d", i) {
+				err = fmt.Errorf("h%d: %q", i, b)
+			}
+			errs <- err
+		}()
+	}
+	return errs
+}
+
+// releaseHeld lets the n reads of readHeld go, one at a time (so that
+// they also end when they reach the source one by one), and reports
+// their errors.
+func (m *memSource) releaseHeld(t *testing.T, errs <-chan error, n int) {
+	t.Helper()
+	go func() {
+		for range n {
+			m.release <- struct{}{}
+		}
+	}()
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }

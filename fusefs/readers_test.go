@@ -17,35 +17,10 @@ import (
 func TestMemServesBesideWaitingReads(t *testing.T) {
 	m, _ := sampleSource()
 	const n = 3
-	for i := range n {
-		ino := m.file(0, fmt.Sprintf("h%d", i), []byte(fmt.Sprintf("held %d", i)))
-		m.hold[ino] = true
-	}
+	m.holdFiles(n)
 	srv, _ := mountWith(t, m, "no_cache_files", nil)
-	errs := make(chan error, n)
-	for i := range n {
-		go func() {
-			b, err := os.ReadFile(filepath.Join(srv.Dir(), fmt.Sprintf("h%d", i)))
-			if err == nil && string(b) != fmt.Sprintf("held %d", i) {
-				err = fmt.Errorf("h%d: %q", i, b)
-			}
-			errs <- err
-		}()
-	}
-	defer func() {
-		// Released one by one, so that the reads also end (and the
-		// mount can go) when they reached the source one at a time.
-		go func() {
-			for range n {
-				m.release <- struct{}{}
-			}
-		}()
-		for range n {
-			if err := <-errs; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
+	errs := readHeld(srv.Dir(), n)
+	defer m.releaseHeld(t, errs, n)
 	// The bounds only turn a hang into a failure.
 	for i := range n {
 		select {
