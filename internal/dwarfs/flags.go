@@ -55,7 +55,7 @@ var mountOptions = []cli.Item{
 	{Term: "auto_unmount", Text: "unmount when the driver process dies, even by SIGKILL (fusermount3 stays to do it)"},
 	{Term: "max_threads=N", Text: "handle at most N FUSE requests at once (no limit: each request has its own goroutine)"},
 	{Term: "attach=MOUNTPOINT", Text: "dwarfs multi only: have the driver serving MOUNTPOINT mount the images too, at the new mount point, on its block cache (see SEVERAL IMAGES IN ONE MOUNT)"},
-	{Term: "clone_fd, max_idle_threads=N", Text: "libfuse thread pool tuning, accepted for compatibility with no effect: go-fuse reads all requests from one /dev/fuse descriptor, with a few goroutines waiting"},
+	{Term: "clone_fd, max_idle_threads=N", Text: "libfuse thread pool tuning, accepted for compatibility with no effect: the driver reads all requests from one /dev/fuse descriptor, with one goroutine waiting and another started for each read"},
 }
 
 // multiManual describes dwarfs multi and its control commands.
@@ -105,7 +105,7 @@ var differences = []cli.Item{
 	{Term: "preload_category=NAME", Text: "a category the image does not have fails the mount with an error listing the categories it has (the reference silently preloads nothing); the option may be given more than once"},
 	{Term: "block_allocator=malloc|mmap", Text: "accepted and checked, but decoded blocks of 64 KiB and more always get an anonymous mapping of their own (as with mmap in the reference), unmapped as soon as a block leaves the cache and no read holds it; smaller blocks are Go heap memory"},
 	{Term: "max_threads=N", Text: "requests run on goroutines, not a libfuse thread pool, so there is no limit unless one is given (libfuse's default is 10 threads); with N, at most N requests are handled at once"},
-	{Term: "clone_fd, max_idle_threads=N", Text: "accepted for scripts and fstab lines written for the reference, with no effect: they tune libfuse's thread pool (a /dev/fuse descriptor per thread; how many idle threads to keep), while go-fuse reads all requests from one descriptor with a small fixed number of waiting goroutines and lets the others end; max_idle_threads takes a number from -1 (no limit) up"},
+	{Term: "clone_fd, max_idle_threads=N", Text: "accepted for scripts and fstab lines written for the reference, with no effect: they tune libfuse's thread pool (a /dev/fuse descriptor per thread; how many idle threads to keep), while the driver reads all requests from one descriptor with one waiting goroutine, starts another for each READ (which may wait for a block) and lets the others end; max_idle_threads takes a number from -1 (no limit) up"},
 	{Term: "case_insensitive", Text: "directory indexes are built as directories are first searched rather than all at mount; the collision warnings are still given at mount"},
 }
 
