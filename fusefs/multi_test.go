@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -200,52 +198,22 @@ func TestMultiAddRemoveUnderLoad(t *testing.T) {
 	imgs := multiImages(t, 4)
 	m, srv, sc := mountMulti(t, 384<<10, imgs[:2])
 	dir := srv.Dir()
-	type file struct {
-		path string
-		want []byte
-	}
-	var files []file
+	var files []imagetest.FileWant
 	for _, im := range imgs[:2] {
-		filepath.WalkDir(im.tree, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() {
-				b, _ := os.ReadFile(p)
-				rel, _ := filepath.Rel(im.tree, p)
-				files = append(files, file{filepath.Join(dir, im.name, rel), b})
-			}
-			return err
-		})
+		files = append(files, imagetest.TreeFiles(t, im.tree, filepath.Join(dir, im.name))...)
 	}
-	stop := make(chan struct{})
-	var reads atomic.Int64
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := g; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				f := files[i%len(files)]
-				b, err := os.ReadFile(f.path)
-				if err != nil || !bytes.Equal(b, f.want) {
-					t.Errorf("reader %d: %s: %v (%d bytes, want %d)", g, f.path, err, len(b), len(f.want))
-					return
-				}
-				reads.Add(1)
-			}
-		})
-	}
+	stop := imagetest.StartReaders(files, 8)
 	// The readers must stop before a failure ends the test (and the
 	// mount with it).
 	if err := addRemoveRounds(t, m, sc, dir, imgs[2:]); err != nil {
-		close(stop)
-		wg.Wait()
+		stop()
 		t.Fatal(err)
 	}
-	close(stop)
-	wg.Wait()
-	if reads.Load() == 0 {
+	reads, err := stop()
+	if err != nil {
+		t.Error(err)
+	}
+	if reads == 0 {
 		t.Error("the readers read nothing")
 	}
 	if got := listRoot(t, dir); !slices.Equal(got, []string{"img0", "img1"}) {

@@ -19,7 +19,7 @@ import (
 // runtime then takes their Ps back while they wait and hands them out
 // again on every request, which cost a LOOKUP about a third more CPU
 // than the reference driver's. Metadata requests are answered from
-// memory (or the mapped image) and do not wait.
+// memory or the mapped image: their longest wait is a page fault.
 type readersFS struct {
 	fuse.RawFileSystem
 	srv atomic.Pointer[fuse.Server]

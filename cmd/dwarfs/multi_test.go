@@ -336,8 +336,7 @@ func TestMultiRemote(t *testing.T) {
 	// Images of every source added and removed while 8 readers read
 	// and check the files of the local one: no reader sees an error, and each
 	// change shows in the listing at once.
-	stop := make(chan struct{})
-	errs := hashReaders(t, imgs[2].tree, filepath.Join(mnt, "local"), 8, stop)
+	stop := imagetest.StartReaders(imagetest.TreeFiles(t, imgs[2].tree, filepath.Join(mnt, "local")), 8)
 	for _, c := range []struct{ name, src string }{
 		{"s3b", "s3://multi/dir/img1.dwarfs"},
 		{"web3", ng.URL + "/img0.dwarfs"},
@@ -356,65 +355,7 @@ func TestMultiRemote(t *testing.T) {
 	if got := names(t, mnt); !slices.Equal(got, []string{"local"}) {
 		t.Errorf("after the removals the mount lists %q", got)
 	}
-	close(stop)
-	if err := <-errs; err != nil {
-		t.Error(err)
+	if reads, err := stop(); err != nil || reads == 0 {
+		t.Errorf("readers: %d reads, %v", reads, err)
 	}
-}
-
-// hashReaders starts n goroutines that read every file of tree under
-// dir and compare it with the tree's, until stop closes; the returned
-// channel yields the first error (or nil) once they are done.
-func hashReaders(t *testing.T, tree, dir string, n int, stop <-chan struct{}) <-chan error {
-	t.Helper()
-	var files []string
-	filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			rel, _ := filepath.Rel(tree, p)
-			files = append(files, rel)
-		}
-		return err
-	})
-	if len(files) == 0 {
-		t.Fatalf("%s: no files", tree)
-	}
-	out := make(chan error, 1)
-	res := make(chan error, n)
-	for i := range n {
-		go func() {
-			for k := i; ; k++ {
-				select {
-				case <-stop:
-					res <- nil
-					return
-				default:
-				}
-				rel := files[k%len(files)]
-				want, err := os.ReadFile(filepath.Join(tree, rel))
-				if err != nil {
-					res <- err
-					return
-				}
-				got, err := os.ReadFile(filepath.Join(dir, rel))
-				if err != nil {
-					res <- fmt.Errorf("reader %d: %w", i, err)
-					return
-				}
-				if !bytes.Equal(got, want) {
-					res <- fmt.Errorf("reader %d: %s differs", i, rel)
-					return
-				}
-			}
-		}()
-	}
-	go func() {
-		var first error
-		for range n {
-			if err := <-res; err != nil && first == nil {
-				first = err
-			}
-		}
-		out <- first
-	}()
-	return out
 }
