@@ -182,7 +182,10 @@ type Options struct {
 	BeforeSegmenting func()
 }
 
-// DefaultOptions returns the level-7 defaults of the reference mkdwarfs.
+// DefaultOptions returns the level-7 defaults of the reference mkdwarfs,
+// but for Lookback: 2 where the reference has 1, so that a file at the
+// start of a block can still match its versions at the end of the block
+// before (see doc/architecture.md, Ordering).
 func DefaultOptions() Options {
 	return Options{
 		ScannerWorkers: 2,
@@ -191,7 +194,7 @@ func DefaultOptions() Options {
 		BlockSizeBits:  24,
 		WindowBits:     12,
 		WindowStep:     3,
-		Lookback:       1,
+		Lookback:       2,
 		BloomSizeShift: 4,
 		Now:            time.Now,
 	}

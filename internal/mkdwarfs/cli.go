@@ -33,7 +33,7 @@ var options = []cli.Option{
 	{Long: "filter", Short: "F", HasValue: true, Arg: "RULE", Help: "add filter rule: '+ PATTERN' include, '- PATTERN' exclude, '. FILE' merge rules from FILE; first match wins (see FILTER RULES in the manual)"},
 	{Long: "remove-empty-dirs", Help: "remove empty directories"},
 	{Long: "continue-on-error", Help: "report unreadable inputs and go on, as the reference does by default: they are left out (stored empty when reading fails only while the data is packed), and the exit status is 2"},
-	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "[CAT::]N", Default: "1", Help: "how many of the most recent blocks to search for repeated segments, the one being filled included (1: only that one, 0: no segment search)"},
+	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "[CAT::]N", Default: "2", Help: "how many of the most recent blocks to search for repeated segments, the one being filled included (1: only that one, as the reference's default; 0: no segment search)"},
 	{Long: "window-size", Short: "W", HasValue: true, Arg: "[CAT::]N", Default: "12", Help: "window size bits for block hashing (0 disables; --append defaults to 7)"},
 	{Long: "window-step", Short: "w", HasValue: true, Arg: "[CAT::]N", Default: "3", Help: "window step (as right shift of size)"},
 	{Long: "bloom-filter-size", HasValue: true, Arg: "[CAT::]N", Default: "4", Help: "bloom filter size (2^N*values bits, N at most 10, the filter at most 2^28 bits: 32 MiB)"},

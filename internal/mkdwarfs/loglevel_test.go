@@ -21,7 +21,7 @@ func TestLogLevels(t *testing.T) {
 	line := func(tag, text string) *regexp.Regexp {
 		return regexp.MustCompile(`(?m)^` + tag + ` \d\d:\d\d:\d\d\.\d{6} ` + text)
 	}
-	verbose := []*regexp.Regexp{line("V", "block size 16777216 bytes; segment search: 4096-byte window at 512-byte steps over 1 block"),
+	verbose := []*regexp.Regexp{line("V", "block size 16777216 bytes; segment search: 4096-byte window at 512-byte steps over 2 block"),
 		line("V", `ordered 1 contents by nilsimsa \[`), line("V", `segmented 32768 bytes into 1 blocks`)}
 	debug := []*regexp.Regexp{line("D", "duplicate: b has the contents of a"), line("D", `segmented a: 32768 bytes in \d+ chunks`), line("D", "order 0: a")}
 	trace := []*regexp.Regexp{line("T", "segment match: a at ")}
