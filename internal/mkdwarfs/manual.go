@@ -272,6 +272,12 @@ var manual = cli.Manual{
 				"-N. make bench-scale-cores measures a corpus on 1 and 2 cores and projects 16 and 64.",
 		}},
 		{Title: "DIFFERENCES FROM THE REFERENCE MKDWARFS", Paragraphs: []string{
+			"-B (--max-lookback-blocks) defaults to 2, where the reference's default is 1: the segmenter " +
+				"also searches the block finished last, so that a file at the start of a block can still " +
+				"refer to its earlier version at the end of the one before, which otherwise is stored again " +
+				"at every block boundary (on a tree of many releases of several projects, 3% of the image). " +
+				"A file can then have data in two blocks, and reading it decodes both. -B 1 keeps the " +
+				"reference's behaviour.",
 			"The pcmaudio and fits categorizers log the reference's messages at its levels, except that " +
 				"its info messages are verbose ones here. A FITS image that " +
 				"would extend past the end of the file is left uncategorized with a warning, as is a CAF " +
