@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -185,9 +186,28 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	if b.opt.BeforeSegmenting != nil {
 		b.opt.BeforeSegmenting()
 	}
-	if err := b.segmentAll(ctx, fresh, sink); err != nil {
+	// Families (of the nilsimsa order) get copies of contents they share
+	// with others, segmented as their own (see familyCopies).
+	stream := fresh
+	var copies []*content
+	if opt.Order == OrderNilsimsa && !opt.Nilsimsa.NoFamilies && !b.opt.Hollow {
+		copies = slices.DeleteFunc(familyCopies(fresh, int64(1)<<opt.BlockSizeBits), func(g *content) bool {
+			return !b.familyOrdered(g)
+		})
+		if len(copies) > 0 {
+			stream = append(fresh[:len(fresh):len(fresh)], copies...)
+			var n int64
+			for _, g := range copies {
+				n += g.size
+				b.debugf("family copy: %s (%d bytes) also stored with %s", g.copyOf.rep.relPath(), g.size, g.rep.relPath())
+			}
+			b.verbosef("%d contents shared across families are also stored in the other families (%d bytes)", len(copies), n)
+		}
+	}
+	if err := b.segmentAll(ctx, stream, sink); err != nil {
 		return nil, b.stats, err
 	}
+	adoptCopies(copies)
 	b.verbosef("segmented %d bytes into %d blocks of %d bytes; %d segment matches saved %d bytes [%v]",
 		b.stats.SegmentedBytes, b.stats.Blocks, b.stats.BlockBytes, b.stats.SegMatches, b.stats.SegMatchBytes, since(&t0))
 	b.phase("metadata")
@@ -198,6 +218,22 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	b.verbosef("built the metadata [%v]", since(&t0))
 	b.categoryMetadata(md, fresh)
 	return md, b.stats, nil
+}
+
+// familyOrdered says whether all of c's category streams are ordered by
+// nilsimsa in families: where another order applies, a family copy would
+// only be stored twice.
+func (b *builder) familyOrdered(c *content) bool {
+	for _, f := range c.fragments() {
+		o := b.opt
+		if len(b.opt.Categorize) > 0 {
+			o = b.opt.forCategory(f.cat.name())
+		}
+		if o.Order != OrderNilsimsa || o.Nilsimsa.NoFamilies {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *builder) phase(name string) {

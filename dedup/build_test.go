@@ -1,13 +1,16 @@
 package dedup
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -395,4 +398,51 @@ func scanTree(t *testing.T, o *Options, root string) (*builder, []*inode) {
 		t.Fatal(err)
 	}
 	return bd, fl
+}
+
+// TestFamilyCopiesShardBlocks: a tree of two unrelated projects, one of
+// which ships a copy of a file of the other, makes the blocks the two
+// projects make when built alone, one after the other: each project
+// stores the file, as its own build would.
+func TestFamilyCopiesShardBlocks(t *testing.T) {
+	text := func(seed, n int) []byte {
+		var b []byte
+		for i := 0; len(b) < n; i++ {
+			b = fmt.Appendf(b, "%d line %d of file %d\n", i*seed%977, i, seed)
+		}
+		return b[:n]
+	}
+	version := func(b []byte, at int) string {
+		v := append([]byte(nil), b...)
+		copy(v[at:], "changed")
+		return string(v)
+	}
+	x, y, lib := text(1, 60000), text(2, 60000), text(3, 20000)
+	a := map[string]string{"a/1/x.js": string(x), "a/2/x.js": version(x, 30000), "a/2/lib.js": string(lib)}
+	b := map[string]string{"b/1/y.js": string(y), "b/2/y.js": version(y, 20000), "b/1/vendor/dep.js": string(lib), "b/2/vendor/dep.js": version(lib, 15000)}
+	build := func(files ...map[string]string) [][]byte {
+		all := map[string]string{}
+		for _, f := range files {
+			maps.Copy(all, f)
+		}
+		o := testOpts(writeTree(t, all))
+		o.Order = OrderNilsimsa
+		// With a lookback beyond the block being filled, b's first block
+		// could also match a's last one, which no shard can.
+		o.Lookback = 1
+		var col collect
+		if _, _, err := Build(context.Background(), o, col.sink); err != nil {
+			t.Fatal(err)
+		}
+		return col.blocks
+	}
+	whole := build(a, b)
+	shards := append(build(a), build(b)...)
+	if !slices.EqualFunc(whole, shards, bytes.Equal) {
+		t.Errorf("the tree's %d blocks differ from its projects' %d", len(whole), len(shards))
+	}
+	// (From 5000 on, b/2/vendor/dep.js matches the copy.)
+	if n := bytes.Count(slices.Concat(whole...), lib[5000:6000]); n != 2 {
+		t.Errorf("the shared file is stored %d times, want 2", n)
+	}
 }

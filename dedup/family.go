@@ -37,6 +37,11 @@ const familyMinShare = 0.2
 // within 20 bits of each other; unrelated text is near 100.
 const familyMaxDist = 40
 
+// familyCopySmall is the size up to which a shared file is copied into
+// every family of at least a block that has it, versions of it there or
+// not (see familyCopies).
+const familyCopySmall = 4096
+
 // familyPairLimit bounds the namesakes in other directories that one
 // file is compared with, so a name that every directory has (index.js)
 // costs linear time.
@@ -79,12 +84,21 @@ func contentBytes(cs []*content) int64 {
 // in cs's order, the families in the order of their first directory's
 // name. It returns a single family when there is nothing to split.
 func families(cs []*content) [][]*content {
+	out, _ := familyPartition(cs)
+	return out
+}
+
+// familyPartition is families, and also the family (an index into out)
+// of any of the contents' paths: -1 for one in no family (outside the
+// groups, or in a group that owns nothing). With a single family it is
+// nil.
+func familyPartition(cs []*content) (out [][]*content, familyOfPath func(string) int) {
 	if len(cs) < 2 {
-		return [][]*content{cs}
+		return [][]*content{cs}, nil
 	}
 	groupOf, names, also, keyGroup := topLevelGroups(cs)
 	if len(names) < 2 {
-		return [][]*content{cs}
+		return [][]*content{cs}, nil
 	}
 	// rep[g][base] is group g's largest file of that name, the one that
 	// stands for the name in g; nameBytes[g] sums their sizes.
@@ -204,7 +218,6 @@ func families(cs []*content) [][]*content {
 		owns[find(g)] = true
 	}
 	famIndex := map[int]int{}
-	var out [][]*content
 	for g := range names {
 		r := find(g)
 		if _, ok := famIndex[r]; !ok && owns[r] {
@@ -216,7 +229,19 @@ func families(cs []*content) [][]*content {
 		f := famIndex[find(groupOf[i])]
 		out[f] = append(out[f], c)
 	}
-	return out
+	if len(out) < 2 {
+		return out, nil
+	}
+	return out, func(rel string) int {
+		g := keyGroup(rel)
+		if g < 0 {
+			return -1
+		}
+		if f, ok := famIndex[find(g)]; ok {
+			return f
+		}
+		return -1
+	}
 }
 
 // topLevelGroups numbers each content by the top-level directory its
@@ -306,4 +331,144 @@ func commonDirPrefix(rels []string) string {
 		}
 	}
 	return p
+}
+
+// familyCopies makes, for each content whose files lie in several
+// families of at least minBytes (a block), a copy for each such family
+// but the one of its first file: a content with the files of that family,
+// that the family orders and segments as its own. A family gets a copy
+// when it holds other versions of the file (a namesake with a near
+// digest), which the copy is stored beside at little cost, or when the
+// file is small (familyCopySmall); a large file it holds no versions of
+// would only be stored twice. It does so at every level familiesDeep
+// splits, so that each family of at least a block has, as near as that
+// allows, the contents a build of the family alone (a shard) would have.
+//
+// A content is stored once, in the family of its first file. When an
+// unrelated project ships a copy of another's file (a library bundling a
+// release of jQuery), the other project loses it: its neighbouring
+// versions are segmented without it in the block, and even a small file
+// missing changes the nilsimsa clusters and so the path of the order
+// through the rest of the family. The family's blocks come out different
+// from those of its shard, larger or smaller by chance (by tenths of a
+// percent), except where the file's versions lose it, which costs. With
+// the copies, a family's blocks are its shard's; storing a copy again
+// costs about what the shard pays for it. Smaller families are packed
+// together into blocks, as no shard is, and get no copies.
+//
+// What a family gets in copies is bounded by a 32nd of its own bytes or a
+// block, whichever is more: families that share more than that (but too
+// little to be joined into one) would otherwise store it all twice, which
+// their shards do, but which a single build is there to avoid.
+//
+// The copies are segmented like any content; adoptCopies then gives the
+// content the chunk list of the copy with the fewest chunks, so the
+// metadata has one per content as before. The copies' inodes are copies
+// too: the image's inodes are not changed.
+func familyCopies(cs []*content, minBytes int64) []*content {
+	fams, familyOf := familyPartition(cs)
+	if familyOf == nil {
+		return nil
+	}
+	big := make([]bool, len(fams))
+	allowance := make([]int64, len(fams))
+	for k, f := range fams {
+		n := contentBytes(f)
+		big[k], allowance[k] = n >= minBytes, max(n/32, minBytes)
+	}
+	// kin[k][name] holds family k's contents of that name, up to
+	// familyPairLimit of them.
+	kin := make([]map[string][]*content, len(fams))
+	for k := range kin {
+		kin[k] = map[string][]*content{}
+	}
+	for _, c := range cs {
+		if !c.rep.hasDigest {
+			continue
+		}
+		for _, f := range c.inodes {
+			if k := familyOf(f.firstEntry.rel); k >= 0 && big[k] {
+				name := path.Base(f.firstEntry.rel)
+				if ks := kin[k][name]; len(ks) < familyPairLimit && (len(ks) == 0 || ks[len(ks)-1] != c) {
+					kin[k][name] = append(ks, c)
+				}
+			}
+		}
+	}
+	// hasKin says whether family k holds another version of c under the
+	// name of f: a namesake with a near digest but other contents.
+	hasKin := func(k int, c *content, f *inode) bool {
+		if !c.rep.hasDigest {
+			return false
+		}
+		for _, o := range kin[k][path.Base(f.firstEntry.rel)] {
+			if o != c && hamming(&o.rep.simDigest, &c.rep.simDigest) <= familyMaxDist {
+				return true
+			}
+		}
+		return false
+	}
+	into := make([][]*content, len(fams))
+	for _, c := range cs {
+		if len(c.inodes) < 2 || c.size == 0 {
+			continue
+		}
+		home := familyOf(c.rep.firstEntry.rel)
+		if home < 0 {
+			continue
+		}
+		var order []int
+		in := map[int][]*inode{}
+		kinIn := map[int]bool{}
+		for _, f := range c.inodes {
+			k := familyOf(f.firstEntry.rel)
+			if k < 0 || k == home || !big[k] {
+				continue
+			}
+			if in[k] == nil {
+				order = append(order, k)
+				kinIn[k] = false
+			}
+			kinIn[k] = kinIn[k] || hasKin(k, c, f)
+			cp := *f
+			cp.frags = c.rep.frags // a hot or categorized content's, as the original's
+			in[k] = append(in[k], &cp)
+		}
+		orig := c
+		if c.copyOf != nil {
+			orig = c.copyOf
+		}
+		for _, k := range order {
+			if !kinIn[k] && c.size > familyCopySmall || c.size > allowance[k] {
+				continue
+			}
+			allowance[k] -= c.size
+			g := &content{rep: in[k][0], inodes: in[k], size: c.size, copyOf: orig}
+			for _, f := range g.inodes {
+				f.content = g
+			}
+			into[k] = append(into[k], g)
+		}
+	}
+	var out []*content
+	for k, f := range fams {
+		out = append(out, into[k]...)
+		if big[k] {
+			sub := append(f[:len(f):len(f)], into[k]...)
+			out = append(out, familyCopies(sub, minBytes)...)
+		}
+	}
+	return out
+}
+
+// adoptCopies gives each content that has family copies the chunk list
+// with the fewest chunks among its own and its copies' (all of them hold
+// the same bytes). A copy that failed to be read is not adopted.
+func adoptCopies(copies []*content) {
+	for _, g := range copies {
+		c := g.copyOf
+		if g.size == c.size && g.chunks != nil && len(g.chunks) < len(c.chunks) {
+			c.chunks = g.chunks
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -285,5 +286,144 @@ func TestFamilySpans(t *testing.T) {
 	}
 	if want := []int64{510, 500, 30}; !slices.Equal(spans, want) {
 		t.Errorf("spans %v, want %v", spans, want)
+	}
+}
+
+func TestFamilyCopies(t *testing.T) {
+	files := []famFile{
+		{paths: []string{"bootstrap/3.0/js/bootstrap.js"}, size: 30000, base: 1},
+		{paths: []string{"bootstrap/3.1/js/bootstrap.js"}, size: 31000, base: 1},
+		// jQuery as bootstrap ships it, and in jquery's own releases.
+		{paths: []string{"bootstrap/3.1/vendor/jquery.min.js", "jquery/1.11/jquery.min.js", "jquery/1.11/jquery-latest.min.js"}, size: 300, base: 2},
+		{paths: []string{"jquery/1.12/jquery.min.js"}, size: 310, base: 2},
+		{paths: []string{"jquery/1.12/src.js"}, size: 30000, base: 3},
+		// A font bootstrap ships and jquery has no other version of: jquery
+		// gets no copy.
+		{paths: []string{"bootstrap/3.0/fonts/glyph.woff", "jquery/1.12/glyph.woff"}, size: 5000, base: 6},
+		// A small file both ship: jquery gets a copy, versions or not.
+		{paths: []string{"bootstrap/3.0/.npmignore", "jquery/1.12/.npmignore"}, size: 30, base: 7},
+		// A file the small family shares: it gets no copy.
+		{paths: []string{"jquery/1.12/LICENSE", "small/LICENSE"}, size: 10, base: 4},
+		{paths: []string{"small/x.js"}, size: 100, base: 5},
+	}
+	cs := famContents(files, 1)
+	copies := familyCopies(cs, 500)
+	if len(copies) != 2 {
+		t.Fatalf("%d copies, want 2", len(copies))
+	}
+	if small := copies[1]; small.copyOf != cs[6] || small.rep.firstEntry.rel != "jquery/1.12/.npmignore" {
+		t.Errorf("second copy is %s of %p, want jquery/1.12/.npmignore of %p", small.rep.firstEntry.rel, small.copyOf, cs[6])
+	}
+	g, orig := copies[0], cs[2]
+	if g.copyOf != orig || g.size != orig.size || g.rep.simDigest != orig.rep.simDigest {
+		t.Errorf("copy of %s: copyOf %p (want %p), size %d", orig.rep.firstEntry.rel, g.copyOf, orig, g.size)
+	}
+	var got []string
+	for _, in := range g.inodes {
+		got = append(got, in.firstEntry.rel)
+		if in.content != g {
+			t.Errorf("copy's inode %s belongs to %p", in.firstEntry.rel, in.content)
+		}
+	}
+	if want := []string{"jquery/1.11/jquery.min.js", "jquery/1.11/jquery-latest.min.js"}; !slices.Equal(got, want) {
+		t.Errorf("copy's files %q, want %q", got, want)
+	}
+	// The image's inodes stay with the original.
+	for _, in := range orig.inodes {
+		if in.content != orig {
+			t.Errorf("%s moved to %p", in.firstEntry.rel, in.content)
+		}
+	}
+	if len(orig.inodes) != 3 {
+		t.Errorf("original has %d files, want 3", len(orig.inodes))
+	}
+	// Ordered with its copy, the jquery family has the contents a build
+	// of jquery alone would have.
+	fams := families(append(cs, copies...))
+	if want := [][]string{
+		{"bootstrap/3.0/js/bootstrap.js", "bootstrap/3.1/js/bootstrap.js", "bootstrap/3.1/vendor/jquery.min.js", "bootstrap/3.0/fonts/glyph.woff", "bootstrap/3.0/.npmignore"},
+		{"jquery/1.12/jquery.min.js", "jquery/1.12/src.js", "jquery/1.12/LICENSE", "jquery/1.11/jquery.min.js", "jquery/1.12/.npmignore"},
+		{"small/x.js"},
+	}; !slices.EqualFunc(famNames(fams), want, slices.Equal[[]string]) {
+		t.Errorf("families:\n got %q\nwant %q", famNames(fams), want)
+	}
+	// Below a block, no family gets copies.
+	if n := len(familyCopies(famContents(files, 1), 200000)); n != 0 {
+		t.Errorf("%d copies for families below the block size", n)
+	}
+}
+
+// TestFamilyCopiesDeep: a large family split one level down gets copies
+// between its parts too, as its shard would.
+func TestFamilyCopiesDeep(t *testing.T) {
+	files := []famFile{
+		{paths: []string{"vue/1.0/vue.js"}, size: 2000, base: 1},
+		{paths: []string{"vue/1.1/vue.js"}, size: 2010, base: 1},
+		{paths: []string{"vue/3.0/vue.js"}, size: 1500, base: 2},
+		{paths: []string{"vue/3.1/vue.js"}, size: 1510, base: 2},
+		{paths: []string{"vue/1.1/index.js", "vue/3.1/index.js"}, size: 50, base: 3},
+		{paths: []string{"vue/3.1/compiler.js", "other/compiler.js"}, size: 300, base: 5},
+		{paths: []string{"other/a.js"}, size: 4000, base: 4},
+		// Other versions of the shared files, in the families that get
+		// the copies.
+		{paths: []string{"other/old/compiler.js"}, size: 290, base: 5},
+		{paths: []string{"vue/3.0/index.js"}, size: 48, base: 3},
+	}
+	cs := famContents(files, 1)
+	var got [][]string
+	for _, g := range familyCopies(cs, 500) {
+		var p []string
+		for _, in := range g.inodes {
+			p = append(p, in.firstEntry.rel)
+		}
+		got = append(got, p)
+		if g.copyOf == nil || g.copyOf.copyOf != nil {
+			t.Errorf("copy %q is not of an original", p)
+		}
+	}
+	// other/compiler.js's content is first found in vue; vue's 3.x line
+	// gets a copy of the index.js its 1.x line has.
+	want := [][]string{{"other/compiler.js"}, {"vue/3.1/index.js"}}
+	if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+		t.Errorf("copies %q, want %q", got, want)
+	}
+}
+
+func TestAdoptCopies(t *testing.T) {
+	c := &content{size: 10, chunks: []pchunk{{block: 0, off: 0, size: 4}, {block: 0, off: 8, size: 6}}}
+	fewer := &content{size: 10, copyOf: c, chunks: []pchunk{{block: 3, off: 0, size: 10}}}
+	more := &content{size: 10, copyOf: c, chunks: []pchunk{{block: 4, off: 0, size: 2}, {block: 4, off: 5, size: 3}, {block: 4, off: 9, size: 5}}}
+	failed := &content{size: 0, copyOf: c} // a read error emptied it
+	adoptCopies([]*content{more, failed, fewer})
+	if !slices.Equal(c.chunks, fewer.chunks) {
+		t.Errorf("chunks %+v, want the copy's %+v", c.chunks, fewer.chunks)
+	}
+}
+
+// TestFamilyCopiesBounded: two families that share more than a block of
+// identical files, too little of their bytes to be joined, get copies of
+// no more than a block (or a 32nd of the family) between them.
+func TestFamilyCopiesBounded(t *testing.T) {
+	var files []famFile
+	for i := range 30 {
+		files = append(files,
+			famFile{paths: []string{fmt.Sprintf("a/f%d.js", i)}, size: 1000, base: 10 + i},
+			famFile{paths: []string{fmt.Sprintf("b/g%d.js", i)}, size: 1000, base: 100 + i})
+	}
+	for i := range 5 {
+		files = append(files, famFile{paths: []string{fmt.Sprintf("a/s%d.js", i), fmt.Sprintf("b/s%d.js", i)}, size: 1000, base: 200 + i},
+			famFile{paths: []string{fmt.Sprintf("b/old/s%d.js", i)}, size: 1000, base: 200 + i})
+	}
+	cs := famContents(files, 1)
+	if n := len(families(cs)); n != 2 {
+		t.Fatalf("%d families, want 2", n)
+	}
+	copies := familyCopies(cs, 2000)
+	var got []string
+	for _, g := range copies {
+		got = append(got, g.rep.firstEntry.rel)
+	}
+	if want := []string{"b/s0.js", "b/s1.js"}; !slices.Equal(got, want) {
+		t.Errorf("copies %q, want %q (a block's worth)", got, want)
 	}
 }

@@ -470,6 +470,9 @@ type content struct {
 	// category streams are segmented.
 	fragChunks [][]pchunk
 	index      int // chunk_table index
+	// copyOf is, for a family's copy of a content (see familyCopies),
+	// the content it is a copy of.
+	copyOf *content
 }
 
 // digestWriter returns what f's similarity digest reads: all of f, or,

@@ -616,7 +616,9 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 				c.fragChunks[r.idx] = outs[i]
 			}
 		}
-		b.stats.SegmentedBytes += bytes
+		if c.copyOf == nil { // a family copy is not more input (progress)
+			b.stats.SegmentedBytes += bytes
+		}
 		nchunks := 0
 		for _, o := range outs {
 			nchunks += len(o)
