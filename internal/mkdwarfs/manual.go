@@ -168,7 +168,9 @@ var manual = cli.Manual{
 				"same way one level down (a project's releases into its major lines). Each family is " +
 				"ordered on its own as above, the families follow each other by the name of their first " +
 				"directory, and a family of at least a block's bytes starts a new block, as it would in a " +
-				"build of its own. Releases of one " +
+				"build of its own; such a family also stores its own copy of a file it shares with another " +
+				"family when it holds other versions of that file or the file is at most 4 KiB, as its own " +
+				"build would. Releases of one " +
 				"project side by side (one directory per version) are one family and are ordered as a " +
 				"whole; unrelated projects side by side do not interleave in the blocks, which keeps a " +
 				"file's versions close enough for the segmenter's lookback and the compressor's window. " +
