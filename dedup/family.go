@@ -427,7 +427,6 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 			}
 			if in[k] == nil {
 				order = append(order, k)
-				kinIn[k] = false
 			}
 			kinIn[k] = kinIn[k] || hasKin(k, c, f)
 			cp := *f
