@@ -352,9 +352,10 @@ func commonDirPrefix(rels []string) string {
 // through the rest of the family. The family's blocks come out different
 // from those of its shard, larger or smaller by chance (by tenths of a
 // percent), except where the file's versions lose it, which costs. With
-// the copies, a family's blocks are its shard's; storing a copy again
-// costs about what the shard pays for it. Smaller families are packed
-// together into blocks, as no shard is, and get no copies.
+// the copies a family's blocks are its shard's unless a large file it
+// has no versions of was left out; storing a copy again costs about what
+// the shard pays for it. Smaller families are packed together into
+// blocks, as no shard is, and get no copies.
 //
 // What a family gets in copies is bounded by a 32nd of its own bytes or a
 // block, whichever is more: families that share more than that (but too
