@@ -124,7 +124,7 @@ func TestXZBinaryReadByXZTool(t *testing.T) {
 			name string
 			enc  func() ([]byte, error)
 		}{
-			{"purego", func() ([]byte, error) { return xzWithBCJ(src, 1<<20, f) }},
+			{"purego", func() ([]byte, error) { return xzWithBCJ(src, 1<<20, nil, f) }},
 			{"build", func() ([]byte, error) { return forcedBCJ(src, f) }},
 		} {
 			stream, err := ctor.enc()
@@ -157,7 +157,7 @@ func TestXZBinaryReadByXZTool(t *testing.T) {
 // error instead of returning wrong bytes.
 func TestXZFilteredErrors(t *testing.T) {
 	src := executableBytes(t, 128<<10)
-	good, err := xzWithBCJ(src, 1<<20, bcjByName("x86"))
+	good, err := xzWithBCJ(src, 1<<20, nil, bcjByName("x86"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -444,6 +444,7 @@ func Algorithms() []Algorithm {
 	zlong := "long (accepted, no effect without libzstd)"
 	binary := "binary={" + strings.Join(bcjWritable, ", ") + "} (BCJ filter for executables; kept only where smaller)"
 	lzmaOpts := []string{"level=[0..9]", "dict_size=[12..30]", "extreme (accepted, no effect without liblzma)", binary,
+		"pb=[0..4] or auto (default: 0 for input without 16/32-bit structure, else 2)",
 		"mode, mf, nice, depth: need liblzma (a cgo build), refused here"}
 	if nativeZstd {
 		zstdEnc = zstdEncoderName()
@@ -457,7 +458,8 @@ func Algorithms() []Algorithm {
 	if nativeLZMA {
 		lzmaEnc = lzmaEncoderName()
 		lzmaOpts = []string{"level=[0..9]", "dict_size=[12..30]", "extreme", binary,
-			"mode={fast, normal}", "mf={bt2, bt3, bt4, hc3, hc4}", "nice=[0..273]", "depth=[0..4294967295]"}
+			"mode={fast, normal}", "mf={bt2, bt3, bt4, hc3, hc4}", "nice=[0..273]", "depth=[0..4294967295]",
+			"pb=[0..4] or auto (default: 0 and at levels 6-9 nice 96 for input without 16/32-bit structure, else 2)"}
 	}
 	return []Algorithm{
 		{"null", "no compression at all", "", nil},

@@ -13,18 +13,28 @@ package block
 // gd_lzma_encode writes one .xz stream (one block, CRC64 check) the way
 // the reference mkdwarfs does: preset, then the explicit options over it,
 // and a BCJ filter before LZMA2 unless bcj is LZMA_VLI_UNKNOWN. dict,
-// mode, mf, nice, depth are 0 (or -1 for mode/mf) when not set.
+// mode, mf, nice, depth are 0 (or -1 for mode/mf/pb) when not set;
+// nice_min raises the preset's nice length, at the preset's depth, when
+// nice is not set.
 // It returns LZMA_OK with *out_pos set, LZMA_BUF_ERROR when the output did
 // not fit in out_size, or another lzma_ret on failure.
 static int gd_lzma_encode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size, size_t* out_pos,
-		uint32_t preset, uint32_t dict, int mode, int mf, uint32_t nice, uint32_t depth, uint64_t bcj) {
+		uint32_t preset, uint32_t dict, int mode, int mf, uint32_t nice, uint32_t nice_min, uint32_t depth, int pb, uint64_t bcj) {
 	lzma_options_lzma opt;
 	if (lzma_lzma_preset(&opt, preset)) return LZMA_OPTIONS_ERROR;
 	if (dict) opt.dict_size = dict;
 	if (mode >= 0) opt.mode = (lzma_mode)mode;
 	if (mf >= 0) opt.mf = (lzma_match_finder)mf;
-	if (nice) opt.nice_len = nice;
 	if (depth) opt.depth = depth;
+	if (nice) {
+		opt.nice_len = nice;
+	} else if (opt.nice_len < nice_min) {
+		// Keep the preset's search depth (liblzma derives an unset one
+		// from nice_len): the longer nice length then costs little time.
+		if (!opt.depth) opt.depth = (opt.mf & 0x10) ? 16 + opt.nice_len / 2 : 4 + opt.nice_len / 4;
+		opt.nice_len = nice_min;
+	}
+	if (pb >= 0) opt.pb = (uint32_t)pb;
 	lzma_filter filters[3] = {{bcj, NULL}, {LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, NULL}};
 	lzma_stream s = LZMA_STREAM_INIT;
 	lzma_ret r = lzma_stream_encoder(&s, bcj == LZMA_VLI_UNKNOWN ? filters + 1 : filters, LZMA_CHECK_CRC64);
@@ -74,6 +84,7 @@ type cLZMACompressor struct {
 	dict        int // 0: the preset's
 	mode, mf    C.int
 	nice, depth C.uint32_t
+	level, pb   int        // pb: lzmaAutoPB leaves it to lzmaProfile
 	bcj         *bcjFilter // nil: LZMA2 only
 }
 
@@ -82,7 +93,7 @@ func newNativeLZMA(so *specOptions) (Compressor, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &cLZMACompressor{preset: C.uint32_t(lvl), mode: -1, mf: -1}
+	l := &cLZMACompressor{preset: C.uint32_t(lvl), level: lvl, mode: -1, mf: -1}
 	if so.flag("extreme") {
 		l.preset |= C.LZMA_PRESET_EXTREME
 	}
@@ -119,6 +130,9 @@ func newNativeLZMA(so *specOptions) (Compressor, error) {
 		return nil, err
 	}
 	l.nice, l.depth = C.uint32_t(nice), C.uint32_t(depth)
+	if l.pb, err = lzmaPB(so); err != nil {
+		return nil, err
+	}
 	// Bad combinations (e.g. mf=hc3 with nice=2) fail now, not on first use.
 	if _, err := l.Compress([]byte("godwarfs")); err != nil {
 		return nil, err
@@ -174,12 +188,13 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj
 		in = (*C.uint8_t)(unsafe.Pointer(&src[0]))
 	}
 	var n C.size_t
+	pb, niceMin := lzmaProfile(src, l.pb, l.level, int(l.nice))
 	filter := C.uint64_t(C.LZMA_VLI_UNKNOWN)
 	if bcj != nil {
 		filter = C.uint64_t(bcj.id)
 	}
 	r := C.gd_lzma_encode(in, C.size_t(len(src)), (*C.uint8_t)(unsafe.Pointer(&out.b[0])), C.size_t(room), &n,
-		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, l.depth, filter)
+		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, C.uint32_t(niceMin), l.depth, C.int(pb), filter)
 	switch {
 	case r == C.LZMA_OK:
 		return append(slices.Grow(dst, int(n)), out.b[:n]...), nil

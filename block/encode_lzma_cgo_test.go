@@ -12,17 +12,29 @@ import (
 
 // TestLZMAFramingMatchesXZ checks that the liblzma encoder writes the .xz
 // stream the reference writes (one LZMA2 filter, CRC64 check, preset
-// options) by comparing it with the xz tool given the same options.
+// options; with pb=2) by comparing it with the xz tool given the same
+// options, and that pb=auto picks pb 0 and nice 128 for text, the preset
+// for an executable.
 func TestLZMAFramingMatchesXZ(t *testing.T) {
 	xzTool, err := exec.LookPath("xz")
 	if err != nil {
 		t.Skip("skipped: no xz tool to compare with")
 	}
-	src := goSource(t)[:300<<10]
-	for _, tc := range []struct{ spec, preset string }{
-		{"lzma:level=9", "9"}, {"lzma:level=1", "1"}, {"lzma:level=6:extreme", "6e"},
-		{"lzma:level=9:dict_size=16:mode=fast:mf=hc4:nice=64", "9,dict=64KiB,mode=fast,mf=hc4,nice=64"},
+	text, exe := goSource(t)[:300<<10], executableBytes(t, 300<<10)
+	for _, tc := range []struct {
+		spec, preset string
+		src          []byte
+	}{
+		{"lzma:level=9:pb=2", "9", text}, {"lzma:level=1:pb=2", "1", text}, {"lzma:level=6:extreme:pb=2", "6e", text},
+		{"lzma:level=9:dict_size=16:mode=fast:mf=hc4:nice=64:pb=2", "9,dict=64KiB,mode=fast,mf=hc4,nice=64", text},
+		{"lzma:level=9", "9,pb=0,nice=96,depth=48", text}, {"lzma:level=9:pb=auto", "9,pb=0,nice=96,depth=48", text},
+		{"lzma:level=6:extreme", "6e,pb=0", text}, // its nice, 273, is above 96
+		{"lzma:level=5", "5,pb=0", text}, {"lzma:level=6:mf=hc4", "6,mf=hc4,pb=0,nice=96,depth=20", text},
+		{"lzma:level=9:depth=7", "9,pb=0,nice=96,depth=7", text}, {"lzma:level=9:nice=32", "9,pb=0,nice=32", text},
+		{"lzma:level=9:pb=1", "9,pb=1", text},
+		{"lzma:level=9", "9", exe}, {"lzma:level=9:pb=0", "9,pb=0", exe},
 	} {
+		src := tc.src
 		c, err := NewCompressor(tc.spec)
 		if err != nil {
 			t.Fatal(err)

@@ -169,6 +169,7 @@ func lzmaPresetDict(level int) int {
 
 type lzmaCompressor struct {
 	dict int
+	pb   int        // lzmaAutoPB: lzmaProfile's
 	bcj  *bcjFilter // nil: LZMA2 only
 }
 
@@ -195,7 +196,11 @@ func newLZMACompressor(so *specOptions) (Compressor, error) {
 			return nil, specErrorf("lzma option %s needs the liblzma encoder, which this build lacks (a cgo build has it)", k)
 		}
 	}
-	return &lzmaCompressor{dict: dict, bcj: bcj}, nil
+	pb, err := lzmaPB(so)
+	if err != nil {
+		return nil, err
+	}
+	return &lzmaCompressor{dict: dict, pb: pb, bcj: bcj}, nil
 }
 
 func (l *lzmaCompressor) Compression() Compression { return CompLZMA }
@@ -204,7 +209,10 @@ func (l *lzmaCompressor) Compress(src []byte) ([]byte, error) {
 	// here and for every decoder later.
 	dict := max(min(l.dict, len(src)), 4096)
 	var buf bytes.Buffer
-	w, err := xz.WriterConfig{DictCap: dict, CheckSum: xz.CRC64}.NewWriter(&buf)
+	// The Go encoder has no nice length: only the profile's pb applies.
+	pb, _ := lzmaProfile(src, l.pb, 0, 0)
+	props := &lzma.Properties{LC: 3, LP: 0, PB: pb}
+	w, err := xz.WriterConfig{Properties: props, DictCap: dict, CheckSum: xz.CRC64}.NewWriter(&buf)
 	if err != nil {
 		return nil, fmt.Errorf("xz writer: %w", err)
 	}
@@ -218,7 +226,7 @@ func (l *lzmaCompressor) Compress(src []byte) ([]byte, error) {
 		return buf.Bytes(), nil
 	}
 	// As the reference: try the BCJ filter too and keep the smaller.
-	alt, err := xzWithBCJ(src, dict, l.bcj)
+	alt, err := xzWithBCJ(src, dict, props, l.bcj)
 	if err != nil {
 		return nil, err
 	}
@@ -230,11 +238,11 @@ func (l *lzmaCompressor) Compress(src []byte) ([]byte, error) {
 
 // xzWithBCJ writes src as one .xz stream of one block whose filter chain
 // is f then LZMA2, with a CRC64 check; the xz package writes only LZMA2.
-func xzWithBCJ(src []byte, dict int, f *bcjFilter) ([]byte, error) {
+func xzWithBCJ(src []byte, dict int, props *lzma.Properties, f *bcjFilter) ([]byte, error) {
 	data := slices.Clone(src)
 	f.code(data, 0, true)
 	var body bytes.Buffer
-	w, err := lzma.Writer2Config{DictCap: dict}.NewWriter2(&body)
+	w, err := lzma.Writer2Config{Properties: props, DictCap: dict}.NewWriter2(&body)
 	if err != nil {
 		return nil, fmt.Errorf("lzma2 writer: %w", err)
 	}

@@ -111,7 +111,7 @@ func FuzzDecompress(f *testing.F) {
 	// xz streams with BCJ filters before LZMA2 (lzma:binary=...).
 	code := []byte("\xe8\x10\x00\x00\x00\xe9\xf0\xff\xff\xff\x00\x00\x00\xeb\x00\x00\xf0\xf8hello hello")
 	for _, name := range []string{"x86", "arm", "armthumb", "ia64"} {
-		out, err := xzWithBCJ(code, 4096, bcjByName(name))
+		out, err := xzWithBCJ(code, 4096, nil, bcjByName(name))
 		if err != nil {
 			f.Fatal(err)
 		}
