@@ -33,7 +33,7 @@ var options = []cli.Option{
 	{Long: "filter", Short: "F", HasValue: true, Arg: "RULE", Help: "add filter rule: '+ PATTERN' include, '- PATTERN' exclude, '. FILE' merge rules from FILE; first match wins (see FILTER RULES in the manual)"},
 	{Long: "remove-empty-dirs", Help: "remove empty directories"},
 	{Long: "continue-on-error", Help: "report unreadable inputs and go on, as the reference does by default: they are left out (stored empty when reading fails only while the data is packed), and the exit status is 2"},
-	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "[CAT::]N", Default: "2", Help: "how many of the most recent blocks to search for repeated segments, the one being filled included (1: only that one, as the reference's default; 0: no segment search)"},
+	{Long: "max-lookback-blocks", Short: "B", HasValue: true, Arg: "[CAT::]N", Default: "2", Help: "how many of the most recent blocks to search for repeated segments, the one being filled included (1: only that one, as the reference's default; 0: no segment search; the default is 3 at -l9)"},
 	{Long: "window-size", Short: "W", HasValue: true, Arg: "[CAT::]N", Default: "12", Help: "window size bits for block hashing (0 disables; --append defaults to 7)"},
 	{Long: "window-step", Short: "w", HasValue: true, Arg: "[CAT::]N", Default: "3", Help: "window step (as right shift of size)"},
 	{Long: "bloom-filter-size", HasValue: true, Arg: "[CAT::]N", Default: "4", Help: "bloom filter size (2^N*values bits, N at most 10, the filter at most 2^28 bits: 32 MiB)"},
@@ -58,7 +58,7 @@ var options = []cli.Option{
 	{Long: "keep-all-times", Help: "save atime and ctime in addition to mtime"},
 	{Long: "time-resolution", HasValue: true, Arg: "RES", Help: "resolution of inode timestamps: sec, ms, us, ns, min, hour, day or seconds (default: 1s)"},
 	{Long: "no-hardlink-table", Help: "don't add the hardlink count table"},
-	{Long: "pack-metadata", Short: "P", HasValue: true, Default: "auto", Help: "pack metadata elements (auto, all, none, chunk_table, directories, shared_files, names, names_index, symlinks, symlinks_index, force, plain)"},
+	{Long: "pack-metadata", Short: "P", HasValue: true, Default: "auto", Help: "pack metadata elements (auto: all when the metadata is compressed, else names and symlinks; all, none, chunk_table, directories, shared_files, names, names_index, symlinks, symlinks_index, force, plain)"},
 	{Long: "debug-filter", HasValue: true, Optional: true, Implicit: "all", Help: "show effect of filter rules without producing an image (all, excluded, excluded-files, files, included, included-files); paths are listed sorted"},
 	// Accepted for command line compatibility; they have no effect here.
 	{Long: "log-with-context", Help: "accepted, no effect"},

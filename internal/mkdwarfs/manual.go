@@ -91,9 +91,18 @@ var manual = cli.Manual{
 				"(-131072 to 22; levels below 1 are faster and weaker) with :long for long-distance matching; " +
 				"lzma:level=N (0 to 9) with :extreme, :dict_size=N (12 to 30, the log2 of the dictionary), " +
 				":binary=NAME, :mode=fast|normal, :mf=hc3|hc4|bt2|bt3|bt4, :nice=N (2 to 273; 0 keeps the " +
-				"preset's) and :depth=N (0 to 4294967295); lz4; lz4hc:level=N (0 to 12); brotli:quality=N " +
+				"preset's), :depth=N (0 to 4294967295) and :pb=N|auto (0 to 4); lz4; lz4hc:level=N (0 to 12); brotli:quality=N " +
 				"(0 to 11) with :lgwin=N (10 to 24). The -l level (0 to 9) chooses all of them together with " +
 				"block size and ordering; mkdwarfs -H prints the table and the encoders of this build.",
+			"lzma:pb is the number of position bits LZMA2 models. The presets use 2, which suits data " +
+				"laid out in 16- or 32-bit units (executables, tables of numbers, audio). With pb=auto, the " +
+				"default and a godwarfs extension, each block is looked at first: where its byte values do " +
+				"not depend on their position modulo 4 (text, JavaScript, JSON, SVG, WebAssembly) it is " +
+				"compressed with pb=0, and at levels 6 to 9 without :nice also with a nice length of at " +
+				"least 96 (at the preset's search depth), which finds the longer repeats of source trees. " +
+				"On a tree of many releases of JavaScript projects this made the -l9 image's blocks 0.9% " +
+				"smaller at the same build time. pb=2 gives the reference's streams. Any LZMA2 decoder " +
+				"reads either.",
 			"lzma:binary=NAME puts a BCJ filter for executables of one architecture (x86, powerpc, ia64, " +
 				"arm, armthumb or sparc) before LZMA2: it turns relative call targets into absolute ones, " +
 				"which repeat more. As with the reference, each block is compressed with and without the " +
@@ -278,8 +287,16 @@ var manual = cli.Manual{
 				"also searches the block finished last, so that a file at the start of a block can still " +
 				"refer to its earlier version at the end of the one before, which otherwise is stored again " +
 				"at every block boundary (on a tree of many releases of several projects, 3% of the image). " +
-				"A file can then have data in two blocks, and reading it decodes both. -B 1 keeps the " +
-				"reference's behaviour.",
+				"A file can then have data in two blocks, and reading it decodes both. At -l9 the default " +
+				"is 3. -B 1 keeps the reference's behaviour.",
+			"-P auto, the default, packs all metadata tables (as -P all) when the metadata is " +
+				"compressed, at levels 7 to 9, where the reference packs only names and symlinks: that " +
+				"metadata is decompressed into memory when the image is opened anyway, and packed tables " +
+				"compress smaller (on a tree of 345,000 files, 0.34 MB of 3.3). Uncompressed metadata " +
+				"(levels 0 to 6) is read in place, and there auto is the reference's. -P names,symlinks " +
+				"gives the reference's packing at every level.",
+			"lzma blocks are written with pb=auto (see COMPRESSION): pb=0 and a longer nice length for " +
+				"blocks without 16- or 32-bit structure. lzma:pb=2 gives the reference's streams.",
 			"The pcmaudio and fits categorizers log the reference's messages at its levels, except that " +
 				"its info messages are verbose ones here. A FITS image that " +
 				"would extend past the end of the file is left uncategorized with a warning, as is a CAF " +

@@ -335,7 +335,7 @@ func levelOptions(p *cli.Result, cfg *Config) error {
 	}
 	L := levels[lvl]
 	cfg.level = lvl
-	o.BlockSizeBits, o.WindowBits, o.WindowStep, o.Order = L.blockBits, L.window, L.step, L.order
+	o.BlockSizeBits, o.WindowBits, o.WindowStep, o.Order, o.Lookback = L.blockBits, L.window, L.step, L.order, L.lookback
 	cfg.Compression, cfg.SchemaComp, cfg.HistoryComp, cfg.MetaComp = L.block, L.schema, L.schema, L.meta
 	return nil
 }
@@ -628,17 +628,43 @@ func entryOptions(p *cli.Result, cfg *Config) error {
 	return nil
 }
 
-// metadataPackOptions sets how the metadata is packed (-P).
+// metadataPackOptions sets how the metadata is packed (-P). For a build
+// whose metadata is compressed (levels 7 to 9), auto, the default, packs
+// all of it: such metadata is decompressed into memory at mount anyway,
+// unpacking the tables there costs a few bytes per inode, and packed
+// tables compress smaller (0.3 to 0.5 MB of 3.3 on a 345,000-file tree).
+// Uncompressed metadata is read in place, so there auto stays the
+// reference's: names and symlinks. Rewrites and appends keep the input's
+// packing unless -P is given.
 func metadataPackOptions(p *cli.Result, cfg *Config) error {
-	o := &cfg.Build
-	if v, ok := p.Lookup("pack-metadata"); ok {
-		pk, err := dedup.ParsePack(v)
-		if err != nil {
-			return usagef("%v", err)
+	v, given := p.Lookup("pack-metadata")
+	if !given {
+		if isRecompress(p) || isGrow(p) {
+			return nil
 		}
-		o.Pack = &pk
+		v = "auto"
 	}
+	if !isNullSpec(cfg.MetaComp) {
+		words := strings.Split(v, ",")
+		for i, w := range words {
+			if strings.TrimSpace(w) == "auto" {
+				words[i] = "all"
+			}
+		}
+		v = strings.Join(words, ",")
+	}
+	pk, err := dedup.ParsePack(v)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	cfg.Build.Pack = &pk
 	return nil
+}
+
+// isNullSpec reports whether a compression spec stores data as it is.
+func isNullSpec(spec string) bool {
+	algo, _, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	return strings.EqualFold(algo, "null")
 }
 
 // signOptions loads the --sign key, so that a bad key fails before the build.
