@@ -12,9 +12,10 @@ const lzmaAutoPB = -1
 // 4-byte structure at presets 6 to 9 (whose own is 64, or 273 extreme).
 // Measured on 17 to 65 MiB blocks of JavaScript, source maps and JSON at
 // preset 9 with pb 0: 80 saves 0.2 to 0.8%, 96 0.3 to 1.3%, 128 0.5 to
-// 1.8%, 192 0.7 to 2.3%; 96 is the longest that did not make the encoder
-// measurably slower (longer matches leave the optimal parser fewer
-// positions, which pays for the matches it now weighs instead of taking).
+// 1.8%, 192 0.7 to 2.3%. 96 cost no encoder time those runs could measure
+// (longer matches leave the optimal parser fewer positions, which pays for
+// the matches it now weighs instead of taking); 128 made a whole -l9 build
+// take about a seventh more CPU.
 const lzmaTextNice = 96
 
 // lzmaPB parses lzma:pb=N (the position bits LZMA2 models, 0 to 4) or
