@@ -110,7 +110,8 @@ func ImageOptions(f *metadata.FS) Options {
 		o.TimeResolution = time.Duration(sec) * time.Second
 	}
 	pk := PackAuto
-	if fo := md.Options; fo != nil {
+	// The stored options: md's say the tables the reader unpacked are plain.
+	if fo := f.StoredOptions(); fo != nil {
 		o.KeepAllTimes = !fo.MtimeOnly
 		o.NoHardlinks = !fo.InodesHaveNlink
 		pk.ChunkTable, pk.Directories, pk.SharedFiles = fo.PackedChunkTable, fo.PackedDirectories, fo.PackedSharedFilesTable

@@ -810,6 +810,10 @@ func (f *FS) Metadata() *Metadata {
 // DecodeLazy, Inodes is nil and InodeAt reads the packed table.
 func (f *FS) Tables() *Metadata { return f.md }
 
+// StoredOptions returns the options as the image stores them, or nil:
+// Tables' copy marks the tables NewFS unpacked as plain.
+func (f *FS) StoredOptions() *FsOptions { return f.orig.Options }
+
 // InodeCount returns the number of inodes.
 func (f *FS) InodeCount() int { return int(f.n) }
 

@@ -660,3 +660,37 @@ func TestDefaultMergeAt(t *testing.T) {
 		}
 	}
 }
+
+// TestGrowKeepsPacking: an append or a merge writes the metadata packed as
+// the (first) input image has it, tables the reader unpacks included.
+func TestGrowKeepsPacking(t *testing.T) {
+	for _, pack := range []string{"all", "names,symlinks"} {
+		t.Run(pack, func(t *testing.T) {
+			dir := t.TempDir()
+			srcA, srcB := filepath.Join(dir, "A"), filepath.Join(dir, "B")
+			treeA.write(t, srcA, "")
+			treeB.write(t, srcB, "")
+			img, appended, merged := filepath.Join(dir, "a.dwarfs"), filepath.Join(dir, "appended.dwarfs"), filepath.Join(dir, "merged.dwarfs")
+			scan := dedup.DefaultOptions()
+			scan.Input, scan.BlockSizeBits, scan.NoCreateTime, scan.Pack = srcA, 12, true, mustPack(t, pack)
+			if _, err := Build(context.Background(), BuildOptions{Scan: scan, Target: growTarget(img)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Append(context.Background(), AppendOptions{Target: growTarget(appended), Image: img, Input: srcB}); err != nil {
+				t.Fatal(err)
+			}
+			inputs := []MergeInput{{Image: img, At: "x"}, {Image: appended, At: "y"}}
+			if _, err := Merge(context.Background(), MergeOptions{Target: growTarget(merged), Inputs: inputs}); err != nil {
+				t.Fatal(err)
+			}
+			want := pack == "all"
+			for _, p := range []string{img, appended, merged} {
+				o := openImage(t, p).md.Options
+				got := o != nil && o.PackedChunkTable && o.PackedDirectories && o.PackedSharedFilesTable
+				if got != want {
+					t.Errorf("%s: chunk table, directories and shared files packed: %v, want %v (%+v)", filepath.Base(p), got, want, o)
+				}
+			}
+		})
+	}
+}
