@@ -416,3 +416,54 @@ func TestFilterMergeFileAndBadRule(t *testing.T) {
 		t.Errorf("bad rule: exit %d %q", code, stderr)
 	}
 }
+
+// TestLevelPackAndLookback: -P auto packs every table where the metadata
+// is compressed and only names and symlinks where it is not; -l9 searches
+// three blocks back, the other levels two; given options win.
+func TestLevelPackAndLookback(t *testing.T) {
+	src := t.TempDir()
+	all, names := mustParsePack(t, "all"), mustParsePack(t, "names,symlinks")
+	for _, tc := range []struct {
+		args     []string
+		pack     *dedup.Pack // nil: keep the input's
+		lookback int
+	}{
+		{nil, &all, 2},
+		{[]string{"-l9"}, &all, 3},
+		{[]string{"-l6"}, &names, 2},
+		{[]string{"--metadata-compression", "null"}, &names, 2},
+		{[]string{"-l9", "-P", "auto"}, &all, 3},
+		{[]string{"-l9", "-P", "names,symlinks", "-B", "1"}, &names, 1},
+		{[]string{"-l6", "-P", "all"}, &all, 2},
+	} {
+		cfg, err := ParseConfig(append([]string{"-i", src, "-o", "x"}, tc.args...), nil, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if got := cfg.Build.Pack; got == nil || *got != *tc.pack {
+			t.Errorf("%q: pack %+v, want %+v", tc.args, got, *tc.pack)
+		}
+		if cfg.Build.Lookback != tc.lookback {
+			t.Errorf("%q: lookback %d, want %d", tc.args, cfg.Build.Lookback, tc.lookback)
+		}
+	}
+	img := filepath.Join(t.TempDir(), "in.dwarfs")
+	for _, args := range [][]string{{"-i", img, "-o", "x", "--rebuild-metadata"}, {"-i", img, "-o", "x", "--append", src}} {
+		cfg, err := ParseConfig(args, nil, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if cfg.Build.Pack != nil {
+			t.Errorf("%q: pack %+v, want the input's", args, *cfg.Build.Pack)
+		}
+	}
+}
+
+func mustParsePack(t *testing.T, s string) dedup.Pack {
+	t.Helper()
+	pk, err := dedup.ParsePack(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pk
+}
