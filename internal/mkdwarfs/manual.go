@@ -101,7 +101,7 @@ var manual = cli.Manual{
 				"compressed with pb=0, and at levels 6 to 9 without :nice also with a nice length of at " +
 				"least 96 (at the preset's search depth), which finds the longer repeats of source trees. " +
 				"On a tree of many releases of JavaScript projects this made the -l9 image's blocks 0.7% " +
-				"smaller, for up to 5% more build time. pb=2 gives the reference's streams. Any LZMA2 " +
+				"smaller, for about a tenth more build time. pb=2 gives the reference's streams. Any LZMA2 " +
 				"decoder reads either.",
 			"lzma:binary=NAME puts a BCJ filter for executables of one architecture (x86, powerpc, ia64, " +
 				"arm, armthumb or sparc) before LZMA2: it turns relative call targets into absolute ones, " +
