@@ -10,7 +10,7 @@ import (
 // forcedBCJ is liblzma's stream with filter f before LZMA2, whether or
 // not it is smaller.
 func forcedBCJ(src []byte, f *bcjFilter) ([]byte, error) {
-	l := &cLZMACompressor{preset: 1, level: 1, pb: lzmaAutoPB, mode: -1, mf: -1, dict: 1 << 20}
+	l := &cLZMACompressor{preset: 1, pb: lzmaAutoPB, mode: -1, mf: -1, dict: 1 << 20}
 	return l.compress(nil, src, len(src)+len(src)/64+1024, false, f)
 }
 

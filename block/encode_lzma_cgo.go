@@ -31,7 +31,7 @@ static int gd_lzma_encode(const uint8_t* in, size_t in_size, uint8_t* out, size_
 	} else if (opt.nice_len < nice_min) {
 		// Keep the preset's search depth (liblzma derives an unset one
 		// from nice_len): the longer nice length then costs little time.
-		if (!opt.depth) opt.depth = (opt.mf & 0x10) ? 16 + opt.nice_len / 2 : 4 + opt.nice_len / 4;
+		if (!opt.depth) opt.depth = opt.mf >= LZMA_MF_BT2 ? 16 + opt.nice_len / 2 : 4 + opt.nice_len / 4;
 		opt.nice_len = nice_min;
 	}
 	if (pb >= 0) opt.pb = (uint32_t)pb;
@@ -84,7 +84,7 @@ type cLZMACompressor struct {
 	dict        int // 0: the preset's
 	mode, mf    C.int
 	nice, depth C.uint32_t
-	level, pb   int        // pb: lzmaAutoPB leaves it to lzmaProfile
+	pb          int        // lzmaAutoPB leaves it to lzmaProfile
 	bcj         *bcjFilter // nil: LZMA2 only
 }
 
@@ -93,7 +93,7 @@ func newNativeLZMA(so *specOptions) (Compressor, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &cLZMACompressor{preset: C.uint32_t(lvl), level: lvl, mode: -1, mf: -1}
+	l := &cLZMACompressor{preset: C.uint32_t(lvl), mode: -1, mf: -1}
 	if so.flag("extreme") {
 		l.preset |= C.LZMA_PRESET_EXTREME
 	}
@@ -188,7 +188,7 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj
 		in = (*C.uint8_t)(unsafe.Pointer(&src[0]))
 	}
 	var n C.size_t
-	pb, niceMin := lzmaProfile(src, l.pb, l.level, int(l.nice))
+	pb, niceMin := lzmaProfile(src, l.pb, int(l.preset&C.LZMA_PRESET_LEVEL_MASK), int(l.nice))
 	filter := C.uint64_t(C.LZMA_VLI_UNKNOWN)
 	if bcj != nil {
 		filter = C.uint64_t(bcj.id)

@@ -74,25 +74,24 @@ func wordStructured(src []byte) bool {
 		lanes[2][src[i+2]]++
 		lanes[3][src[i+3]]++
 	}
-	var all [256]float64
+	var all [256]uint32
 	laneH := 0.0
 	for l := range lanes {
 		laneH += entropy(lanes[l][:], float64(n/4)) / 4
 		for b, c := range lanes[l] {
-			all[b] += float64(c)
+			all[b] += c
 		}
 	}
-	total, seen := 0.0, 0
+	seen := 0
 	for _, c := range all {
 		if c > 0 {
-			total -= c / float64(n) * math.Log2(c/float64(n))
 			seen++
 		}
 	}
 	// Plug-in estimates of mutual information are biased upwards by about
 	// (values-1)(lanes-1) / (2 N ln 2) bits.
 	bias := float64(seen-1) * 3 / (2 * float64(n) * math.Ln2)
-	return total-laneH-bias > threshold
+	return entropy(all[:], float64(n))-laneH-bias > threshold
 }
 
 func entropy(counts []uint32, n float64) float64 {
