@@ -8,7 +8,17 @@ package block
 #cgo LDFLAGS: -llzma
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 #include <lzma.h>
+#include "hugealloc.h"
+
+// liblzma's allocations go through hugealloc.c (see there why).
+static void* gd_lzma_alloc(void* opaque, size_t nmemb, size_t size) {
+	if (size && nmemb > (size_t)-1 / size) return NULL;
+	return gd_huge_alloc(nmemb * size);
+}
+static void gd_lzma_dealloc(void* opaque, void* p) { gd_huge_free(p); }
+static const lzma_allocator gd_lzma_allocator = {gd_lzma_alloc, gd_lzma_dealloc, NULL};
 
 // gd_lzma_encode writes one .xz stream (one block, CRC64 check) the way
 // the reference mkdwarfs does: preset, then the explicit options over it,
@@ -16,9 +26,12 @@ package block
 // mode, mf, nice, depth are 0 (or -1 for mode/mf/pb) when not set;
 // nice_min raises the preset's nice length, at the preset's depth, when
 // nice is not set.
+// With keep NULL the encoder is made for this call and freed after it;
+// otherwise keep (from gd_lzma_stream) is set up again, which reuses its
+// match finder's tables when their sizes are the same, and stays.
 // It returns LZMA_OK with *out_pos set, LZMA_BUF_ERROR when the output did
 // not fit in out_size, or another lzma_ret on failure.
-static int gd_lzma_encode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size, size_t* out_pos,
+static int gd_lzma_encode(lzma_stream* keep, const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size, size_t* out_pos,
 		uint32_t preset, uint32_t dict, int mode, int mf, uint32_t nice, uint32_t nice_min, uint32_t depth, int pb, uint64_t bcj) {
 	lzma_options_lzma opt;
 	if (lzma_lzma_preset(&opt, preset)) return LZMA_OPTIONS_ERROR;
@@ -36,21 +49,49 @@ static int gd_lzma_encode(const uint8_t* in, size_t in_size, uint8_t* out, size_
 	}
 	if (pb >= 0) opt.pb = (uint32_t)pb;
 	lzma_filter filters[3] = {{bcj, NULL}, {LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, NULL}};
-	lzma_stream s = LZMA_STREAM_INIT;
-	lzma_ret r = lzma_stream_encoder(&s, bcj == LZMA_VLI_UNKNOWN ? filters + 1 : filters, LZMA_CHECK_CRC64);
-	if (r != LZMA_OK) return r;
-	s.next_in = in;
-	s.avail_in = in_size;
-	s.next_out = out;
-	s.avail_out = out_size;
-	do {
-		r = lzma_code(&s, LZMA_FINISH);
-	} while (r == LZMA_OK && s.avail_out > 0);
-	*out_pos = out_size - s.avail_out;
-	lzma_end(&s);
+	lzma_stream local = LZMA_STREAM_INIT;
+	lzma_stream* s = keep;
+	if (!s) {
+		local.allocator = &gd_lzma_allocator;
+		s = &local;
+	}
+	lzma_ret r = lzma_stream_encoder(s, bcj == LZMA_VLI_UNKNOWN ? filters + 1 : filters, LZMA_CHECK_CRC64);
+	if (r == LZMA_OK) {
+		s->next_in = in;
+		s->avail_in = in_size;
+		s->next_out = out;
+		s->avail_out = out_size;
+		do {
+			r = lzma_code(s, LZMA_FINISH);
+		} while (r == LZMA_OK && s->avail_out > 0);
+		*out_pos = out_size - s->avail_out;
+	}
+	// The buffers are the caller's (Go memory): the stream keeps no pointer to them.
+	s->next_in = NULL;
+	s->avail_in = 0;
+	s->next_out = NULL;
+	s->avail_out = 0;
+	if (!keep) lzma_end(s);
 	if (r == LZMA_STREAM_END) return LZMA_OK;
 	if (r == LZMA_OK) return LZMA_BUF_ERROR;
 	return r;
+}
+
+// gd_lzma_stream returns a stream for gd_lzma_encode to keep its encoder
+// in from call to call; gd_lzma_free frees it and the encoder.
+static lzma_stream* gd_lzma_stream(void) {
+	lzma_stream init = LZMA_STREAM_INIT;
+	lzma_stream* s = malloc(sizeof *s);
+	if (s) {
+		*s = init;
+		s->allocator = &gd_lzma_allocator;
+	}
+	return s;
+}
+
+static void gd_lzma_free(lzma_stream* s) {
+	lzma_end(s);
+	free(s);
 }
 
 static const char* gd_lzma_version(void) { return lzma_version_string(); }
@@ -86,6 +127,27 @@ type cLZMACompressor struct {
 	nice, depth C.uint32_t
 	pb          int        // lzmaAutoPB leaves it to lzmaProfile
 	bcj         *bcjFilter // nil: LZMA2 only
+	ws          *Workspace
+}
+
+// lzmaWorkspace is an encoder kept from input to input. At preset 9 its
+// match finder is about 700 MiB: made afresh for each block, its pages
+// are faulted in (and zeroed) every time.
+type lzmaWorkspace struct {
+	s *C.lzma_stream
+}
+
+func (w *lzmaWorkspace) close() {
+	if w.s != nil {
+		C.gd_lzma_free(w.s)
+		w.s = nil
+	}
+}
+
+func (l *cLZMACompressor) withWorkspace(w *Workspace) Compressor {
+	c := *l
+	c.ws = w
+	return &c
 }
 
 func newNativeLZMA(so *specOptions) (Compressor, error) {
@@ -193,7 +255,14 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj
 	if bcj != nil {
 		filter = C.uint64_t(bcj.id)
 	}
-	r := C.gd_lzma_encode(in, C.size_t(len(src)), (*C.uint8_t)(unsafe.Pointer(&out.b[0])), C.size_t(room), &n,
+	var keep *C.lzma_stream
+	if l.ws != nil {
+		if l.ws.lzma.s == nil {
+			l.ws.lzma.s = C.gd_lzma_stream() // NULL: an encoder per call
+		}
+		keep = l.ws.lzma.s
+	}
+	r := C.gd_lzma_encode(keep, in, C.size_t(len(src)), (*C.uint8_t)(unsafe.Pointer(&out.b[0])), C.size_t(room), &n,
 		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, C.uint32_t(niceMin), l.depth, C.int(pb), filter)
 	switch {
 	case r == C.LZMA_OK:

@@ -13,7 +13,7 @@ import (
 // TestLZMAFramingMatchesXZ checks that the liblzma encoder writes the .xz
 // stream the reference writes (one LZMA2 filter, CRC64 check, preset
 // options; with pb=2) by comparing it with the xz tool given the same
-// options, and that pb=auto picks pb 0 and nice 128 for text, the preset
+// options, and that pb=auto picks pb 0 and nice 96 for text, the preset
 // for an executable.
 func TestLZMAFramingMatchesXZ(t *testing.T) {
 	xzTool, err := exec.LookPath("xz")
@@ -60,5 +60,67 @@ func TestLZMAFramingMatchesXZ(t *testing.T) {
 		if info, err := parseXZ(got); err != nil || info.total != int64(len(src)) || len(info.blocks) != 1 {
 			t.Errorf("%s: parse: %+v %v", tc.spec, info, err)
 		}
+	}
+}
+
+// TestLZMAWorkspaceSameStreams: an encoder kept in a Workspace from input
+// to input, across presets, dictionary sizes, pb, a BCJ filter and an
+// input that does not shrink, writes the same streams as an encoder made
+// for each input.
+func TestLZMAWorkspaceSameStreams(t *testing.T) {
+	t.Parallel()
+	text, exe := goSource(t), executableBytes(t, 200<<10)
+	noise := make([]byte, 64<<10)
+	for i, x := 0, uint64(7); i < len(noise); i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		noise[i] = byte(x)
+	}
+	steps := []struct {
+		spec string
+		src  []byte
+	}{
+		{"lzma:level=9", text[:200<<10]},
+		{"lzma:level=9", text[100<<10 : 300<<10]}, // same dictionary size: tables reused
+		{"lzma:level=6:pb=2", text[:120<<10]},
+		{"lzma:level=9", noise}, // no gain: stored as NONE
+		{"lzma:level=9:binary=x86", exe},
+		{"lzma:level=1:mf=hc4", text[:50<<10]},
+		{"lzma:level=9", exe},
+		{"lzma:level=9", []byte("x")},
+		{"lzma:level=9", text[:200<<10]},
+	}
+	ws := NewWorkspace()
+	defer ws.Close()
+	for round := range 2 {
+		for i, s := range steps {
+			c, err := NewCompressor(s.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCT, want, err := CompressSection(c, s.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotCT, got, err := CompressSectionInto(WithWorkspace(c, ws), nil, s.src)
+			if err != nil {
+				t.Fatalf("round %d, step %d (%s): %v", round, i, s.spec, err)
+			}
+			if gotCT != wantCT || !bytes.Equal(got, want) {
+				t.Fatalf("round %d, step %d (%s, %d bytes): %s %d bytes with a workspace, %s %d bytes without",
+					round, i, s.spec, len(s.src), gotCT, len(got), wantCT, len(want))
+			}
+			if gotCT == CompLZMA {
+				back, err := Decompress(CompLZMA, got, int64(len(s.src)))
+				if err != nil || !bytes.Equal(back, s.src) {
+					t.Fatalf("step %d: read back %d bytes, err %v", i, len(back), err)
+				}
+			}
+		}
+		if ws.lzma.s == nil {
+			t.Fatal("the workspace kept no encoder")
+		}
+		ws.Close() // the second round starts from an empty workspace
 	}
 }

@@ -52,19 +52,7 @@ typedef struct {
 	int workers, jobSize, overlapLog, hashLog, chainLog;
 } gdSplit;
 
-// Allocations for libzstd. The match tables of the ultra levels (about
-// 300 MiB for a 16 MiB block at level 22) are mapped on their own and
-// offered to transparent huge pages: the match finders read them at
-// random, and with 4 KiB pages the TLB misses cost a tenth of the
-// encoder's time. Where huge pages are given only on request (the usual
-// setting) this asks for them; elsewhere it changes nothing. Small
-// allocations come from malloc. A header before each block says which.
-#if defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
-#define GD_MMAP 1
-#endif
-#include <stdlib.h>
-
+// libzstd's allocations go through hugealloc.c (see there why).
 typedef void* (*gdAllocFn)(void* opaque, size_t size);
 typedef void (*gdFreeFn)(void* opaque, void* address);
 typedef struct { gdAllocFn alloc; gdFreeFn free; void* opaque; } gdCustomMem; // ZSTD_customMem
@@ -72,41 +60,10 @@ ZSTD_CCtx* ZSTD_createCCtx_advanced(gdCustomMem customMem);
 size_t ZSTD_CCtx_reset(ZSTD_CCtx* cctx, int reset);
 enum { gdResetSessionAndParameters = 3 };
 
-enum { gdHeader = 64, gdMapMin = 1 << 20 };
+#include "hugealloc.h"
 
-static void* gd_alloc(void* opaque, size_t n) {
-	size_t total = n + gdHeader;
-	char* p;
-	if (total < n) return NULL;
-#ifdef GD_MMAP
-	if (n >= gdMapMin) {
-		p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
-		if (p == MAP_FAILED) return NULL;
-#ifdef MADV_HUGEPAGE
-		madvise(p, total, MADV_HUGEPAGE);
-#endif
-	} else
-#endif
-	{
-		p = malloc(total);
-		if (!p) return NULL;
-	}
-	*(size_t*)p = total;
-	return p + gdHeader;
-}
-
-static void gd_free(void* opaque, void* q) {
-	if (!q) return;
-	char* p = (char*)q - gdHeader;
-	size_t total = *(size_t*)p;
-#ifdef GD_MMAP
-	if (total - gdHeader >= gdMapMin) {
-		munmap(p, total);
-		return;
-	}
-#endif
-	free(p);
-}
+static void* gd_alloc(void* opaque, size_t n) { return gd_huge_alloc(n); }
+static void gd_free(void* opaque, void* q) { gd_huge_free(q); }
 
 static ZSTD_CCtx* gd_zstd_new(void) {
 	gdCustomMem m = {gd_alloc, gd_free, NULL};

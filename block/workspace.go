@@ -1,13 +1,14 @@
 package block
 
 // Workspace is memory an encoder keeps from one input to the next, for a
-// worker that compresses many blocks in a row: at zstd's ultra levels a
-// context's match tables are hundreds of MiB, and setting them up afresh
-// for every block costs page faults that reusing them does not (the
-// output is the same either way). A Workspace is for one goroutine at a
+// worker that compresses many blocks in a row: at zstd's ultra levels and
+// lzma's high presets an encoder's match tables are hundreds of MiB, and
+// setting them up afresh for every block costs page faults that reusing
+// them does not (the output is the same either way). A Workspace is for one goroutine at a
 // time; Close frees it. The zero value and nil are ready to use.
 type Workspace struct {
 	zstd zstdWorkspace
+	lzma lzmaWorkspace
 }
 
 // NewWorkspace returns an empty Workspace; encoders fill it on first use.
@@ -17,6 +18,7 @@ func NewWorkspace() *Workspace { return &Workspace{} }
 func (w *Workspace) Close() {
 	if w != nil {
 		w.zstd.close()
+		w.lzma.close()
 	}
 }
 
