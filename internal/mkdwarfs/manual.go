@@ -269,11 +269,12 @@ var manual = cli.Manual{
 				"reference does; only a build whose data fits in one block has that block cut into jobs " +
 				"for several threads. Up to two blocks per worker wait for compression or writing " +
 				"(--memory-limit), so a worker that finishes a fast block starts the next while an older " +
-				"one is still being compressed. Each worker keeps its zstd encoder from block to block and " +
-				"asks the kernel for transparent huge pages for its tables (granted where " +
+				"one is still being compressed. Each worker keeps its zstd and lzma encoders from block to " +
+				"block and asks the kernel for transparent huge pages for their tables (granted where " +
 				"/sys/kernel/mm/transparent_hugepage/enabled is madvise or always), which saves the zstd " +
-				"encoder at level 22 several percent of its CPU; the metadata is compressed while the last " +
-				"blocks are.",
+				"encoder at level 22 several percent of its CPU and the lzma encoder at level 9 the page " +
+				"faults of its 700 MiB of tables for every block; the metadata is compressed while the " +
+				"last blocks are.",
 			"On a machine with many cores, three things bound the wall time however many cores there " +
 				"are: scanning and ordering, which must see every file before the first block is made; the " +
 				"segmenter, one thread per build; and the last block, which one worker compresses alone " +
