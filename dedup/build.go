@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -68,7 +67,7 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 		return nil, Stats{}, errors.New("Options.Now is nil")
 	}
 	if opt.OpenFile == nil {
-		opt.OpenFile = os.Open
+		opt.OpenFile = openRead
 	}
 	if err := opt.checkCategorize(); err != nil {
 		return nil, Stats{}, err

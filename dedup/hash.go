@@ -365,7 +365,7 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa io.
 	if !b.opt.NoSparse {
 		if f.data != nil {
 			f.extents = f.dataExtents()
-		} else if ext, err := dataExtents(fh.(*os.File), f.size); err != nil {
+		} else if ext, err := dataExtents(fh.(*os.File), f.size, f.allocated); err != nil {
 			return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
 		} else {
 			f.extents = ext

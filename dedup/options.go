@@ -153,7 +153,7 @@ type Options struct {
 	NoCreateTime bool
 	Now          func() time.Time // for create_timestamp and --set-time now
 
-	// OpenFile opens regular files for reading (nil: os.Open). Tests use
+	// OpenFile opens regular files for reading (nil: os.Open's like). Tests use
 	// it to simulate unreadable or changing files.
 	OpenFile func(name string) (*os.File, error)
 

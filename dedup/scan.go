@@ -38,6 +38,7 @@ type inode struct {
 	mtime      timespec
 	ctime      timespec
 	size       int64
+	allocated  int64 // bytes the filesystem has allocated (st_blocks; 0: unknown)
 	rdev       uint64
 	target     string
 	osPath     string
