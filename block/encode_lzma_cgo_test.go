@@ -69,58 +69,16 @@ func TestLZMAFramingMatchesXZ(t *testing.T) {
 // for each input.
 func TestLZMAWorkspaceSameStreams(t *testing.T) {
 	t.Parallel()
-	text, exe := goSource(t), executableBytes(t, 200<<10)
-	noise := make([]byte, 64<<10)
-	for i, x := 0, uint64(7); i < len(noise); i++ {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		noise[i] = byte(x)
-	}
-	steps := []struct {
-		spec string
-		src  []byte
-	}{
-		{"lzma:level=9", text[:200<<10]},
-		{"lzma:level=9", text[100<<10 : 300<<10]}, // same dictionary size: tables reused
-		{"lzma:level=6:pb=2", text[:120<<10]},
-		{"lzma:level=9", noise}, // no gain: stored as NONE
-		{"lzma:level=9:binary=x86", exe},
-		{"lzma:level=1:mf=hc4", text[:50<<10]},
-		{"lzma:level=9", exe},
-		{"lzma:level=9", []byte("x")},
-		{"lzma:level=9", text[:200<<10]},
-	}
-	ws := NewWorkspace()
-	defer ws.Close()
-	for round := range 2 {
-		for i, s := range steps {
-			c, err := NewCompressor(s.spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantCT, want, err := CompressSection(c, s.src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotCT, got, err := CompressSectionInto(WithWorkspace(c, ws), nil, s.src)
-			if err != nil {
-				t.Fatalf("round %d, step %d (%s): %v", round, i, s.spec, err)
-			}
-			if gotCT != wantCT || !bytes.Equal(got, want) {
-				t.Fatalf("round %d, step %d (%s, %d bytes): %s %d bytes with a workspace, %s %d bytes without",
-					round, i, s.spec, len(s.src), gotCT, len(got), wantCT, len(want))
-			}
-			if gotCT == CompLZMA {
-				back, err := Decompress(CompLZMA, got, int64(len(s.src)))
-				if err != nil || !bytes.Equal(back, s.src) {
-					t.Fatalf("step %d: read back %d bytes, err %v", i, len(back), err)
-				}
-			}
-		}
-		if ws.lzma.s == nil {
-			t.Fatal("the workspace kept no encoder")
-		}
-		ws.Close() // the second round starts from an empty workspace
-	}
+	text, exe, noise := goSource(t), executableBytes(t, 200<<10), testNoise(64<<10)
+	checkWorkspaceSame(t, []workspaceStep{
+		{"lzma:level=9", text[:200<<10], false},
+		{"lzma:level=9", text[100<<10 : 300<<10], false}, // same dictionary size: tables reused
+		{"lzma:level=6:pb=2", text[:120<<10], false},
+		{"lzma:level=9", noise, false}, // no gain: stored as NONE
+		{"lzma:level=9:binary=x86", exe, false},
+		{"lzma:level=1:mf=hc4", text[:50<<10], false},
+		{"lzma:level=9", exe, false},
+		{"lzma:level=9", []byte("x"), false},
+		{"lzma:level=9", text[:200<<10], false},
+	}, func(ws *Workspace) bool { return ws.lzma.s != nil })
 }

@@ -173,19 +173,8 @@ func TestZstdSplitNoGain(t *testing.T) {
 // makes the same frames as a context made for each input.
 func TestZstdWorkspaceSameFrames(t *testing.T) {
 	t.Parallel()
-	text := goSourceTree(t, zstdSplitMin)
-	noise := make([]byte, 256<<10)
-	for i, x := 0, uint64(7); i < len(noise); i++ {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		noise[i] = byte(x)
-	}
-	steps := []struct {
-		spec  string
-		src   []byte
-		split bool
-	}{
+	text, noise := goSourceTree(t, zstdSplitMin), testNoise(256<<10)
+	checkWorkspaceSame(t, []workspaceStep{
 		{"zstd:level=22", text[:1<<20], false},
 		{"zstd:level=3", text[:100<<10], false},
 		{"zstd:level=19", noise, false}, // no gain: stored as NONE
@@ -194,40 +183,5 @@ func TestZstdWorkspaceSameFrames(t *testing.T) {
 		{"zstd:level=22", text[1<<20 : 2<<20], false},
 		{"zstd:level=1", []byte("x"), false},
 		{"zstd:level=22", text[:1<<20], false},
-	}
-	ws := NewWorkspace()
-	defer ws.Close()
-	for round := range 2 {
-		for i, s := range steps {
-			c, err := NewCompressor(s.spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.split {
-				c = WithThreads(Split(c), 2)
-			}
-			wantCT, want, err := CompressSection(c, s.src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotCT, got, err := CompressSectionInto(WithWorkspace(c, ws), nil, s.src)
-			if err != nil {
-				t.Fatalf("round %d, step %d (%s): %v", round, i, s.spec, err)
-			}
-			if gotCT != wantCT || !bytes.Equal(got, want) {
-				t.Fatalf("round %d, step %d (%s, %d bytes): %s %d bytes with a workspace, %s %d bytes without",
-					round, i, s.spec, len(s.src), gotCT, len(got), wantCT, len(want))
-			}
-			if gotCT == CompZSTD {
-				back, err := Decompress(CompZSTD, got, int64(len(s.src)))
-				if err != nil || !bytes.Equal(back, s.src) {
-					t.Fatalf("step %d: read back %d bytes, err %v", i, len(back), err)
-				}
-			}
-		}
-		if ws.zstd.cctx == nil {
-			t.Fatal("the workspace kept no context")
-		}
-		ws.Close() // the second round starts from an empty workspace
-	}
+	}, func(ws *Workspace) bool { return ws.zstd.cctx != nil })
 }
