@@ -152,13 +152,7 @@ func TestZstdSplitOutputIndependentOfThreads(t *testing.T) {
 // back to NONE on the append path, whose room is less than the input.
 func TestZstdSplitNoGain(t *testing.T) {
 	t.Parallel()
-	noise := make([]byte, zstdSplitMin)
-	for i, x := 0, uint64(1); i < len(noise); i++ {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		noise[i] = byte(x)
-	}
+	noise := testNoise(zstdSplitMin)
 	c, err := NewCompressor("zstd:level=20")
 	if err != nil {
 		t.Fatal(err)
