@@ -153,8 +153,9 @@ type Options struct {
 	NoCreateTime bool
 	Now          func() time.Time // for create_timestamp and --set-time now
 
-	// OpenFile opens regular files for reading (nil: os.Open's like). Tests use
-	// it to simulate unreadable or changing files.
+	// OpenFile opens regular files for reading (nil: read-only, with the
+	// errors os.Open gives). Tests use it to simulate unreadable or
+	// changing files.
 	OpenFile func(name string) (*os.File, error)
 
 	// Log receives warnings (unreadable files with ContinueOnErr, ...).

@@ -61,7 +61,7 @@ func statPath(osPath string, follow bool) (*inode, statLinks, error) {
 
 // openRead opens a file or directory for reading. os.Open also tries to
 // register every descriptor with the runtime's poller, which a regular
-// file or directory refuses: five system calls more per file than this,
+// file or directory refuses: four system calls more per file than this,
 // and a build opens each file twice (scanning, segmenting).
 func openRead(name string) (*os.File, error) {
 	for {
