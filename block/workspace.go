@@ -4,8 +4,9 @@ package block
 // worker that compresses many blocks in a row: at zstd's ultra levels and
 // lzma's high presets an encoder's match tables are hundreds of MiB, and
 // setting them up afresh for every block costs page faults that reusing
-// them does not (the output is the same either way). A Workspace is for one goroutine at a
-// time; Close frees it. The zero value and nil are ready to use.
+// them does not (the output is the same either way). A Workspace is for
+// one goroutine at a time; Close frees it. The zero value and nil are
+// ready to use.
 type Workspace struct {
 	zstd zstdWorkspace
 	lzma lzmaWorkspace
