@@ -606,51 +606,79 @@ func (r *rewriter) writeSection(w *block.Writer, s block.Section, spec string, d
 	if err != nil {
 		return fmt.Errorf("%s compression: %w", s.Type, err)
 	}
+	if s.Type == block.SectionMetadata {
+		d, err := r.comps.compressMetadata(spec, data)
+		if err != nil {
+			return err
+		}
+		return w.WriteSection(d.t, d.ct, d.out)
+	}
 	return r.comps.writeSection(w, s.Type, spec, data)
 }
 
 func (r *rewriter) writeMetadata(w *block.Writer) error {
-	var schema, data []byte
-	if r.rebuild {
-		o := r.opts
-		if !o.RebuildMetadata {
-			// Forced conversion of the legacy model: no transformations.
-			o.Rebuild = dedup.Policy{KeepAllTimes: true}
+	if !r.rebuild {
+		if err := r.writeSection(w, r.schemaSec, r.opts.SchemaCompression, nil); err != nil {
+			return err
 		}
-		src := r.md
-		if r.rechunk != nil {
-			var err error
-			if src, err = r.rechunk.apply(r.md); err != nil {
-				return fmt.Errorf("rebuild metadata: %w", err)
-			}
-		}
-		md, err := dedup.RebuildMetadata(dedup.Rebuild{Metadata: src, Previous: r.md, Major: r.im.Major(), Minor: r.im.Minor(),
-			NoVersionHistory: o.NoMetadataVersionHistory, NoCheck: o.NoCheck}, o.Rebuild)
-		if err != nil {
-			return fmt.Errorf("rebuild metadata: %w", err)
-		}
-		if schema, data, err = metadata.Encode(md); err != nil {
-			return fmt.Errorf("rebuild metadata: %w", err)
-		}
-		if !r.opts.NoCheck {
-			chk, err := metadata.Decode(schema, data)
-			if err != nil {
-				return fmt.Errorf("rebuilt metadata does not decode: %w", err)
-			}
-			fsys, err := metadata.NewFS(chk)
-			if err != nil {
-				return fmt.Errorf("rebuilt metadata invalid: %w", err)
-			}
-			if err := fsys.Check(); err != nil {
-				return fmt.Errorf("rebuilt metadata invalid: %w", err)
-			}
-		}
-		r.progress(Progress{}, "metadata rebuilt")
+		return r.writeSection(w, r.metaSec, r.opts.MetadataCompression, nil)
 	}
+	md, err := r.rebuildMetadata()
+	if err != nil {
+		return fmt.Errorf("rebuild metadata: %w", err)
+	}
+	dataSpec, err := r.spec(r.opts.MetadataCompression, r.metaSec.Compression)
+	if err != nil {
+		return fmt.Errorf("%s compression: %w", r.metaSec.Type, err)
+	}
+	schema, data, d, err := r.comps.encodeMetadataData(md, dataSpec)
+	if err != nil {
+		return fmt.Errorf("rebuild metadata: %w", err)
+	}
+	if !r.opts.NoCheck {
+		if err := checkEncoded(schema, data); err != nil {
+			return err
+		}
+	}
+	r.progress(Progress{}, "metadata rebuilt")
 	if err := r.writeSection(w, r.schemaSec, r.opts.SchemaCompression, schema); err != nil {
 		return err
 	}
-	return r.writeSection(w, r.metaSec, r.opts.MetadataCompression, data)
+	return w.WriteSection(d.t, d.ct, d.out)
+}
+
+// rebuildMetadata makes the output's metadata from the input's.
+func (r *rewriter) rebuildMetadata() (*metadata.Metadata, error) {
+	o := r.opts
+	if !o.RebuildMetadata {
+		// Forced conversion of the legacy model: no transformations.
+		o.Rebuild = dedup.Policy{KeepAllTimes: true}
+	}
+	src := r.md
+	if r.rechunk != nil {
+		var err error
+		if src, err = r.rechunk.apply(r.md); err != nil {
+			return nil, err
+		}
+	}
+	return dedup.RebuildMetadata(dedup.Rebuild{Metadata: src, Previous: r.md, Major: r.im.Major(), Minor: r.im.Minor(),
+		NoVersionHistory: o.NoMetadataVersionHistory, NoCheck: o.NoCheck}, o.Rebuild)
+}
+
+// checkEncoded decodes rebuilt metadata and checks it as a reader would.
+func checkEncoded(schema, data []byte) error {
+	chk, err := metadata.Decode(schema, data)
+	if err != nil {
+		return fmt.Errorf("rebuilt metadata does not decode: %w", err)
+	}
+	fsys, err := metadata.NewFS(chk)
+	if err != nil {
+		return fmt.Errorf("rebuilt metadata invalid: %w", err)
+	}
+	if err := fsys.Check(); err != nil {
+		return fmt.Errorf("rebuilt metadata invalid: %w", err)
+	}
+	return nil
 }
 
 func (r *rewriter) writeHistory(w *block.Writer) error {
