@@ -36,7 +36,6 @@ enum {
 	gdWindowLog = 101,
 	gdHashLog = 102,
 	gdChainLog = 103,
-	gdMinMatch = 105,
 	gdEnableLDM = 160,
 	gdContentSizeFlag = 200,
 	gdChecksumFlag = 201,
@@ -77,7 +76,7 @@ static ZSTD_CCtx* gd_zstd_new(void) {
 // the reference does; otherwise keep is reset and used, and stays.
 // With a split, the frame depends on the split alone, not on the number
 // of workers that compress its jobs.
-static size_t gd_zstd_compress(ZSTD_CCtx* keep, void* dst, size_t cap, const void* src, size_t n, int level, int minMatch, int ldmWindowLog, gdSplit sp) {
+static size_t gd_zstd_compress(ZSTD_CCtx* keep, void* dst, size_t cap, const void* src, size_t n, int level, int ldmWindowLog, gdSplit sp) {
 	ZSTD_CCtx* c = keep;
 	size_t r = 0;
 	if (c) {
@@ -89,7 +88,6 @@ static size_t gd_zstd_compress(ZSTD_CCtx* keep, void* dst, size_t cap, const voi
 	if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, gdCompressionLevel, level);
 	if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, gdContentSizeFlag, 1);
 	if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, gdChecksumFlag, 0);
-	if (!ZSTD_isError(r) && minMatch > 0) r = ZSTD_CCtx_setParameter(c, gdMinMatch, minMatch);
 	if (!ZSTD_isError(r) && ldmWindowLog > 0) {
 		r = ZSTD_CCtx_setParameter(c, gdEnableLDM, 1);
 		if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, gdWindowLog, ldmWindowLog);
@@ -127,14 +125,11 @@ func zstdEncoderName() string {
 func zstdLevelRange() (int, int) { return int(C.ZSTD_minCLevel()), 22 }
 
 type cZstdCompressor struct {
-	level int
-	long  bool
-	// minMatch overrides the level's shortest match when not 0 (see
-	// variants).
-	minMatch int
-	threads  int  // at most this many threads per input; 0 or 1: one
-	cut      bool // cut large inputs into jobs (see Split)
-	ws       *Workspace
+	level   int
+	long    bool
+	threads int  // at most this many threads per input; 0 or 1: one
+	cut     bool // cut large inputs into jobs (see Split)
+	ws      *Workspace
 }
 
 // zstdWorkspace is a context kept for inputs compressed in one piece; a
@@ -285,7 +280,7 @@ func (z *cZstdCompressor) compress(dst, src []byte, room int) ([]byte, error) {
 		}
 		keep = z.ws.zstd.cctx
 	}
-	r := C.gd_zstd_compress(keep, unsafe.Pointer(&out.b[0]), C.size_t(room), in, C.size_t(len(src)), C.int(z.level), C.int(z.minMatch), C.int(wlog), sp)
+	r := C.gd_zstd_compress(keep, unsafe.Pointer(&out.b[0]), C.size_t(room), in, C.size_t(len(src)), C.int(z.level), C.int(wlog), sp)
 	if C.ZSTD_isError(r) != 0 {
 		if C.ZSTD_getErrorCode(r) == C.gdErrDstTooSmall && room < len(src) {
 			return nil, errNoGain
@@ -293,20 +288,4 @@ func (z *cZstdCompressor) compress(dst, src []byte, room int) ([]byte, error) {
 		return nil, fmt.Errorf("libzstd: %s", C.GoString(C.ZSTD_getErrorName(r)))
 	}
 	return append(slices.Grow(dst, int(r)), out.b[:r]...), nil
-}
-
-// variants: at the ultra levels, the same level with matches from 4 bytes
-// and the pure-Go encoder (see zstdVariantLevel).
-func (z *cZstdCompressor) variants() ([]Compressor, error) {
-	if z.level < zstdVariantLevel || z.long {
-		return nil, nil
-	}
-	mm := *z
-	mm.minMatch = 4
-	mm.ws = nil
-	pure, err := pureZstd(z.level)
-	if err != nil {
-		return nil, err
-	}
-	return []Compressor{&mm, pure}, nil
 }

@@ -456,58 +456,39 @@ func (c compressors) encodeMetadata(md *metadata.Metadata, t *Target) ([]encoded
 
 // smallMetadata is the size under which metadata is also tried in the
 // default layout: where there are few rows to repeat (625 executables:
-// 17 KB) whole bytes cost a few percent, and trying both costs nothing.
-const smallMetadata = 1 << 20
+// 17 KB) whole bytes cost a few percent, and compressing such metadata
+// twice costs a fraction of a second at most.
+const smallMetadata = 256 << 10
 
 // encodeMetadataData encodes md and compresses its data section with
 // spec, returning the schema and the encoded data with it. Compressed
 // metadata is laid out in whole bytes (metadata.EncodeOptions.WholeBytes),
-// which makes it a quarter to a half smaller on trees of many versions,
-// and compressed with every variant of the compressor.
+// which makes it a third smaller on trees of many versions.
 func (c compressors) encodeMetadataData(md *metadata.Metadata, spec string) (schema, data []byte, d encodedSection, err error) {
 	comp, err := c.get(spec)
 	if err != nil {
 		return nil, nil, d, fmt.Errorf("%s compression: %w", block.SectionMetadata, err)
 	}
-	layouts := []metadata.EncodeOptions{{}}
-	if comp.Compression() != block.CompNone {
-		layouts = []metadata.EncodeOptions{{WholeBytes: true}, {}}
+	whole := comp.Compression() != block.CompNone
+	if schema, data, err = metadata.EncodeWith(md, metadata.EncodeOptions{WholeBytes: whole}); err != nil {
+		return nil, nil, d, fmt.Errorf("encoding metadata: %w", err)
 	}
-	for i, opts := range layouts {
-		s, raw, err := metadata.EncodeWith(md, opts)
-		if err != nil {
-			return nil, nil, d, fmt.Errorf("encoding metadata: %w", err)
-		}
-		if i > 0 && len(raw) >= smallMetadata {
-			break
-		}
-		out, err := c.compressMetadata(spec, raw)
-		if err != nil {
-			return nil, nil, d, err
-		}
-		if i == 0 || len(out.out) < len(d.out) {
-			schema, data, d = s, raw, out
-		}
+	if d, err = c.encodeSection(block.SectionMetadata, spec, data); err != nil {
+		return nil, nil, d, err
+	}
+	if !whole || len(data) >= smallMetadata {
+		return schema, data, d, nil
+	}
+	s2, data2, err := metadata.Encode(md)
+	if err != nil {
+		return nil, nil, d, fmt.Errorf("encoding metadata: %w", err)
+	}
+	d2, err := c.encodeSection(block.SectionMetadata, spec, data2)
+	if err != nil {
+		return nil, nil, d, err
+	}
+	if len(d2.out) < len(d.out) {
+		return s2, data2, d2, nil
 	}
 	return schema, data, d, nil
-}
-
-// compressMetadata compresses the metadata section's payload with each of
-// spec's variants (block.Variants) and keeps the smallest: a few seconds
-// for the metadata of hundreds of thousands of files, and up to a sixth
-// of its size.
-func (c compressors) compressMetadata(spec string, data []byte) (encodedSection, error) {
-	comp, err := c.get(spec)
-	if err != nil {
-		return encodedSection{}, fmt.Errorf("%s compression: %w", block.SectionMetadata, err)
-	}
-	cs, err := block.Variants(comp)
-	if err != nil {
-		return encodedSection{}, fmt.Errorf("%s compression: %w", block.SectionMetadata, err)
-	}
-	ct, out, err := block.CompressSmallest(cs, data)
-	if err != nil {
-		return encodedSection{}, fmt.Errorf("compressing %s: %w", block.SectionMetadata, err)
-	}
-	return encodedSection{block.SectionMetadata, ct, out}, nil
 }

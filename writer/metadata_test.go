@@ -59,25 +59,33 @@ func chunkWidths(s *metadata.Schema) []int {
 	return w
 }
 
-// TestMetadataLayoutAndVariants checks that a build lays compressed
-// metadata out in whole bytes only where that is smaller, uncompressed
-// metadata never, and keeps the smallest of its compressor's variants.
-func TestMetadataLayoutAndVariants(t *testing.T) {
-	src := t.TempDir()
-	// Releases of a project: the same names in every release, so that
-	// the directory entries' rows repeat, as in a tree of releases.
-	for v := range 40 {
-		for i := range 100 {
-			p := filepath.Join(src, fmt.Sprintf("v%02d", v), fmt.Sprintf("d%d", i%7), fmt.Sprintf("f%03d.txt", i))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(fmt.Sprintf("release %d file %d\n", v, i)), 0o644); err != nil {
-				t.Fatal(err)
-			}
+// TestMetadataLayout checks that a build lays compressed metadata out in
+// whole bytes where that is smaller and small metadata in the default
+// layout where that is, and uncompressed metadata never in whole bytes.
+func TestMetadataLayout(t *testing.T) {
+	write := func(t *testing.T, dir, name string, data []byte) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	build := func(spec string) (*image, *metadata.Metadata) {
+	// Releases of a project: the same names in every release, so that
+	// the directory entries' rows repeat.
+	releases := t.TempDir()
+	for v := range 40 {
+		for i := range 100 {
+			write(t, releases, fmt.Sprintf("v%02d/d%d/f%03d.txt", v, i%7, i), []byte(fmt.Sprintf("release %d file %d\n", v, i)))
+		}
+	}
+	// A few unrelated files: nothing repeats, and whole bytes only add.
+	few := t.TempDir()
+	for i := range 30 {
+		write(t, few, fmt.Sprintf("f%02d", i), textLike(1000+i*997, uint32(i)))
+	}
+	build := func(t *testing.T, src, spec string) (*image, *metadata.Metadata) {
 		out := filepath.Join(t.TempDir(), "out.dwarfs")
 		scan := dedup.DefaultOptions()
 		scan.Input, scan.BlockSizeBits, scan.NoCreateTime = src, 16, true
@@ -95,56 +103,50 @@ func TestMetadataLayoutAndVariants(t *testing.T) {
 		}
 		return img, md
 	}
-	for _, spec := range []string{"zstd:level=22", "lzma:level=9", "zstd:level=19"} {
-		t.Run(spec, func(t *testing.T) {
-			img, md := build(spec)
-			s, _, sec := metadataSections(t, img)
-			comp, err := block.NewCompressor(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			variants, err := block.Variants(comp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The image's payload is no larger than any layout with any
-			// variant, and is one of them.
-			best, bestWhole := int64(-1), false
-			for _, whole := range []bool{false, true} {
-				_, data, err := metadata.EncodeWith(md, metadata.EncodeOptions{WholeBytes: whole})
+	for _, tc := range []struct {
+		name, src string
+		whole     bool // whole bytes are the smaller layout
+	}{{"releases", releases, true}, {"few", few, false}} {
+		for _, spec := range []string{"zstd:level=22", "lzma:level=9"} {
+			t.Run(tc.name+"/"+spec, func(t *testing.T) {
+				img, md := build(t, tc.src, spec)
+				s, data, sec := metadataSections(t, img)
+				comp, err := block.NewCompressor(spec)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for i, c := range variants {
-					ct, out, err := block.CompressSection(c, data)
+				size := map[bool]int64{}
+				raw := map[bool][]byte{}
+				for _, whole := range []bool{false, true} {
+					_, d, err := metadata.EncodeWith(md, metadata.EncodeOptions{WholeBytes: whole})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if ct == block.CompNone {
-						continue
+					_, out, err := block.CompressSection(comp, d)
+					if err != nil {
+						t.Fatal(err)
 					}
-					if n := int64(len(out)); best < 0 || n < best {
-						best, bestWhole = n, whole
-					}
-					t.Logf("whole bytes %v, variant %d: %d bytes", whole, i, len(out))
+					size[whole], raw[whole] = int64(len(out)), d
 				}
-			}
-			if sec.Length != best {
-				t.Errorf("metadata section %d bytes, the smallest candidate %d", sec.Length, best)
-			}
-			if !bestWhole {
-				t.Errorf("whole bytes are not the smallest layout of a tree whose rows repeat from release to release")
-			}
-			for _, w := range chunkWidths(s) {
-				if w%8 != 0 {
-					t.Errorf("chunk widths %v, want whole bytes", chunkWidths(s))
-					break
+				t.Logf("default layout %d bytes, whole bytes %d", size[false], size[true])
+				if (size[true] < size[false]) != tc.whole {
+					t.Fatalf("whole bytes smaller: %v, the test expects %v", size[true] < size[false], tc.whole)
 				}
-			}
-		})
+				if sec.Length != size[tc.whole] || string(data) != string(raw[tc.whole]) {
+					t.Errorf("metadata section %d bytes, not the smaller layout's %d", sec.Length, size[tc.whole])
+				}
+				whole := true
+				for _, w := range chunkWidths(s) {
+					whole = whole && w%8 == 0
+				}
+				if whole != tc.whole {
+					t.Errorf("chunk widths %v", chunkWidths(s))
+				}
+			})
+		}
 	}
 	t.Run("null", func(t *testing.T) {
-		img, md := build("null")
+		img, md := build(t, releases, "null")
 		s, data, _ := metadataSections(t, img)
 		_, plain, err := metadata.Encode(md)
 		if err != nil {

@@ -606,13 +606,6 @@ func (r *rewriter) writeSection(w *block.Writer, s block.Section, spec string, d
 	if err != nil {
 		return fmt.Errorf("%s compression: %w", s.Type, err)
 	}
-	if s.Type == block.SectionMetadata {
-		d, err := r.comps.compressMetadata(spec, data)
-		if err != nil {
-			return err
-		}
-		return w.WriteSection(d.t, d.ct, d.out)
-	}
 	return r.comps.writeSection(w, s.Type, spec, data)
 }
 

@@ -301,10 +301,8 @@ var manual = cli.Manual{
 				"the fewest bits its values need. Every reader takes the widths from the metadata's schema. The rows then " +
 				"start on byte boundaries, where compressors find them repeated: on a tree of 345,000 files " +
 				"the metadata is 8% larger in memory and compresses to 2.1 instead of 3.4 MB with zstd " +
-				"(-l7) and 1.5 instead of 3.1 MB with lzma (-l9); metadata under 1 MiB is also tried in " +
-				"the reference's layout and the smaller kept. At zstd levels 20 to 22 the metadata is " +
-				"also compressed with matches from 4 bytes and with the pure-Go encoder, and the smallest " +
-				"frame kept. Uncompressed metadata keeps the reference's layout.",
+				"(-l7) and 1.5 instead of 3.1 MB with lzma (-l9); metadata under 256 KiB is also tried in " +
+				"the reference's layout and the smaller kept. Uncompressed metadata keeps the reference's layout.",
 			"lzma blocks are written with pb=auto (see COMPRESSION): pb=0 and a longer nice length for " +
 				"blocks without 16- or 32-bit structure. lzma:pb=2 gives the reference's streams.",
 			"The pcmaudio and fits categorizers log the reference's messages at its levels, except that " +
