@@ -200,11 +200,12 @@ fuzz:
 	  done; \
 	done; printf "$$summary"
 
-# The CGO_ENABLED=0 build: everything compiles, and the block codecs pass
-# with the pure-Go encoders alone.
+# The CGO_ENABLED=0 build: everything compiles, and the block codecs and the
+# writer (which chooses layouts by compressed size) pass with the pure-Go
+# encoders alone.
 nocgo:
 	CGO_ENABLED=0 $(GO) build ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./block/
+	CGO_ENABLED=0 $(GO) test -count=1 ./block/ ./writer/
 
 test: check-cdeps vet unit race nocgo fuzz-short
 

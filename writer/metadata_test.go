@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
@@ -59,6 +60,19 @@ func chunkWidths(s *metadata.Schema) []int {
 	return w
 }
 
+// encoder names the library that encodes spec's algorithm in this build.
+func encoder(t *testing.T, spec string) string {
+	t.Helper()
+	name, _, _ := strings.Cut(spec, ":")
+	for _, a := range block.Algorithms() {
+		if a.Name == name {
+			return a.Encoder
+		}
+	}
+	t.Fatalf("no algorithm %q in this build", name)
+	return ""
+}
+
 // TestMetadataLayout checks that a build lays compressed metadata out in
 // whole bytes where that is smaller and small metadata in the default
 // layout where that is, and uncompressed metadata never in whole bytes.
@@ -105,7 +119,7 @@ func TestMetadataLayout(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, src string
-		whole     bool // whole bytes are the smaller layout
+		whole     bool // whole bytes are the smaller layout with libzstd and liblzma
 	}{{"releases", releases, true}, {"few", few, false}} {
 		for _, spec := range []string{"zstd:level=22", "lzma:level=9"} {
 			t.Run(tc.name+"/"+spec, func(t *testing.T) {
@@ -128,19 +142,24 @@ func TestMetadataLayout(t *testing.T) {
 					}
 					size[whole], raw[whole] = int64(len(out)), d
 				}
-				t.Logf("default layout %d bytes, whole bytes %d", size[false], size[true])
-				if (size[true] < size[false]) != tc.whole {
-					t.Fatalf("whole bytes smaller: %v, the test expects %v", size[true] < size[false], tc.whole)
+				t.Logf("default layout %d bytes, whole bytes %d (%s)", size[false], size[true], encoder(t, spec))
+				smaller := size[true] < size[false]
+				// Which layout wins on a tree this small depends on the
+				// encoder: the pure-Go zstd encoder of a CGO_ENABLED=0 build
+				// finds the releases' repeats in the default layout too.
+				// What a build must do with any encoder is keep the smaller.
+				if tc.whole && !smaller && !strings.Contains(encoder(t, spec), "pure Go") {
+					t.Errorf("whole bytes not smaller with %s", encoder(t, spec))
 				}
-				if sec.Length != size[tc.whole] || string(data) != string(raw[tc.whole]) {
-					t.Errorf("metadata section %d bytes, not the smaller layout's %d", sec.Length, size[tc.whole])
+				if sec.Length != size[smaller] || string(data) != string(raw[smaller]) {
+					t.Errorf("metadata section %d bytes, not the smaller layout's %d", sec.Length, size[smaller])
 				}
 				whole := true
 				for _, w := range chunkWidths(s) {
 					whole = whole && w%8 == 0
 				}
-				if whole != tc.whole {
-					t.Errorf("chunk widths %v", chunkWidths(s))
+				if whole != smaller {
+					t.Errorf("chunk widths %v, whole bytes expected: %v", chunkWidths(s), smaller)
 				}
 			})
 		}
