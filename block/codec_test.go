@@ -433,6 +433,7 @@ func TestCompressorSpecMessages(t *testing.T) {
 		{"brotli:quality=20", "brotli quality 20 is out of range (valid: 0 to 11)"},
 		{"gzip", "unknown compression algorithm \"gzip\" (known: null, zstd, lzma, lz4, lz4hc, brotli, flac, ricepp)"},
 		{"zstd:foo=1", "unknown zstd compression option \"foo\""},
+		{"zstd:tlen=200000", "zstd tlen 200000 is out of range (valid: 0 to 131072)"},
 	} {
 		_, err := NewCompressor(tc.spec)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "unsupported") || !errors.Is(err, ErrUnsupported) {

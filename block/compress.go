@@ -442,6 +442,7 @@ func Algorithms() []Algorithm {
 	zlo, _ := zstdLevelRange()
 	zlevel := fmt.Sprintf("level=[%d..22] (below 1: the Go encoder's fastest, level 1; 0: level 3)", zlo)
 	zlong := "long (accepted, no effect without libzstd)"
+	ztlen := fmt.Sprintf("tlen=[0..%d] (accepted, no effect without libzstd)", zstdMaxTargetLength)
 	binary := "binary={" + strings.Join(bcjWritable, ", ") + "} (BCJ filter for executables; kept only where smaller)"
 	lzmaOpts := []string{"level=[0..9]", "dict_size=[12..30]", "extreme (accepted, no effect without liblzma)", binary,
 		"pb=[0..4] or auto (default: 0 for input without 16/32-bit structure, else 2)",
@@ -450,6 +451,7 @@ func Algorithms() []Algorithm {
 		zstdEnc = zstdEncoderName()
 		zlevel = fmt.Sprintf("level=[%d..22]", zlo)
 		zlong = "long"
+		ztlen = fmt.Sprintf("tlen=[0..%d] (libzstd's target length: a match this long ends the search; 0: the level's own)", zstdMaxTargetLength)
 	}
 	flacEnc, flacOpts := "godwarfs block/flac encoder, pure Go", []string{"level=[0..8]", "exhaustive"}
 	if nativeFLAC {
@@ -464,7 +466,7 @@ func Algorithms() []Algorithm {
 	return []Algorithm{
 		{"null", "no compression at all", "", nil},
 		{"lzma", "LZMA compression", lzmaEnc, lzmaOpts},
-		{"zstd", "ZSTD compression", zstdEnc, []string{zlevel, zlong}},
+		{"zstd", "ZSTD compression", zstdEnc, []string{zlevel, zlong, ztlen}},
 		{"lz4", "LZ4 compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", nil},
 		{"lz4hc", "LZ4 HC compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", []string{"level=[0..12]"}},
 		{"brotli", "Brotli compressor", "andybalholm/brotli" + modVersion("github.com/andybalholm/brotli") + ", pure Go", []string{"quality=[0..11]", "lgwin=[10..24]"}},

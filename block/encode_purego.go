@@ -23,6 +23,10 @@ import (
 // zstdMinLevel is libzstd's lowest (fastest) level, ZSTD_minCLevel().
 const zstdMinLevel = -1 << 17
 
+// zstdMaxTargetLength is the largest target length libzstd accepts
+// (ZSTD_TARGETLENGTH_MAX, its largest block).
+const zstdMaxTargetLength = 128 << 10
+
 type zstdCompressor struct {
 	level int
 	opts  []zstd.EOption
@@ -82,6 +86,11 @@ func newZstdCompressor(so *specOptions) (Compressor, error) {
 		lvl = 3
 	}
 	so.flag("long") // long-distance matching: accepted, not implemented by klauspost
+	// The target length tunes libzstd's match search; accepted (and
+	// checked) so that a spec means the same in every build.
+	if _, err := so.int("tlen", 0, 0, zstdMaxTargetLength); err != nil {
+		return nil, err
+	}
 	z := &zstdCompressor{
 		level: lvl,
 		opts: []zstd.EOption{

@@ -104,6 +104,10 @@ func TestEncoderOptions(t *testing.T) {
 		{"zstd:level=0", false, ""},
 		{"zstd:level=-200000", false, "level"},
 		{"zstd:level=22:long", false, ""},
+		{"zstd:level=22:tlen=512", false, ""},
+		{"zstd:level=22:tlen=0", false, ""},
+		{"zstd:level=22:tlen=131073", false, "tlen"},
+		{"zstd:tlen=-1", false, "tlen"},
 	} {
 		_, err := NewCompressor(tc.spec)
 		_, pureErr := NewPureGoCompressor(tc.spec)

@@ -9,7 +9,8 @@ package block
 // (with ZSTD_MULTITHREAD). That package's Go API sets only a level, so the
 // few calls of zstd's API needed to also enable long-distance matching
 // (the "long" option) and to compress one input on several threads are
-// declared here; they resolve against its objects at link time.
+// declared here, with the target length (the "tlen" option); they resolve
+// against its objects at link time.
 typedef struct ZSTD_CCtx_s ZSTD_CCtx;
 ZSTD_CCtx* ZSTD_createCCtx(void);
 size_t ZSTD_freeCCtx(ZSTD_CCtx* cctx);
@@ -36,6 +37,7 @@ enum {
 	gdWindowLog = 101,
 	gdHashLog = 102,
 	gdChainLog = 103,
+	gdTargetLength = 106,
 	gdEnableLDM = 160,
 	gdContentSizeFlag = 200,
 	gdChecksumFlag = 201,
@@ -76,7 +78,7 @@ static ZSTD_CCtx* gd_zstd_new(void) {
 // the reference does; otherwise keep is reset and used, and stays.
 // With a split, the frame depends on the split alone, not on the number
 // of workers that compress its jobs.
-static size_t gd_zstd_compress(ZSTD_CCtx* keep, void* dst, size_t cap, const void* src, size_t n, int level, int ldmWindowLog, gdSplit sp) {
+static size_t gd_zstd_compress(ZSTD_CCtx* keep, void* dst, size_t cap, const void* src, size_t n, int level, int targetLength, int ldmWindowLog, gdSplit sp) {
 	ZSTD_CCtx* c = keep;
 	size_t r = 0;
 	if (c) {
@@ -86,6 +88,7 @@ static size_t gd_zstd_compress(ZSTD_CCtx* keep, void* dst, size_t cap, const voi
 		if (!c) return (size_t)-gdErrMemory;
 	}
 	if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, gdCompressionLevel, level);
+	if (!ZSTD_isError(r) && targetLength > 0) r = ZSTD_CCtx_setParameter(c, gdTargetLength, targetLength);
 	if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, gdContentSizeFlag, 1);
 	if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, gdChecksumFlag, 0);
 	if (!ZSTD_isError(r) && ldmWindowLog > 0) {
@@ -126,6 +129,7 @@ func zstdLevelRange() (int, int) { return int(C.ZSTD_minCLevel()), 22 }
 
 type cZstdCompressor struct {
 	level   int
+	tlen    int // libzstd's targetLength; 0: the level's own
 	long    bool
 	threads int  // at most this many threads per input; 0 or 1: one
 	cut     bool // cut large inputs into jobs (see Split)
@@ -157,7 +161,11 @@ func newNativeZstd(so *specOptions) (Compressor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cZstdCompressor{level: lvl, long: so.flag("long")}, nil
+	tlen, err := so.int("tlen", 0, 0, zstdMaxTargetLength)
+	if err != nil {
+		return nil, err
+	}
+	return &cZstdCompressor{level: lvl, tlen: tlen, long: so.flag("long")}, nil
 }
 
 func (z *cZstdCompressor) Compression() Compression { return CompZSTD }
@@ -280,7 +288,7 @@ func (z *cZstdCompressor) compress(dst, src []byte, room int) ([]byte, error) {
 		}
 		keep = z.ws.zstd.cctx
 	}
-	r := C.gd_zstd_compress(keep, unsafe.Pointer(&out.b[0]), C.size_t(room), in, C.size_t(len(src)), C.int(z.level), C.int(wlog), sp)
+	r := C.gd_zstd_compress(keep, unsafe.Pointer(&out.b[0]), C.size_t(room), in, C.size_t(len(src)), C.int(z.level), C.int(z.tlen), C.int(wlog), sp)
 	if C.ZSTD_isError(r) != 0 {
 		if C.ZSTD_getErrorCode(r) == C.gdErrDstTooSmall && room < len(src) {
 			return nil, errNoGain

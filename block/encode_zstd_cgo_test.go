@@ -179,3 +179,33 @@ func TestZstdWorkspaceSameFrames(t *testing.T) {
 		{"zstd:level=22", text[:1<<20], false},
 	}, func(ws *Workspace) bool { return ws.zstd.cctx != nil })
 }
+
+// TestZstdTargetLength: tlen reaches libzstd (a different search, a
+// different frame), tlen=0 is the level's own, and every frame decodes.
+func TestZstdTargetLength(t *testing.T) {
+	t.Parallel()
+	text := goSourceTree(t, 1<<20)[:1<<20]
+	frames := map[string][]byte{}
+	for _, spec := range []string{"zstd:level=22", "zstd:level=22:tlen=0", "zstd:level=22:tlen=8", "zstd:level=22:tlen=512"} {
+		c, err := NewCompressor(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.Compress(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Decompress(CompZSTD, out, int64(len(text)))
+		if err != nil || !bytes.Equal(back, text) {
+			t.Fatalf("%s: does not read back (%v)", spec, err)
+		}
+		frames[spec] = out
+		t.Logf("%s: %d bytes", spec, len(out))
+	}
+	if !bytes.Equal(frames["zstd:level=22"], frames["zstd:level=22:tlen=0"]) {
+		t.Error("tlen=0 is not the level's own target length")
+	}
+	if bytes.Equal(frames["zstd:level=22"], frames["zstd:level=22:tlen=8"]) {
+		t.Error("tlen=8 makes the same frame as the level's own 999")
+	}
+}
