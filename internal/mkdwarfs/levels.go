@@ -3,9 +3,11 @@ package mkdwarfs
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/writer"
 )
 
 // level is one row of the reference mkdwarfs level table (mkdwarfs -H).
@@ -22,6 +24,13 @@ type level struct {
 	lookback int
 }
 
+// zstdMax is the block compression of levels 6 and 7: libzstd's level 22
+// with a target length of 512 instead of its 999. A match of 512 bytes
+// then ends the search for a longer one: after the segmenter has taken
+// the long repeats, builds take 10 to 30% less CPU for images at most
+// 0.15% larger (trees of releases, executables; see doc/architecture.md).
+const zstdMax = writer.DefaultBlockCompression
+
 var levels = [10]level{
 	{20, "null", "null", "null", 0, 0, dedup.OrderNone, "none", 2},
 	{20, "lz4", "zstd:level=16", "null", 0, 0, dedup.OrderPath, "path", 2},
@@ -29,19 +38,19 @@ var levels = [10]level{
 	{21, "lz4hc:level=9", "zstd:level=16", "null", 12, 1, dedup.OrderSimilarity, "similarity", 2},
 	{22, "zstd:level=11", "zstd:level=16", "null", 12, 2, dedup.OrderSimilarity, "similarity", 2},
 	{23, "zstd:level=19", "zstd:level=16", "null", 12, 2, dedup.OrderSimilarity, "similarity", 2},
-	{24, "zstd:level=22", "zstd:level=16", "null", 12, 3, dedup.OrderNilsimsa, "nilsimsa", 2},
-	{24, "zstd:level=22", "zstd:level=16", "zstd:level=22", 12, 3, dedup.OrderNilsimsa, "nilsimsa", 2},
+	{24, zstdMax, "zstd:level=16", "null", 12, 3, dedup.OrderNilsimsa, "nilsimsa", 2},
+	{24, zstdMax, "zstd:level=16", "zstd:level=22", 12, 3, dedup.OrderNilsimsa, "nilsimsa", 2},
 	{24, "lzma:level=9", "zstd:level=16", "lzma:level=9", 12, 4, dedup.OrderNilsimsa, "nilsimsa", 2},
 	{26, "lzma:level=9", "zstd:level=16", "lzma:level=9", 12, 4, dedup.OrderNilsimsa, "nilsimsa", 3},
 }
 
 func printLevels(w io.Writer) {
-	line := "  --------------------------------------------------------------------------------\n"
+	line := "  " + strings.Repeat("-", 88) + "\n"
 	fmt.Fprint(w, "Compression level defaults:\n", line)
-	fmt.Fprint(w, "  Level  Block  Compression Algorithm                        Window     Inode\n")
-	fmt.Fprint(w, "         Size   Block Data     Schema/History  Metadata      Size/Step  Order\n", line)
+	fmt.Fprint(w, "  Level  Block  Compression Algorithm                                Window     Inode\n")
+	fmt.Fprint(w, "         Size   Block Data             Schema/History  Metadata      Size/Step  Order\n", line)
 	for i, l := range levels {
-		fmt.Fprintf(w, "  %-6d %-6d %-14s %-15s %-15s%2d / %d    %-10s\n",
+		fmt.Fprintf(w, "  %-6d %-6d %-22s %-15s %-15s%2d / %d    %s\n",
 			i, l.blockBits, l.block, l.schema, l.meta, l.window, l.step, l.orderName)
 	}
 	fmt.Fprint(w, line)

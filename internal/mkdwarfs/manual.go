@@ -88,7 +88,8 @@ var manual = cli.Manual{
 		}},
 		{Title: "COMPRESSION", Paragraphs: []string{
 			"-C and the other --*-compression options take ALGO[:OPTION=VALUE...]: null; zstd:level=N " +
-				"(-131072 to 22; levels below 1 are faster and weaker) with :long for long-distance matching; " +
+				"(-131072 to 22; levels below 1 are faster and weaker) with :long for long-distance matching " +
+				"and :tlen=N (0 to 131072: a match this long ends libzstd's search for a longer one; 0 keeps the level's); " +
 				"lzma:level=N (0 to 9) with :extreme, :dict_size=N (12 to 30, the log2 of the dictionary), " +
 				":binary=NAME, :mode=fast|normal, :mf=hc3|hc4|bt2|bt3|bt4, :nice=N (2 to 273; 0 keeps the " +
 				"preset's), :depth=N (0 to 4294967295) and :pb=N|auto (0 to 4); lz4; lz4hc:level=N (0 to 12); brotli:quality=N " +
@@ -303,6 +304,12 @@ var manual = cli.Manual{
 				"the metadata is 8% larger in memory and compresses to 2.1 instead of 3.4 MB with zstd " +
 				"(-l7) and 1.5 instead of 3.1 MB with lzma (-l9); metadata under 256 KiB is also tried in " +
 				"the reference's layout and the smaller kept. Uncompressed metadata keeps the reference's layout.",
+			"Levels 6 and 7, and -C's default, compress blocks with zstd:level=22:tlen=512, where the " +
+				"reference uses zstd:level=22: libzstd's level 22 searches on for a longer match until it " +
+				"has one of 999 bytes, and after the segmenter has taken the long repeats few matches are " +
+				"that long. On a tree of many releases of JavaScript projects the -l7 build took about " +
+				"0.7 of the CPU for an image 0.1% larger (redis releases: 0.8 and 0.15%). " +
+				"-C zstd:level=22 gives libzstd's own level 22.",
 			"lzma blocks are written with pb=auto (see COMPRESSION): pb=0 and a longer nice length for " +
 				"blocks without 16- or 32-bit structure. lzma:pb=2 gives the reference's streams.",
 			"The pcmaudio and fits categorizers log the reference's messages at its levels, except that " +

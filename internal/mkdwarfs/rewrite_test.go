@@ -155,7 +155,7 @@ func TestRecompressCLI(t *testing.T) {
 			}
 		}},
 		{"level-default", null, []string{"--recompress"}, func(t *testing.T, bi *block.Image) {
-			// Level 7: zstd:level=22 for blocks and metadata.
+			// Level 7: zstd level 22 for blocks and metadata.
 			for _, s := range bi.Blocks() {
 				if s.Compression != block.CompZSTD {
 					t.Errorf("block %d: %v, want ZSTD", s.Index, s.Compression)
