@@ -27,8 +27,8 @@ type level struct {
 // zstdMax is the block compression of levels 6 and 7: libzstd's level 22
 // with a target length of 512 instead of its 999. A match of 512 bytes
 // then ends the search for a longer one: after the segmenter has taken
-// the long repeats, builds take 10 to 30% less CPU for images at most
-// 0.15% larger (trees of releases, executables; see doc/architecture.md).
+// the long repeats, builds of trees of releases take a quarter less CPU
+// for images at most 0.15% larger (see doc/architecture.md).
 const zstdMax = writer.DefaultBlockCompression
 
 var levels = [10]level{
