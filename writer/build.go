@@ -472,20 +472,13 @@ func (c compressors) encodeMetadataData(md *metadata.Metadata, spec string) (sch
 		return nil, nil, d, fmt.Errorf("%s compression: %w", block.SectionMetadata, err)
 	}
 	whole := comp.Compression() != block.CompNone
-	if schema, data, err = metadata.EncodeWith(md, metadata.EncodeOptions{WholeBytes: whole}); err != nil {
-		return nil, nil, d, fmt.Errorf("encoding metadata: %w", err)
-	}
-	if d, err = c.encodeSection(block.SectionMetadata, spec, data); err != nil {
+	if schema, data, d, err = c.encodeLayout(md, spec, metadata.EncodeOptions{WholeBytes: whole}); err != nil {
 		return nil, nil, d, err
 	}
 	if !whole || len(data) >= smallMetadata {
 		return schema, data, d, nil
 	}
-	s2, data2, err := metadata.Encode(md)
-	if err != nil {
-		return nil, nil, d, fmt.Errorf("encoding metadata: %w", err)
-	}
-	d2, err := c.encodeSection(block.SectionMetadata, spec, data2)
+	s2, data2, d2, err := c.encodeLayout(md, spec, metadata.EncodeOptions{})
 	if err != nil {
 		return nil, nil, d, err
 	}
@@ -493,4 +486,13 @@ func (c compressors) encodeMetadataData(md *metadata.Metadata, spec string) (sch
 		return s2, data2, d2, nil
 	}
 	return schema, data, d, nil
+}
+
+// encodeLayout encodes md with opt and compresses its data section.
+func (c compressors) encodeLayout(md *metadata.Metadata, spec string, opt metadata.EncodeOptions) (schema, data []byte, d encodedSection, err error) {
+	if schema, data, err = metadata.EncodeWith(md, opt); err != nil {
+		return nil, nil, d, fmt.Errorf("encoding metadata: %w", err)
+	}
+	d, err = c.encodeSection(block.SectionMetadata, spec, data)
+	return schema, data, d, err
 }
