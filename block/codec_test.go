@@ -177,6 +177,40 @@ func TestCompressSectionFallback(t *testing.T) {
 	}
 }
 
+// CompressSectionSmallest falls back to NONE as CompressSection does, and
+// otherwise keeps a payload that reads back and is no larger than
+// CompressSection's: the same one for compressors with nothing else to try.
+func TestCompressSectionSmallest(t *testing.T) {
+	in := testInputs()
+	text := in["text-1MiB"]
+	for _, spec := range []string{"zstd:level=3", "zstd:level=19", "lzma:level=1", "lz4", "brotli:quality=5"} {
+		c, err := NewCompressor(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if comp, out, err := CompressSectionSmallest(c, in["random-1MiB"]); err != nil || comp != CompNone || !bytes.Equal(out, in["random-1MiB"]) {
+			t.Errorf("%s random: %v %d %v", spec, comp, len(out), err)
+		}
+		_, own, err := CompressSection(c, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp, out, err := CompressSectionSmallest(c, text)
+		if err != nil || comp != c.Compression() {
+			t.Fatalf("%s text: %v %v", spec, comp, err)
+		}
+		if back, err := Decompress(comp, out, int64(len(text))); err != nil || !bytes.Equal(back, text) {
+			t.Errorf("%s: the smallest payload does not read back (%v)", spec, err)
+		}
+		if _, ok := c.(alternated); !ok && !bytes.Equal(out, own) {
+			t.Errorf("%s: nothing else to try, yet a payload other than CompressSection's", spec)
+		}
+		if len(out) > len(own) {
+			t.Errorf("%s: %d bytes, larger than CompressSection's %d", spec, len(out), len(own))
+		}
+	}
+}
+
 func TestNewCompressorErrors(t *testing.T) {
 	for _, tc := range []struct{ spec, want string }{
 		{"gzip", "gzip"},

@@ -84,6 +84,43 @@ func CompressSection(c Compressor, src []byte) (Compression, []byte, error) {
 	return c.Compression(), out, nil
 }
 
+// alternated is implemented by compressors that have other settings
+// worth trying on an input compressed once per image, such as the
+// metadata: settings that are sometimes much smaller and sometimes a
+// little larger, and cost as much again to try.
+type alternated interface {
+	// alternatives returns the settings to try on n bytes besides the
+	// compressor's own; none where the input is too small to differ.
+	alternatives(n int) []Compressor
+}
+
+// CompressSectionSmallest is CompressSection with c and the other
+// settings of c worth trying on src (libzstd without its block
+// pre-splitter, on inputs of more than one zstd block), keeping the
+// smallest payload; on a tie, c's own. Every setting writes the same
+// format, so this changes only the size and the time: one compression
+// for each setting tried.
+func CompressSectionSmallest(c Compressor, src []byte) (Compression, []byte, error) {
+	ct, out, err := CompressSection(c, src)
+	if err != nil || ct == CompNone {
+		return ct, out, err
+	}
+	a, ok := c.(alternated)
+	if !ok {
+		return ct, out, nil
+	}
+	for _, alt := range a.alternatives(len(src)) {
+		act, aout, err := CompressSection(alt, src)
+		if err != nil {
+			return 0, nil, err
+		}
+		if act != CompNone && len(aout) < len(out) {
+			ct, out = act, aout
+		}
+	}
+	return ct, out, nil
+}
+
 // errNoGain is how a CompressAppend says the payload would not be smaller
 // than its input, which CompressSectionInto then stores as NONE.
 var errNoGain = errors.New("compressed data not smaller than input")

@@ -209,3 +209,74 @@ func TestZstdTargetLength(t *testing.T) {
 		t.Error("tlen=8 makes the same frame as the level's own 999")
 	}
 }
+
+// rowTables is n bytes of tables of fixed-size rows, as metadata has: a
+// table of 7-byte rows of growing offsets and small sizes, then one of
+// 5-byte rows of repeating indexes and growing numbers.
+func rowTables(n int) []byte {
+	out := make([]byte, 0, n)
+	x := uint32(1)
+	next := func() uint32 { x ^= x << 13; x ^= x >> 17; x ^= x << 5; return x }
+	off := uint32(0)
+	for len(out) < n/2 {
+		size := next()%4096 + 16
+		out = append(out, byte(off>>24), byte(off), byte(off>>8), byte(off>>16), byte(size), byte(size>>8), byte(size>>16))
+		off += size
+	}
+	for k := uint32(0); len(out) < n; k++ {
+		name := k%977 + next()%3
+		out = append(out, byte(name), byte(name>>8), byte(name>>16), byte(k), byte(k>>8))
+	}
+	return out[:n]
+}
+
+func TestZstdAlternatives(t *testing.T) {
+	t.Parallel()
+	c, err := NewCompressor("zstd:level=22")
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := c.(*cZstdCompressor)
+	if alts := z.alternatives(zstdBlockMax); len(alts) != 0 {
+		t.Errorf("%d alternatives for one zstd block, which the pre-splitter never cuts", len(alts))
+	}
+	alts := z.alternatives(zstdBlockMax + 1)
+	if len(alts) != 1 {
+		t.Fatalf("%d alternatives for more than a zstd block, want 1", len(alts))
+	}
+	if more := alts[0].(*cZstdCompressor).alternatives(1 << 20); len(more) != 0 {
+		t.Errorf("the alternative has %d alternatives of its own", len(more))
+	}
+	// Text, then tables: where one ends and the other starts inside a
+	// zstd block, the pre-splitter cuts the block there.
+	data := append(goSourceTree(t, 300_000), rowTables(700_000)...)
+	own, err := c.Compress(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alt, err := alts[0].Compress(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pre-splitter on: %d bytes, off: %d", len(own), len(alt))
+	if bytes.Equal(own, alt) {
+		t.Fatal("the pre-splitter off gives the same frame: the setting does not reach libzstd")
+	}
+	for _, p := range [][]byte{own, alt} {
+		back, err := Decompress(CompZSTD, p, int64(len(data)))
+		if err != nil || !bytes.Equal(back, data) {
+			t.Fatalf("frame does not read back (%v)", err)
+		}
+	}
+	ct, best, err := CompressSectionSmallest(c, data)
+	if err != nil || ct != CompZSTD {
+		t.Fatalf("CompressSectionSmallest: %v, %v", ct, err)
+	}
+	want := own
+	if len(alt) < len(own) {
+		want = alt
+	}
+	if !bytes.Equal(best, want) {
+		t.Errorf("CompressSectionSmallest kept %d bytes, want the smaller frame, %d", len(best), len(want))
+	}
+}
