@@ -41,12 +41,20 @@ type encodedSection struct {
 }
 
 // encodeSection compresses payload with spec for a section of type t.
+// The metadata keeps the smallest payload of the settings of spec worth
+// trying (block.CompressSectionSmallest): it is one section per image, so
+// compressing it twice costs a second or two where a bad setting can cost
+// a tenth of its size.
 func (c compressors) encodeSection(t block.SectionType, spec string, payload []byte) (encodedSection, error) {
 	comp, err := c.get(spec)
 	if err != nil {
 		return encodedSection{}, fmt.Errorf("%s compression: %w", t, err)
 	}
-	ct, out, err := block.CompressSection(comp, payload)
+	compress := block.CompressSection
+	if t == block.SectionMetadata {
+		compress = block.CompressSectionSmallest
+	}
+	ct, out, err := compress(comp, payload)
 	if err != nil {
 		return encodedSection{}, fmt.Errorf("compressing %s: %w", t, err)
 	}
