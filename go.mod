@@ -11,7 +11,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.115.0
 	github.com/aws/smithy-go v1.28.9
 	github.com/google/go-containerregistry v0.22.1
-	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/klauspost/compress v1.20.4
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/ulikunitz/xz v0.5.17
@@ -45,5 +44,3 @@ require (
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	gotest.tools/v3 v3.5.2 // indirect
 )
-
-replace github.com/hanwen/go-fuse/v2 => ./third_party/go-fuse

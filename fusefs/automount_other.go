@@ -5,7 +5,7 @@ package fusefs
 import (
 	"errors"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 )
 
 // auto_unmount relies on fusermount3 handing over the /dev/fuse

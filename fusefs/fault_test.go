@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fs"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"

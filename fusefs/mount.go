@@ -20,7 +20,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/source"
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 )
 
 // kernelTimeout is how long the kernel may cache entries and attributes.

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 )
 
 // XattrControl, on the root of a mount of several images, is the path of

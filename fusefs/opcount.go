@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 )
 
 // FUSE requests counted by perfmon: every request the kernel sends that

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs/metadata"

@@ -5,7 +5,7 @@ package fusefs
 import (
 	"sync/atomic"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 )
 
 // readersFS starts a second reader of the FUSE device before a READ,

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fs"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 )

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 )
 
 // nodeEntry is the per-nodeid state the kernel-facing tables need

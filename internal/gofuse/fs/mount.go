@@ -5,7 +5,7 @@
 package fs
 
 import (
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 )
 
 // Mount mounts the given NodeFS on the directory, and starts serving

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/openat"
-	"github.com/hanwen/go-fuse/v2/internal/renameat"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/internal/openat"
+	"github.com/godwarfs/godwarfs/internal/gofuse/internal/renameat"
 	"golang.org/x/sys/unix"
 )
 

@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/fallocate"
-	"github.com/hanwen/go-fuse/v2/internal/ioctl"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/internal/fallocate"
+	"github.com/godwarfs/godwarfs/internal/gofuse/internal/ioctl"
 	"golang.org/x/sys/unix"
 )
 

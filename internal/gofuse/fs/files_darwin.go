@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/utimens"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/internal/utimens"
 )
 
 func setBlocks(out *fuse.Attr) {

@@ -2,7 +2,7 @@
 
 package fs
 
-import "github.com/hanwen/go-fuse/v2/fuse"
+import "github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 
 func (b *rawBridge) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
 	return fuse.ENOSYS

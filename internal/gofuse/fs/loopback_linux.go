@@ -10,7 +10,7 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
 	"golang.org/x/sys/unix"
 )
 

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/hanwen/go-fuse/v2/internal/ioctl"
+	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
+	"github.com/godwarfs/godwarfs/internal/gofuse/internal/ioctl"
 	"golang.org/x/sys/unix"
 )
 
