@@ -108,8 +108,20 @@ var knownSchemes = map[string]string{
 const allRemote = "github.com/godwarfs/godwarfs/source/remote"
 
 // ErrNotRegistered reports a remote name whose scheme no imported
-// package registered.
+// package registered. The error that wraps it names the package.
 var ErrNotRegistered = errors.New("scheme not registered")
+
+// notRegistered is ErrNotRegistered for one name, told as what to do.
+type notRegistered struct{ name, scheme string }
+
+func (e *notRegistered) Error() string {
+	if pkg, known := knownSchemes[e.scheme]; known {
+		return fmt.Sprintf("%s: %s:// images need package %s imported (or %s for every kind)", Redact(e.name), e.scheme, pkg, allRemote)
+	}
+	return fmt.Sprintf("%s: no imported package registered %s://", Redact(e.name), e.scheme)
+}
+
+func (e *notRegistered) Is(target error) bool { return target == ErrNotRegistered }
 
 // scheme returns the lower-case scheme of a name of the form
 // SCHEME://REST with REST not empty, or "".
@@ -139,10 +151,7 @@ func backend(name string) (Backend, error) {
 	if ok {
 		return b, nil
 	}
-	if pkg, known := knownSchemes[s]; known {
-		return Backend{}, fmt.Errorf("%s: %w: %s:// images need package %s imported (or %s for every kind)", Redact(name), ErrNotRegistered, s, pkg, allRemote)
-	}
-	return Backend{}, fmt.Errorf("%s: %w: no package registered %s://", Redact(name), ErrNotRegistered, s)
+	return Backend{}, &notRegistered{name: name, scheme: s}
 }
 
 // newFetcher returns the fetcher of a remote name.
