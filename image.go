@@ -180,8 +180,11 @@ type Image struct {
 }
 
 // Open opens the image file at path, or the remote image at an
-// http://, https:// or s3:// URL; nil opts means the zero Options.
-// Close releases the file or the connection.
+// http://, https:// or s3:// URL or a docker:// reference; nil opts means
+// the zero Options. Remote images need the package that reads their
+// scheme imported (github.com/godwarfs/godwarfs/source/remote for all of
+// them); without it Open fails with an error that names it. Close
+// releases the file or the connection.
 func Open(path string, opts *Options) (*Image, error) {
 	if opts != nil && opts.Verify != nil && len(opts.Verify.Signature) == 0 && opts.Verify.SignatureFile == "" {
 		o, v := *opts, *opts.Verify

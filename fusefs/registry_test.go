@@ -26,6 +26,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
+	"github.com/godwarfs/godwarfs/source/registrysource"
 )
 
 func mk(t *testing.T, args ...string) (int, string) {
@@ -237,7 +238,7 @@ func TestRegistrySigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mdig, _ := source.ManifestDigest(src)
+	mdig, _ := registrysource.ManifestDigest(src)
 	src.Close()
 	byDigest := "docker://" + reg.Host + "/signed/tools@" + mdig
 	for _, r := range []string{ref, byDigest} {

@@ -32,6 +32,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
+	_ "github.com/godwarfs/godwarfs/source/remote" // images at http(s)://, s3:// and docker://
 )
 
 // Exit codes (the same for every tool; see package cli).

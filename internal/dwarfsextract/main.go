@@ -12,6 +12,7 @@ import (
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/glob"
+	_ "github.com/godwarfs/godwarfs/source/remote" // images at http(s)://, s3:// and docker://
 )
 
 // Main runs dwarfsextract with args (without the program name) and returns

@@ -27,7 +27,8 @@ import (
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/ociartifact"
 	"github.com/godwarfs/godwarfs/ociinput"
-	"github.com/godwarfs/godwarfs/source"
+	"github.com/godwarfs/godwarfs/source/httpsource"
+	_ "github.com/godwarfs/godwarfs/source/remote" // images at http(s)://, s3:// and docker://
 	"github.com/godwarfs/godwarfs/tarinput"
 	"github.com/godwarfs/godwarfs/writer"
 )
@@ -191,7 +192,7 @@ func mainPush(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 	if code != cli.ExitOK && code != cli.ExitPartial {
 		return code
 	}
-	tr := source.NewHTTPTransport(max(cfg.Workers, 1))
+	tr := httpsource.NewTransport(max(cfg.Workers, 1))
 	defer tr.CloseIdleConnections()
 	r, _ := ociartifact.ParseReference(ref)
 	repo := r.Context().RepositoryStr()
@@ -732,7 +733,7 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		opt := cfg.OCIOptions
 		opt.Tar = cfg.TarOptions
 		if opt.Transport == nil && strings.HasPrefix(cfg.OCIInput, "docker://") {
-			tr := source.NewHTTPTransport(cfg.Workers)
+			tr := httpsource.NewTransport(cfg.Workers)
 			defer tr.CloseIdleConnections()
 			opt.Transport = tr
 		}
