@@ -129,10 +129,17 @@ const (
 	logTrace   = cli.LogTrace
 )
 
-// Main runs mkdwarfs with args (without the program name) and returns the
-// exit status (cli.ExitOK, cli.ExitError, or cli.ExitPartial when the image
-// was written but some inputs could not be read).
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Tool is mkdwarfs for the commands: interrupted, the builder removes its
+// temporary file.
+var Tool = cli.Tool{Name: "mkdwarfs", Main: Main, CancelOnSignal: true}
+
+// Main runs mkdwarfs with the command line args (args[0] is the program
+// name) and returns the exit status (cli.ExitOK, cli.ExitError, or
+// cli.ExitPartial when the image was written but some inputs could not be
+// read). A tar archive or input list given as "-" is read from stdio.In.
+func Main(ctx context.Context, args []string, stdio cli.Stdio) int {
+	args = args[min(1, len(args)):]
+	stdin, stdout, stderr := stdio.In, stdio.Out, stdio.Err
 	prog := Program()
 	r, code, done := prog.Parse(args, stdout, stderr)
 	if done {
