@@ -158,7 +158,7 @@ type Image struct {
 	// need[n] is how far into block n the chunks reach.
 	need []metadata.BlockNeed
 
-	layouts layoutCache // of files with many chunks
+	layouts *layoutCache // of files with many chunks
 
 	workers int // blocks decoded at once; a sequential Read decodes this many ahead
 	// rawBufs holds spare buffers for compressed payloads, one per

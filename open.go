@@ -10,6 +10,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/imagesig"
+	"github.com/godwarfs/godwarfs/internal/lru"
 	"github.com/godwarfs/godwarfs/internal/mmap"
 	"github.com/godwarfs/godwarfs/metadata"
 )
@@ -146,6 +147,7 @@ func (op *opening) openSections() error {
 	}
 	op.im = &Image{
 		name: op.name, r: op.r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}, workers: op.o.Workers,
+		layouts: lru.New[uint32, *layout](layoutCacheBytes),
 	}
 	return nil
 }
