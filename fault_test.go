@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -252,5 +253,49 @@ func TestLazyHeaderFaults(t *testing.T) {
 				t.Errorf("EagerHeaders open = %v, want the damaged header", err)
 			}
 		})
+	}
+}
+
+// panicReader panics on every read past its first n.
+type panicReader struct {
+	r io.ReaderAt
+	n atomic.Int64
+}
+
+func (p *panicReader) ReadAt(b []byte, off int64) (int, error) {
+	if p.n.Add(-1) < 0 {
+		panic("storage exploded")
+	}
+	return p.r.ReadAt(b, off)
+}
+
+// TestFaultPanicAtOpen: a panic while opening (here from the reader,
+// standing in for a decoder bug on hostile input) is an error naming the
+// image, at every stage of opening, and never takes the process down.
+func TestFaultPanicAtOpen(t *testing.T) {
+	fi := newFaultImage(t, "zstd")
+	count := &panicReader{r: bytes.NewReader(fi.Image)}
+	count.n.Store(1 << 30)
+	im, err := godwarfs.OpenReaderAt(count, int64(len(fi.Image)), "fault.dwarfs", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.Close()
+	reads := int(1<<30 - count.n.Load())
+	t.Logf("opening reads %d times", reads)
+	if reads < 2 {
+		t.Fatalf("opening read %d times, want several", reads)
+	}
+	for n := range reads {
+		pr := &panicReader{r: bytes.NewReader(fi.Image)}
+		pr.n.Store(int64(n))
+		im, err := godwarfs.OpenReaderAt(pr, int64(len(fi.Image)), "fault.dwarfs", nil)
+		if err == nil {
+			im.Close()
+			t.Fatalf("read %d panicked, yet the image opened", n)
+		}
+		if want := "fault.dwarfs: internal error (panic) while opening: storage exploded"; err.Error() != want {
+			t.Errorf("panic at read %d: %q, want %q", n, err, want)
+		}
 	}
 }

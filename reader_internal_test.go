@@ -40,7 +40,7 @@ func TestLayoutShared(t *testing.T) {
 	if x, y := open("few"), open("few"); x.layout == y.layout {
 		t.Error("the 1,000-chunk file's layout was cached")
 	}
-	if n := len(im.layouts.m); n != 1 {
+	if n := im.layouts.Len(); n != 1 {
 		t.Errorf("%d layouts cached, want 1", n)
 	}
 }
