@@ -1,7 +1,6 @@
 package source
 
 import (
-	"container/list"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/lru"
 )
 
 // maxSplit is the smallest part a large range is split into so that its
@@ -59,7 +59,7 @@ type remote struct {
 	prefix    int64
 	hasPrefix bool
 
-	mem *memCache
+	mem *lru.LRU[[2]int64, []byte]
 
 	mu       sync.Mutex
 	inflight map[[2]int64]*call
@@ -77,7 +77,7 @@ func openRemote(ctx context.Context, f Fetcher, opts Options) (Source, error) {
 	o := opts.withDefaults()
 	r := &remote{f: f, o: o, sem: make(chan struct{}, o.Workers), hsem: make(chan struct{}, max(o.Workers, headerWorkers)), inflight: map[[2]int64]*call{}, hdrs: map[int64][]byte{}}
 	if o.MemCache > 0 {
-		r.mem = newMemCache(o.MemCache)
+		r.mem = lru.New[[2]int64, []byte](o.MemCache)
 	}
 	_, err := r.retry(ctx, 0, 0, func(ctx context.Context) error {
 		var err error
@@ -305,7 +305,7 @@ func (r *remote) getRange(ctx context.Context, off, n int64) ([]byte, error) {
 func (r *remote) getRangeSem(ctx context.Context, off, n int64, sem chan struct{}) ([]byte, error) {
 	k := [2]int64{off, n}
 	if r.mem != nil {
-		if b, ok := r.mem.get(k); ok {
+		if b, ok := r.mem.Get(k); ok {
 			r.c.memHits.Add(1)
 			return b, nil
 		}
@@ -325,8 +325,9 @@ func (r *remote) getRangeSem(ctx context.Context, off, n int64, sem chan struct{
 	r.mu.Unlock()
 
 	c.data, c.err = r.load(ctx, off, n, sem)
-	if c.err == nil && r.mem != nil {
-		r.mem.put(k, c.data)
+	// One huge range would flush everything else.
+	if c.err == nil && r.mem != nil && int64(len(c.data)) <= r.o.MemCache/4 {
+		r.mem.Add(k, c.data, int64(len(c.data)))
 	}
 	r.mu.Lock()
 	delete(r.inflight, k)
@@ -481,53 +482,4 @@ func (r *remote) Close() error {
 		return r.disk.close()
 	}
 	return nil
-}
-
-// memCache keeps recently fetched ranges, least recently used first out.
-type memCache struct {
-	mu    sync.Mutex
-	cap   int64
-	used  int64
-	ll    *list.List
-	items map[[2]int64]*list.Element
-}
-
-type memEntry struct {
-	k [2]int64
-	b []byte
-}
-
-func newMemCache(capacity int64) *memCache {
-	return &memCache{cap: capacity, ll: list.New(), items: map[[2]int64]*list.Element{}}
-}
-
-func (m *memCache) get(k [2]int64) ([]byte, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.items[k]
-	if !ok {
-		return nil, false
-	}
-	m.ll.MoveToFront(e)
-	return e.Value.(*memEntry).b, true
-}
-
-func (m *memCache) put(k [2]int64, b []byte) {
-	if int64(len(b)) > m.cap/4 {
-		return // one huge range would flush everything else
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.items[k]; ok {
-		return
-	}
-	m.items[k] = m.ll.PushFront(&memEntry{k, b})
-	m.used += int64(len(b))
-	for m.used > m.cap {
-		e := m.ll.Back()
-		me := e.Value.(*memEntry)
-		m.ll.Remove(e)
-		delete(m.items, me.k)
-		m.used -= int64(len(me.b))
-	}
 }
