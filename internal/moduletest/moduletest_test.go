@@ -65,14 +65,15 @@ var forbiddenModules = []string{
 // env is what the go commands run with: the proxy, the temporary module
 // cache and the shared scratch directories. It is built once for all tests.
 type env struct {
-	goBin    string // the go command
-	root     string // this module's directory
-	work     string // scratch directory holding everything below
-	proxy    string // file GOPROXY serving this module
-	importer string // the outside module
-	vars     []string
+	goBin    string   // the go command
+	root     string   // this module's directory
+	work     string   // scratch directory holding everything below
+	proxy    string   // file GOPROXY serving this module
+	importer string   // the outside module
+	vars     []string // the clean environment
 	tools    []string // the commands under cmd/, by name
 	zipFrom  string   // what the module zip was made from
+	goLine   string   // go.mod's go version, which the importer needs too
 }
 
 var (
@@ -203,9 +204,10 @@ func (e *env) writeProxy(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("parse go.mod: %w", err)
 	}
-	if mf.Module == nil || mf.Module.Mod.Path != modulePath {
-		return fmt.Errorf("go.mod in %s does not declare module %s", e.root, modulePath)
+	if mf.Module == nil || mf.Module.Mod.Path != modulePath || mf.Go == nil {
+		return fmt.Errorf("go.mod in %s does not declare module %s and a go version", e.root, modulePath)
 	}
+	e.goLine = mf.Go.Version
 	info, err := json.Marshal(struct{ Version, Time string }{version, "2020-01-01T00:00:00Z"})
 	if err != nil {
 		return err
@@ -321,12 +323,8 @@ func (e *env) writeImporter(ctx context.Context) error {
 	}
 	main.WriteString(")\n\nfunc main() {}\n")
 
-	goVersion := "1.21"
-	if mf, err := modfile.ParseLax("go.mod", mustRead(filepath.Join(e.root, "go.mod")), nil); err == nil && mf.Go != nil {
-		goVersion = mf.Go.Version
-	}
 	files := map[string]string{
-		"go.mod":       fmt.Sprintf("module example.com/importer\n\ngo %s\n\nrequire %s %s\n", goVersion, modulePath, version),
+		"go.mod":       fmt.Sprintf("module example.com/importer\n\ngo %s\n\nrequire %s %s\n", e.goLine, modulePath, version),
 		"main.go":      main.String(),
 		"walk/main.go": walkProgram,
 	}
@@ -340,11 +338,6 @@ func (e *env) writeImporter(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func mustRead(name string) []byte {
-	b, _ := os.ReadFile(name)
-	return b
 }
 
 // walkProgram is the local walk program of issue #48: open a local image,
@@ -433,7 +426,11 @@ func TestImportEveryPackage(t *testing.T) {
 	e := setup(t)
 	needCC(t)
 	t.Logf("%s@%s is served from %s; its zip holds %s", modulePath, version, e.proxy, e.zipFrom)
-	t.Logf("the importer imports:\n%s", mustRead(filepath.Join(e.importer, "main.go")))
+	main, err := os.ReadFile(filepath.Join(e.importer, "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the importer imports:\n%s", main)
 	e.run(t, e.importer, []string{"CGO_ENABLED=1"}, e.goBin, "build", "-o", os.DevNull, ".")
 }
 
