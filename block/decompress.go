@@ -8,7 +8,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/andybalholm/brotli"
+	"github.com/godwarfs/godwarfs/internal/brotli"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/ulikunitz/xz"

@@ -1,0 +1,7 @@
+package brotli
+
+func assert(cond bool) {
+	if !cond {
+		panic("assertion failure")
+	}
+}
