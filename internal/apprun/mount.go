@@ -1,0 +1,68 @@
+package apprun
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/fusefs"
+)
+
+// fuseUsable says why the image cannot be mounted here, or nil.
+func fuseUsable() error {
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("FUSE is not available: %w", err)
+	}
+	f.Close()
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		return fmt.Errorf("FUSE is not available: %w", err)
+	}
+	return nil
+}
+
+// mounted is the image mounted on a private, temporary directory.
+type mounted struct {
+	dir string
+	srv *fusefs.Server
+}
+
+// mount mounts im read-only on a new directory. The mount goes through
+// fusermount3 with auto_unmount, also as root, so that it disappears
+// when this process ends whatever way, SIGKILL included.
+func mount(im *godwarfs.Image, self string) (*mounted, error) {
+	base := filepath.Base(self)
+	if len(base) > 8 {
+		base = base[:8]
+	}
+	dir, err := os.MkdirTemp("", ".mount_"+strings.ReplaceAll(base, "*", "_"))
+	if err != nil {
+		return nil, fmt.Errorf("creating a mount point: %w", err)
+	}
+	srv, err := fusefs.MountImage(dir, im, fusefs.Config{
+		Options: fusefs.MountOptions{AutoUnmount: true, ReadOnly: true},
+		FsName:  self,
+		// This process serves one mount (see fusefs.Config).
+		LimitMemory: true,
+		SpareProcs:  true,
+	})
+	if err != nil {
+		os.Remove(dir)
+		return nil, err
+	}
+	return &mounted{dir: dir, srv: srv}, nil
+}
+
+// close unmounts (lazily, if programs the entry left behind still use
+// the tree) and removes the mount point.
+func (m *mounted) close() error {
+	err := m.srv.Unmount()
+	if rerr := os.Remove(m.dir); rerr != nil && err == nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = rerr
+	}
+	return err
+}
