@@ -77,6 +77,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		self = selfPath
 	}
+	if argv0 == launchArg0 && len(args) > 0 {
+		return launch(self, args[0], args[1:], stderr)
+	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "dwarfs-run: %v\n", err)
 		var bad *badImageError

@@ -3,6 +3,7 @@ package apprun
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -25,7 +26,11 @@ func runEntry(appdir, ent, self, argv0 string, args []string) (int, error) {
 		owd = os.Getenv("PWD")
 	}
 	prog := filepath.Join(appdir, filepath.FromSlash(ent))
-	cmd := exec.Command(prog, args...)
+	// The runtime starts itself, which then executes the entry: a Go
+	// program's fork waits, holding its thread, for the child's exec,
+	// and an exec from the mount needs this process to serve it, which a
+	// garbage collection stopping the world in between would prevent.
+	cmd := &exec.Cmd{Path: selfPath, Args: append([]string{launchArg0, prog}, args...)}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "APPDIR="+appdir, "APPIMAGE="+self, "ARGV0="+argv0, "OWD="+owd)
 	// Registered before the entry starts, so that no signal between its
@@ -34,11 +39,7 @@ func runEntry(appdir, ent, self, argv0 string, args []string) (int, error) {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		code := exitBadImage
-		if errors.Is(err, fs.ErrPermission) {
-			code = exitNoExec
-		}
-		return code, fmt.Errorf("%s: cannot run the entry %s: %w", self, ent, unwrapPath(err))
+		return exitError, fmt.Errorf("%s: starting the entry %s: %w", self, ent, err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -66,6 +67,21 @@ func runEntry(appdir, ent, self, argv0 string, args []string) (int, error) {
 	return exitError, fmt.Errorf("%s: waiting for the entry: %w", self, err)
 }
 
+// launchArg0 is the argv[0] with which the runtime, started by itself,
+// executes the entry (see runEntry).
+const launchArg0 = "dwarfs-run:exec"
+
+// launch executes the entry prog with args in place of this process.
+func launch(self, prog string, args []string, stderr io.Writer) int {
+	err := syscall.Exec(prog, append([]string{prog}, args...), os.Environ())
+	code := exitBadImage
+	if errors.Is(err, fs.ErrPermission) {
+		code = exitNoExec
+	}
+	fmt.Fprintf(stderr, "dwarfs-run: %s: cannot run the entry %s: %v\n", self, prog, err)
+	return code
+}
+
 // ttySent reports whether s is a signal the terminal sends to the whole
 // foreground process group (Ctrl-C, Ctrl-\) while the runtime, and so
 // the entry, is in it: the entry then has it already, and a second copy
@@ -81,14 +97,4 @@ func ttySent(s os.Signal) bool {
 	defer tty.Close()
 	pgrp, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()
-}
-
-// unwrapPath drops exec's "fork/exec PATH:" wrapping, which names the
-// temporary mount point rather than the entry.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
+	"golang.org/x/sys/unix"
 )
 
 // fuseUsable says why the image cannot be mounted here, or nil.
@@ -18,7 +19,14 @@ func fuseUsable() error {
 	if err != nil {
 		return fmt.Errorf("FUSE is not available: %w", err)
 	}
+	var st unix.Stat_t
+	err = unix.Fstat(int(f.Fd()), &st)
 	f.Close()
+	// A container may have something else there (/dev/null bound over
+	// it); the FUSE device is character device 10:229.
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || unix.Major(st.Rdev) != 10 || unix.Minor(st.Rdev) != 229 {
+		return errors.New("FUSE is not available: /dev/fuse is not the FUSE device")
+	}
 	if _, err := exec.LookPath("fusermount3"); err != nil {
 		return fmt.Errorf("FUSE is not available: %w", err)
 	}
