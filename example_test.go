@@ -13,7 +13,7 @@ import (
 
 // Open an image and walk it with the io/fs functions.
 func Example() {
-	im, err := godwarfs.Open("testdata/example.dwarfs", nil)
+	im, err := godwarfs.Open("testdata/fixtures/example.dwarfs", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func Example() {
 
 // Read part of a file at an offset through its *File handle.
 func ExampleFile_ReadAt() {
-	im, err := godwarfs.Open("testdata/example.dwarfs", nil)
+	im, err := godwarfs.Open("testdata/fixtures/example.dwarfs", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func ExampleFile_ReadAt() {
 // not be read again, so one pass over a file larger than the cache does
 // not push everything else out of it.
 func ExampleFile_DontNeed() {
-	im, err := godwarfs.Open("testdata/example.dwarfs", nil)
+	im, err := godwarfs.Open("testdata/fixtures/example.dwarfs", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func ExampleFile_DontNeed() {
 
 // Open an image that is already in memory.
 func ExampleOpenReaderAt() {
-	raw, err := os.ReadFile("testdata/example.dwarfs")
+	raw, err := os.ReadFile("testdata/fixtures/example.dwarfs")
 	if err != nil {
 		log.Fatal(err)
 	}

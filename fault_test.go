@@ -8,11 +8,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/faultio"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/testimage"
@@ -186,5 +188,114 @@ func TestFaultTruncated(t *testing.T) {
 	}
 	if got, err := dm.ReadFile("b"); err != nil || !bytes.Equal(got, fi.Files["b"]) {
 		t.Errorf("b after the file is whole again: %v", err)
+	}
+}
+
+// blockHeader is where block n's header lies in the image.
+func blockHeader(t *testing.T, image []byte, n int) int64 {
+	t.Helper()
+	probe, err := godwarfs.OpenReaderAt(bytes.NewReader(image), int64(len(image)), "fault.dwarfs", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	bi := imageaccess.Of(probe).Blocks
+	s := bi.Blocks()[n]
+	return bi.Offset() + s.HeaderOffset
+}
+
+// TestLazyHeaderFaults opens images as the driver does (block headers
+// read on first use): a header unreadable at first use fails the files
+// needing that block until the storage recovers, a damaged header fails
+// them for good with an error naming the image and section, and a
+// caller asking for every header (EagerHeaders, dwarfsck) gets the damage
+// at open.
+func TestLazyHeaderFaults(t *testing.T) {
+	for _, comp := range []string{"zstd", "null"} {
+		t.Run(comp, func(t *testing.T) {
+			fi := newFaultImage(t, comp)
+			hdr := blockHeader(t, fi.Image, 1)
+			lazy := &godwarfs.Options{LazyBlockCheck: true, ExactOffset: true}
+
+			fr := faultio.New(bytes.NewReader(fi.Image))
+			fr.Fail(hdr, 64, syscall.EIO)
+			im, err := godwarfs.OpenReaderAt(fr, int64(len(fi.Image)), "fault.dwarfs", lazy)
+			if err != nil {
+				t.Fatalf("open read a block header: %v", err)
+			}
+			defer im.Close()
+			if fr.Failed() != 0 {
+				t.Fatal("open read block 1's header")
+			}
+			if b, _ := imageaccess.Of(im).Blocks.Block(1); !b.Pending() {
+				t.Fatal("block 1 not pending after the open")
+			}
+			fi.expectFaults(t, fi.readAll(t, im), 1, syscall.EIO)
+			fr.Clear()
+			fi.expectFaults(t, fi.readAll(t, im), -1, nil)
+
+			damaged := bytes.Clone(fi.Image)
+			damaged[hdr] = 'X' // the section magic
+			im2, err := godwarfs.OpenReaderAt(bytes.NewReader(damaged), int64(len(damaged)), "fault.dwarfs", lazy)
+			if err != nil {
+				t.Fatalf("a damaged block header must not fail a lazy open: %v", err)
+			}
+			defer im2.Close()
+			res := fi.readAll(t, im2)
+			fi.expectFaults(t, res, 1, block.ErrCorrupt)
+			for name, err := range res {
+				if err != nil && !strings.Contains(err.Error(), "fault.dwarfs: section ") {
+					t.Errorf("%s: %v does not name the section", name, err)
+				}
+			}
+			_, err = godwarfs.OpenReaderAt(bytes.NewReader(damaged), int64(len(damaged)), "fault.dwarfs", &godwarfs.Options{LazyBlockCheck: true, EagerHeaders: true})
+			if !errors.Is(err, block.ErrCorrupt) || !strings.Contains(err.Error(), "bad section magic") {
+				t.Errorf("EagerHeaders open = %v, want the damaged header", err)
+			}
+		})
+	}
+}
+
+// panicReader panics on every read past its first n.
+type panicReader struct {
+	r io.ReaderAt
+	n atomic.Int64
+}
+
+func (p *panicReader) ReadAt(b []byte, off int64) (int, error) {
+	if p.n.Add(-1) < 0 {
+		panic("storage exploded")
+	}
+	return p.r.ReadAt(b, off)
+}
+
+// TestFaultPanicAtOpen: a panic while opening (here from the reader,
+// standing in for a decoder bug on hostile input) is an error naming the
+// image, at every stage of opening, and never takes the process down.
+func TestFaultPanicAtOpen(t *testing.T) {
+	fi := newFaultImage(t, "zstd")
+	count := &panicReader{r: bytes.NewReader(fi.Image)}
+	count.n.Store(1 << 30)
+	im, err := godwarfs.OpenReaderAt(count, int64(len(fi.Image)), "fault.dwarfs", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.Close()
+	reads := int(1<<30 - count.n.Load())
+	t.Logf("opening reads %d times", reads)
+	if reads < 2 {
+		t.Fatalf("opening read %d times, want several", reads)
+	}
+	for n := range reads {
+		pr := &panicReader{r: bytes.NewReader(fi.Image)}
+		pr.n.Store(int64(n))
+		im, err := godwarfs.OpenReaderAt(pr, int64(len(fi.Image)), "fault.dwarfs", nil)
+		if err == nil {
+			im.Close()
+			t.Fatalf("read %d panicked, yet the image opened", n)
+		}
+		if want := "fault.dwarfs: internal error (panic) while opening: storage exploded"; err.Error() != want {
+			t.Errorf("panic at read %d: %q, want %q", n, err, want)
+		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
-	"github.com/godwarfs/godwarfs/internal/mmap"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/godwarfs/godwarfs/source"
 )
@@ -159,7 +158,7 @@ type Image struct {
 	// need[n] is how far into block n the chunks reach.
 	need []metadata.BlockNeed
 
-	layouts layoutCache // of files with many chunks
+	layouts *layoutCache // of files with many chunks
 
 	workers int // blocks decoded at once; a sequential Read decodes this many ahead
 	// rawBufs holds spare buffers for compressed payloads, one per
@@ -180,8 +179,11 @@ type Image struct {
 }
 
 // Open opens the image file at path, or the remote image at an
-// http://, https:// or s3:// URL; nil opts means the zero Options.
-// Close releases the file or the connection.
+// http://, https:// or s3:// URL or a docker:// reference; nil opts means
+// the zero Options. Remote images need the package that reads their
+// scheme imported (github.com/godwarfs/godwarfs/source/remote for all of
+// them); without it Open fails with an error that names it. Close
+// releases the file or the connection.
 func Open(path string, opts *Options) (*Image, error) {
 	if opts != nil && opts.Verify != nil && len(opts.Verify.Signature) == 0 && opts.Verify.SignatureFile == "" {
 		o, v := *opts, *opts.Verify
@@ -284,214 +286,14 @@ func (im *Image) SourceStats() (st source.Stats, ok bool) {
 // messages. nil opts means the zero Options. r must stay usable until
 // Close, and must be safe for concurrent ReadAt calls, as io.ReaderAt
 // requires; Close does not close it.
-func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (im *Image, err error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.CacheSize <= 0 {
-		o.CacheSize = DefaultCacheSize
-	}
-	if o.Workers <= 0 {
-		o.Workers = DefaultWorkers
-	}
-	if o.Cache != nil {
-		o.Workers = o.Cache.Workers()
-	}
-	offset := o.ImageOffset
-	if offset < 0 || (offset == 0 && !o.ExactOffset) {
-		offset = -1 // search
-	}
-	// Corrupt images must produce errors, never take the process down.
-	defer func() {
-		if p := recover(); p != nil {
-			im = nil
-			err = fmt.Errorf("%s: internal error (panic) while opening: %v", name, p)
-		}
-	}()
-	if o.Verify != nil && len(o.Verify.Signature) == 0 && o.Verify.SignatureFile == "" {
-		return nil, fmt.Errorf("%s: a verified image was asked for, but no signature was given: %w", name, imagesig.ErrUnsigned)
-	}
-	lazy := (o.NoCheck || o.LazyBlockCheck) && !o.EagerHeaders
-	// A verified image reads stored blocks through the cache, which
-	// checks each block on every load: checking them again when their
-	// headers are read, which a verified open does for every header,
-	// would read them all at open and refuse the image for one bad block.
-	checkStored := lazy && !o.NoCheck && o.Verify == nil
-	bi, err := block.OpenImage(r, size, block.Options{ImageOffset: offset, Name: name, LazyHeaders: lazy, CheckStored: checkStored, CheckSHA: o.Verify != nil})
-	if err != nil {
-		return nil, named(name, err)
-	}
-	im = &Image{name: name, r: r, blk: bi, blocks: bi.Blocks(), badBlocks: map[int]error{}, workers: o.Workers}
-	if o.Verify != nil {
-		// Read after the sections are known, which bound its size.
-		sigFile, err := readSignature(o.Verify, r, o.Remote, len(bi.Sections()))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		now := o.Verify.Now
-		if now.IsZero() {
-			now = time.Now()
-		}
-		// With lazy headers, the pending ones are compared with the
-		// signed digest as they are read, so that opening reads no more
-		// than without a signature.
-		if im.signer, err = imagesig.VerifyLazy(bi, sigFile, o.Verify.AllowedSigners, now); err != nil {
-			return nil, named(name, err)
-		}
-		// The sections a reader does not read (history, index) are
-		// checked now, for the tools that show them.
-		for _, s := range bi.Sections() {
-			switch s.Type {
-			case block.SectionBlock, block.SectionMetadata, block.SectionMetadataSchema:
-			default:
-				if err := bi.VerifyFull(s); err != nil {
-					return nil, named(name, err)
-				}
-			}
-		}
-	}
-
-	schemas := bi.Find(block.SectionMetadataSchema)
-	metas := bi.Find(block.SectionMetadata)
-	if len(schemas) != 1 || len(metas) != 1 {
-		return nil, fmt.Errorf("%s: expected one metadata schema and one metadata section, found %d and %d", name, len(schemas), len(metas))
-	}
-	im.schemaSection, im.metaSection = schemas[0], metas[0]
-	schema, err := bi.ReadDecompressed(schemas[0])
-	if err != nil {
-		return nil, named(name, err)
-	}
-	var data []byte
-	var region *mmap.Region // non-nil: data is mapped
-	if f := localFile(r); o.MapMetadata && f != nil {
-		region, err = bi.MapRaw(metas[0], f)
-		switch {
-		case err == nil:
-			data = region.Bytes()
-			// Reading the file (cold, on a mount) and decoding overlap:
-			// the kernel reads ahead while the checksum runs beside the
-			// decoding and the checks, which expect hostile data anyway.
-			region.WillNeed()
-			sum := make(chan error, 1)
-			go func() { sum <- bi.CheckPayload(metas[0], data) }()
-			defer func() {
-				if serr := <-sum; serr != nil {
-					// Damage explains whatever else failed.
-					if im != nil && im.cache != nil {
-						im.cache.Close()
-					}
-					im, err = nil, named(name, serr)
-				}
-				if im == nil {
-					_ = region.Unmap() // nothing refers to it now
-				} else {
-					// The checks read every page; requests read few.
-					_ = region.DropResident() // only a measure of memory use
-				}
-			}()
-		case !errors.Is(err, mmap.ErrUnsupported):
-			return nil, named(name, err)
-		}
-	}
-	if region == nil {
-		if data, err = bi.ReadDecompressed(metas[0]); err != nil {
-			return nil, named(name, err)
-		}
-	}
-	im.metaSize = int64(len(data))
-	im.metaMapped = region != nil
-	md, err := metadata.DecodeLazy(schema, data)
+func OpenReaderAt(r io.ReaderAt, size int64, name string, opts *Options) (*Image, error) {
+	o := withDefaults(opts)
+	mode, err := checkModeOf(&o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	fsys, err := metadata.NewFS(md)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	// Every structural rule is checked once here, before anything is
-	// served (the reference does this only for v1 images, which carry no
-	// checksums, and in dwarfsck). Opened for serving (lazy), only the
-	// order and validity of each directory's names wait until the
-	// directory is first used: checking them here decodes every name.
-	// BlockNeeds reads the chunks beside the checks; their error wins.
-	type needs struct {
-		need []metadata.BlockNeed
-		err  error
-	}
-	nc := make(chan needs, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				nc <- needs{err: fmt.Errorf("internal error (panic) while opening: %v", p)}
-			}
-		}()
-		n, err := fsys.BlockNeeds(len(im.blocks))
-		nc <- needs{n, err}
-	}()
-	check := fsys.Check
-	if lazy {
-		check = fsys.CheckLazy
-	}
-	cerr := check()
-	nd := <-nc
-	if cerr != nil {
-		return nil, fmt.Errorf("%s: %w", name, cerr)
-	}
-	if im.need = nd.need; nd.err != nil {
-		return nil, fmt.Errorf("%s: %w", name, nd.err)
-	}
-	for n, s := range im.blocks {
-		// Stored blocks' sizes are known now; the others' when first loaded.
-		if !s.Pending() && s.Compression == block.CompNone {
-			if err := im.checkNeed(n, uint64(s.Length)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	im.md, im.fs, im.blockSize = md, fsys, fsys.BlockSize()
-	if im.blockSize == 0 {
-		return nil, fmt.Errorf("%s: metadata block size is zero", name)
-	}
-	root, err := fsys.LookupPath("")
-	if err != nil {
-		root = 0
-	}
-	im.root = root
-
-	if !o.NoCheck {
-		blockNo := map[int]int{} // section index -> block number
-		for i, s := range im.blocks {
-			blockNo[s.Index] = i
-		}
-		for _, s := range bi.Sections() {
-			if s.Type == block.SectionMetadata || s.Type == block.SectionMetadataSchema {
-				continue // already verified when read
-			}
-			if o.LazyBlockCheck && s.Type == block.SectionBlock && (s.Pending() || s.Compression != block.CompNone) {
-				continue // verified on every load, or (stored) on the first
-			}
-			if err := bi.VerifyFast(s); err != nil {
-				im.warnings = append(im.warnings, err)
-				// Damaged content stays damaged; a failed read (a storage
-				// fault) is retried when the block is needed.
-				if n, ok := blockNo[s.Index]; ok && s.Type == block.SectionBlock && errors.Is(err, block.ErrChecksum) {
-					im.badBlocks[n] = err
-				}
-			}
-		}
-	}
-	if o.Cache != nil {
-		im.cache = o.Cache.NewCache(im.loadBlock)
-	} else {
-		im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
-	}
-	im.rawBufs = im.cache.Shared().Spare()
-	if f := localFile(r); f != nil {
-		im.ahead = f
-		im.advised = make([]atomic.Uint64, (len(im.blocks)+63)/64)
-	}
-	return im, nil
+	op := &opening{name: name, r: r, size: size, o: o, mode: mode}
+	return op.finish(untrusted(op.stages))
 }
 
 // localFile returns the file r reads at the same offsets, or nil.

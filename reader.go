@@ -1,7 +1,6 @@
 package godwarfs
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/godwarfs/godwarfs/internal/lru"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -100,29 +100,14 @@ const (
 	layoutCacheBytes     = 64 << 20
 )
 
-// layoutCache is a small LRU cache of layouts by inode.
-type layoutCache struct {
-	mu    sync.Mutex
-	lru   list.List // of *layoutEntry, front = most recently opened
-	m     map[uint32]*list.Element
-	bytes int64
-}
-
-type layoutEntry struct {
-	ino uint32
-	l   *layout
-}
+// layoutCache holds the layouts of files with many chunks, by inode.
+type layoutCache = lru.LRU[uint32, *layout]
 
 // layoutOf returns the layout of regular file ino.
 func (im *Image) layoutOf(ino uint32) (*layout, error) {
-	c := &im.layouts
-	c.mu.Lock()
-	if el, ok := c.m[ino]; ok {
-		c.lru.MoveToFront(el)
-		c.mu.Unlock()
-		return el.Value.(*layoutEntry).l, nil
+	if l, ok := im.layouts.Get(ino); ok {
+		return l, nil
 	}
-	c.mu.Unlock()
 
 	chunks, err := im.fs.FileChunks(ino)
 	if err != nil {
@@ -139,25 +124,11 @@ func (im *Image) layoutOf(ino uint32) (*layout, error) {
 			l.holes = append(l.holes, i)
 		}
 	}
-	if len(chunks) < layoutCacheMinChunks || l.bytes() > layoutCacheBytes {
+	if len(chunks) < layoutCacheMinChunks {
 		return l, nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.m[ino]; ok { // opened meanwhile
-		return el.Value.(*layoutEntry).l, nil
-	}
-	if c.m == nil {
-		c.m = map[uint32]*list.Element{}
-	}
-	for c.bytes+l.bytes() > layoutCacheBytes {
-		e := c.lru.Remove(c.lru.Back()).(*layoutEntry)
-		delete(c.m, e.ino)
-		c.bytes -= e.l.bytes()
-	}
-	c.m[ino] = c.lru.PushFront(&layoutEntry{ino: ino, l: l})
-	c.bytes += l.bytes()
-	return l, nil
+	// One opened meanwhile wins: the files open on ino share one layout.
+	return im.layouts.Add(ino, l, l.bytes()), nil
 }
 
 // Size is the file size in bytes.

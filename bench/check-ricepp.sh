@@ -28,8 +28,8 @@ trap 'rm -rf "$WORK"' EXIT
 # reference's two sample files, taken from a committed fixture image.
 TREE=$WORK/tree
 mkdir -p "$TREE" "$WORK/img"
-(cd "$REPO_ROOT" && go run ./block/testdata/ricepp/genfits.go -big "$TREE") || die "genfits failed"
-"$BIN/dwarfsextract" -i "$REPO_ROOT/block/testdata/ricepp/fits-l9.dwarfs" -o "$WORK/fixture" || die "extracting the fixture failed"
+(cd "$REPO_ROOT" && go run ./testdata/fixtures/codecs/ricepp/genfits.go -big "$TREE") || die "genfits failed"
+"$BIN/dwarfsextract" -i "$REPO_ROOT/testdata/fixtures/codecs/ricepp/fits-l9.dwarfs" -o "$WORK/fixture" || die "extracting the fixture failed"
 cp "$WORK/fixture/dark.fits" "$WORK/fixture/test.fits" "$TREE/"
 
 declare -A OPTS=(

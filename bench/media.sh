@@ -2,7 +2,7 @@
 # make bench-media: the categorizers and their codecs (FLAC, RICEPP) beside
 # the reference tools, on a media tree made here: PCM audio in WAV, WAV64,
 # AIFF and CAF at 8-32 bits and 1-6 channels (bench/genmedia), FITS images
-# at 8, 16 and 32 bits (block/testdata/ricepp/genfits.go -big), ELF, PE and
+# at 8, 16 and 32 bits (testdata/fixtures/codecs/ricepp/genfits.go -big), ELF, PE and
 # Mach-O executables (this repository's bench/statall built for several
 # platforms, and a few from /usr/bin) and text from /usr/share/doc.
 #
@@ -50,7 +50,7 @@ make_media() { # the media tree, made once
 	log "making the media tree in $dir"
 	rm -rf "$dir" && mkdir -p "$dir"/{bin,fits,text}
 	(cd "$REPO_ROOT" && go run ./bench/genmedia -seconds 4 "$dir/audio" &&
-		go run block/testdata/ricepp/genfits.go -big "$dir/fits") >&2 || die "generating media failed"
+		go run testdata/fixtures/codecs/ricepp/genfits.go -big "$dir/fits") >&2 || die "generating media failed"
 	for p in linux/amd64 linux/arm64 linux/s390x linux/386 windows/amd64 windows/arm64 darwin/arm64 darwin/amd64; do
 		(cd "$REPO_ROOT" && CGO_ENABLED=0 GOOS=${p%/*} GOARCH=${p#*/} go build -o "$dir/bin/statall-${p/\//-}" ./bench/statall) ||
 			die "building statall for $p failed"

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // executableBytes is up to n bytes of a real x86-64 (or whatever this
@@ -226,7 +228,7 @@ var errNoNative = errors.New("no liblzma in this build")
 // TestReferenceBCJFixture: the data block of the reference image made with
 // lzma:binary=x86 really has the x86 filter, and decodes.
 func TestReferenceBCJFixture(t *testing.T) {
-	data, err := os.ReadFile("../testdata/ref-lzma-x86.dwarfs")
+	data, err := os.ReadFile(sharedfixtures.File(t, "codecs", "ref-lzma-x86.dwarfs"))
 	if err != nil {
 		t.Fatal(err)
 	}

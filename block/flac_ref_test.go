@@ -5,10 +5,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // TestFLACReencodeReferenceBlocks decodes the FLAC blocks of the
-// reference-built images in ../testdata and encodes their samples again.
+// reference-built images in the fixtures' codecs/ and encodes their
+// samples again.
 // With libFLAC 1.4.2 (the version that wrote them) the cgo encoder must
 // give the reference's payloads byte for byte; every encoder must give a
 // payload that decodes to the same bytes.
@@ -21,7 +24,7 @@ func TestFLACReencodeReferenceBlocks(t *testing.T) {
 		image string
 		level int // FLAC level of the mkdwarfs level
 	}{{"ref-flac-l1.dwarfs", 3}, {"ref-flac-l7.dwarfs", 5}, {"ref-flac-l9.dwarfs", 8}} {
-		data, err := os.ReadFile("../testdata/" + tc.image)
+		data, err := os.ReadFile(sharedfixtures.File(t, "codecs", tc.image))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -247,10 +247,35 @@ func (im *Image) scanV1() error {
 	return nil
 }
 
-// parseV2Header decodes a 64-byte v2 header found at image offset pos.
-func (im *Image) parseV2Header(h []byte, idx int, pos int64) (Section, error) {
+// HeaderSize is the size of a section header (format version 2).
+const HeaderSize = v2HeaderSize
+
+// ParseHeader decodes the section header h (HeaderSize bytes) found at
+// image offset pos, for readers that hold headers without an Image (a
+// remote source prefetching them). Index is 0, and the length is not
+// checked against any image size. It fails when h lacks the section
+// magic or has another major version.
+func ParseHeader(h []byte, pos int64) (Section, error) {
+	s := decodeV2Header(h, pos)
+	if string(h[:6]) != magic {
+		return s, fmt.Errorf("bad section magic at offset %d: %w", pos, ErrCorrupt)
+	}
+	if h[6] != majorVersion {
+		return s, fmt.Errorf("section header at offset %d has major version %d: %w", pos, h[6], ErrUnsupported)
+	}
+	s.Length = int64(min(binary.LittleEndian.Uint64(h[0x38:]), 1<<63-1))
+	return s, nil
+}
+
+// IndexEntry decodes an entry of the section index: the section's type
+// and the offset of its header relative to the image start.
+func IndexEntry(e uint64) (SectionType, int64) {
+	return SectionType(e >> 48), int64(e & indexOffsetMax)
+}
+
+// decodeV2Header decodes the fields of a v2 header but its length.
+func decodeV2Header(h []byte, pos int64) Section {
 	s := Section{
-		Index:        idx,
 		Number:       binary.LittleEndian.Uint32(h[0x30:]),
 		Type:         SectionType(binary.LittleEndian.Uint16(h[0x34:])),
 		Compression:  Compression(binary.LittleEndian.Uint16(h[0x36:])),
@@ -259,6 +284,13 @@ func (im *Image) parseV2Header(h []byte, idx int, pos int64) (Section, error) {
 		XXH3:         binary.LittleEndian.Uint64(h[0x28:]),
 	}
 	copy(s.SHA512_256[:], h[0x08:0x28])
+	return s
+}
+
+// parseV2Header decodes a 64-byte v2 header found at image offset pos.
+func (im *Image) parseV2Header(h []byte, idx int, pos int64) (Section, error) {
+	s := decodeV2Header(h, pos)
+	s.Index = idx
 	if string(h[:6]) != magic {
 		return s, im.sectionErr(s, ErrCorrupt, "bad section magic at offset %d", pos)
 	}

@@ -7,18 +7,20 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block/ricepp"
+	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // TestReferenceRiceppBlocks decodes every RICEPP block of the images the
-// reference mkdwarfs wrote (testdata/ricepp/README) and re-encodes the
-// result: the payload must come out byte for byte as the reference's.
+// reference mkdwarfs wrote (the fixtures' codecs/ricepp/README) and
+// re-encodes the result: the payload must come out byte for byte as the
+// reference's.
 // GODWARFS_RICEPP_IMAGES=GLOB checks other images instead (make
 // check-ricepp does, on images it has the reference build).
 func TestReferenceRiceppBlocks(t *testing.T) {
 	glob := os.Getenv("GODWARFS_RICEPP_IMAGES")
 	fixtures := glob == ""
 	if fixtures {
-		glob = "testdata/ricepp/*.dwarfs"
+		glob = filepath.Join(sharedfixtures.Require(t), "codecs", "ricepp", "*.dwarfs")
 	}
 	images, _ := filepath.Glob(glob)
 	if len(images) == 0 {
@@ -83,7 +85,7 @@ func TestReferenceRiceppBlocks(t *testing.T) {
 // referenceRiceppSeed returns the smallest RICEPP payload of a reference
 // image, as a fuzz seed.
 func referenceRiceppSeed() []byte {
-	data, err := os.ReadFile("testdata/ricepp/fits-bs16-S11.dwarfs")
+	data, err := os.ReadFile(filepath.Join(sharedfixtures.Dir(), "codecs", "ricepp", "fits-bs16-S11.dwarfs"))
 	if err != nil {
 		return nil
 	}

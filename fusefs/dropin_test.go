@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/fusefs"
-	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
@@ -28,7 +27,7 @@ func mountWith(t *testing.T, src fusefs.Source, opts string, edit func(*fusefs.M
 	if err := o.ParseString(opts); err != nil {
 		t.Fatal(err)
 	}
-	mo := dwarfs.DriverOptions(o)
+	mo := o.MountOptions
 	if edit != nil {
 		edit(&mo)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/fusefs"
-	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
@@ -33,7 +32,7 @@ func mountSrc(t testing.TB, src fusefs.Source, opts string) *fusefs.Server {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	srv, err := fusefs.Mount(dir, src, fusefs.Config{Options: dwarfs.DriverOptions(o)})
+	srv, err := fusefs.Mount(dir, src, fusefs.Config{Options: o.MountOptions})
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) ||
 			strings.Contains(err.Error(), "fusermount") || strings.Contains(err.Error(), "permission") {
@@ -57,7 +56,7 @@ func mountSrcNoCleanup(t testing.TB, src fusefs.Source, opts string) *fusefs.Ser
 	if err := o.ParseString(opts); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := fusefs.Mount(t.TempDir(), src, fusefs.Config{Options: dwarfs.DriverOptions(o)})
+	srv, err := fusefs.Mount(t.TempDir(), src, fusefs.Config{Options: o.MountOptions})
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "fusermount") {
 			fixtures.FUSEUnusable(t, err.Error())

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/fusefs"
-	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"golang.org/x/sys/unix"
 )
@@ -371,7 +370,7 @@ func TestMemAllowRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			m, _ := sampleSource()
-			srv, err := fusefs.Mount(base, m, fusefs.Config{Options: dwarfs.DriverOptions(o)})
+			srv, err := fusefs.Mount(base, m, fusefs.Config{Options: o.MountOptions})
 			if err != nil {
 				t.Fatal(err)
 			}

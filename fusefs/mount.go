@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
-	"github.com/godwarfs/godwarfs/source"
 	"github.com/godwarfs/godwarfs/internal/gofuse/fuse"
+	"github.com/godwarfs/godwarfs/source"
 )
 
 // kernelTimeout is how long the kernel may cache entries and attributes.

@@ -1,6 +1,7 @@
-//go:build !windows && !(linux && (386 || arm))
-
 package fusefs
+
+// This file builds on every platform, unlike the driver: the dwarfs
+// command parses its options into a MountOptions wherever it runs.
 
 import (
 	"io"

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs/fusefs"
-	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
 
@@ -28,7 +27,7 @@ func TestSpareProcs(t *testing.T) {
 		runtime.GOMAXPROCS(before)
 		t.Setenv("GOMAXPROCS", tc.env)
 		m, _ := sampleSource()
-		srv, err := fusefs.Mount(t.TempDir(), m, fusefs.Config{Options: dwarfs.DriverOptions(mountopts.Defaults()), SpareProcs: true})
+		srv, err := fusefs.Mount(t.TempDir(), m, fusefs.Config{Options: mountopts.Defaults().MountOptions, SpareProcs: true})
 		if err != nil {
 			t.Fatalf("mount: %v", err)
 		}

@@ -20,18 +20,20 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/dwarfsck"
 	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
 	"github.com/godwarfs/godwarfs/internal/imagetest"
 	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
+	"github.com/godwarfs/godwarfs/source/registrysource"
 )
 
 func mk(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var stderr bytes.Buffer
-	code := mkdwarfs.Main(context.Background(), append(args, "--log-level=error"), nil, &bytes.Buffer{}, &stderr)
+	code := mkdwarfs.Main(context.Background(), append([]string{"mkdwarfs"}, append(args, "--log-level=error")...), cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr})
 	return code, stderr.String()
 }
 
@@ -100,11 +102,11 @@ func TestRegistryImage(t *testing.T) {
 			}
 
 			var out, errb bytes.Buffer
-			if code := dwarfsck.Main([]string{"--check-integrity", ref}, &out, &errb); code != 0 {
+			if code := dwarfsck.Main(context.Background(), []string{"dwarfsck", "--check-integrity", ref}, cli.Stdio{Out: &out, Err: &errb}); code != 0 {
 				t.Fatalf("dwarfsck --check-integrity: exit %d: %s", code, errb.String())
 			}
 			ext := t.TempDir()
-			if code := dwarfsextract.Main([]string{"-i", ref, "-o", ext}, &out, &errb); code != 0 {
+			if code := dwarfsextract.Main(context.Background(), []string{"dwarfsextract", "-i", ref, "-o", ext}, cli.Stdio{Out: &out, Err: &errb}); code != 0 {
 				t.Fatalf("dwarfsextract: exit %d: %s", code, errb.String())
 			}
 			sameTree(t, "extracted", treeFiles(t, ext), wantA)
@@ -143,7 +145,7 @@ func TestRegistryImage(t *testing.T) {
 					t.Fatalf("%q -o %s: exit %d: %s", c.args, out2, code, msg)
 				}
 				x := t.TempDir()
-				if code := dwarfsextract.Main([]string{"-i", out2, "-o", x}, &out, &errb); code != 0 {
+				if code := dwarfsextract.Main(context.Background(), []string{"dwarfsextract", "-i", out2, "-o", x}, cli.Stdio{Out: &out, Err: &errb}); code != 0 {
 					t.Fatalf("dwarfsextract %s: exit %d: %s", out2, code, errb.String())
 				}
 				sameTree(t, out2, treeFiles(t, filepath.Join(x, c.dir)), wantA)
@@ -198,7 +200,7 @@ func TestRegistryImage(t *testing.T) {
 			}
 			sameTree(t, "mounted, after the tag moved", treeFiles(t, srv.Dir()), wantA)
 			ext2 := t.TempDir()
-			if code := dwarfsextract.Main([]string{"-i", ref, "-o", ext2}, &out, &errb); code != 0 {
+			if code := dwarfsextract.Main(context.Background(), []string{"dwarfsextract", "-i", ref, "-o", ext2}, cli.Stdio{Out: &out, Err: &errb}); code != 0 {
 				t.Fatalf("dwarfsextract: exit %d: %s", code, errb.String())
 			}
 			sameTree(t, "the moved tag", treeFiles(t, ext2), wantB)
@@ -237,12 +239,12 @@ func TestRegistrySigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mdig, _ := source.ManifestDigest(src)
+	mdig, _ := registrysource.ManifestDigest(src)
 	src.Close()
 	byDigest := "docker://" + reg.Host + "/signed/tools@" + mdig
 	for _, r := range []string{ref, byDigest} {
 		var out, errb bytes.Buffer
-		if code := dwarfsck.Main([]string{"--verify=" + allowed, r}, &out, &errb); code != 0 || !strings.Contains(out.String(), "builder") {
+		if code := dwarfsck.Main(context.Background(), []string{"dwarfsck", "--verify=" + allowed, r}, cli.Stdio{Out: &out, Err: &errb}); code != 0 || !strings.Contains(out.String(), "builder") {
 			t.Fatalf("dwarfsck --verify %s: exit %d: %s%s", r, code, out.String(), errb.String())
 		}
 	}
@@ -255,7 +257,7 @@ func TestRegistrySigned(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
 	var out, errb bytes.Buffer
-	if code := dwarfsck.Main([]string{"--verify=" + allowed, plain}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "plain.sig") {
+	if code := dwarfsck.Main(context.Background(), []string{"dwarfsck", "--verify=" + allowed, plain}, cli.Stdio{Out: &out, Err: &errb}); code == 0 || !strings.Contains(errb.String(), "plain.sig") {
 		t.Fatalf("unsigned: exit %d: %s", code, errb.String())
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
+	_ "github.com/godwarfs/godwarfs/source/remote" // reads http(s)://, s3:// and docker://
 	"golang.org/x/sys/unix"
 )
 

@@ -4,6 +4,7 @@ package fusefs_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/dwarfsck"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
@@ -216,7 +218,7 @@ func TestVerifyTamperedSources(t *testing.T) {
 
 func runDwarfsck(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	rc := dwarfsck.Main(args, &out, &errb)
+	rc := dwarfsck.Main(context.Background(), append([]string{"dwarfsck"}, args...), cli.Stdio{Out: &out, Err: &errb})
 	return rc, out.String(), errb.String()
 }
 

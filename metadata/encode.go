@@ -21,19 +21,14 @@ type EncodeOptions struct {
 	// SchemaOrderAscending to match dwarfs >= 0.15 byte for byte.
 	SchemaOrder SchemaFieldOrder
 	// WholeBytes lays out the tables of one row per chunk, inode and
-	// directory entry with every field a whole number of bytes, where
-	// some field needs more than one, instead of the fewest bits its
-	// values need, so that their rows start on byte boundaries. The data
-	// is larger but compresses far better: LZ compressors match and model
-	// whole bytes, and the rows of similar files repeat. On a tree of
-	// 345,459 files the metadata grew from 4,738,266 to 5,109,566 bytes
-	// and compressed to 2.14 instead of 3.35 MB (zstd level 22), 1.51
-	// instead of 3.09 MB (lzma level 9); on 100 redis releases, whose
-	// inodes hold modification times, the inodes in whole bytes took
-	// another 4 to 5%. A table of narrow fields (only a 2-bit mode index
-	// per inode) is left as it is: there whole bytes cost more than they
-	// gained. Readers take the widths from the schema, so every reader
-	// of the format reads it; worth it only for compressed metadata.
+	// directory entry in whole bytes per field (where some field needs
+	// more than one byte) instead of the fewest bits, so rows start on byte
+	// boundaries. The data grows, but compresses much better: LZ
+	// compressors match whole bytes, and the rows of similar files repeat.
+	// Tables of narrow fields stay bit-packed, where whole bytes cost more
+	// than they gain. Every reader takes the widths from the schema, so
+	// the output stays readable by all; use it only for compressed
+	// metadata.
 	WholeBytes bool
 }
 

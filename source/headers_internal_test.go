@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,15 +28,14 @@ type gatedFetcher struct {
 	release           chan struct{}
 }
 
-func (m *gatedFetcher) name() string             { return "mem://image" }
-func (m *gatedFetcher) key() string              { return "mem://image" }
-func (m *gatedFetcher) close()                   {}
-func (m *gatedFetcher) sibling(*url.URL) fetcher { return nil }
-func (m *gatedFetcher) stat(context.Context) (objectInfo, error) {
-	return objectInfo{size: int64(len(m.data)), etag: `"1"`}, nil
+func (m *gatedFetcher) Name() string { return "mem://image" }
+func (m *gatedFetcher) Key() string  { return "mem://image" }
+func (m *gatedFetcher) Close()       {}
+func (m *gatedFetcher) Stat(context.Context) (Version, error) {
+	return Version{Size: int64(len(m.data)), ETag: `"1"`}, nil
 }
 
-func (m *gatedFetcher) get(ctx context.Context, p []byte, off int64, _ objectInfo, got *atomic.Int64) error {
+func (m *gatedFetcher) Get(ctx context.Context, p []byte, off int64, _ Version, got *atomic.Int64) error {
 	if len(p) == 64 {
 		n := m.inflight.Add(1)
 		defer m.inflight.Add(-1)

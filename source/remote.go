@@ -1,14 +1,12 @@
 package source
 
 import (
-	"container/list"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -16,42 +14,10 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/lru"
 )
-
-// objectInfo is what a remote object looked like when it was opened.
-type objectInfo struct {
-	size         int64
-	etag         string // as sent by the server, quotes included
-	lastModified string
-}
-
-// fetcher is one remote protocol.
-type fetcher interface {
-	// name is the redacted location, for messages.
-	name() string
-	// key is the location without credentials, part of the identity.
-	key() string
-	// stat learns the object's size and version.
-	stat(ctx context.Context) (objectInfo, error)
-	// get reads [off, off+len(p)) of the pinned version into p. It adds
-	// the payload bytes it received to *got, even when it fails.
-	get(ctx context.Context, p []byte, off int64, pin objectInfo, got *atomic.Int64) error
-	// sibling returns a fetcher of the object at u that shares this
-	// one's connections and client, or nil when u is of another
-	// protocol. Closing it is not needed.
-	sibling(u *url.URL) fetcher
-	close()
-}
-
-// retryable marks an error worth another attempt; after is the server's
-// Retry-After hint (0 = none).
-type retryable struct {
-	err   error
-	after time.Duration
-}
-
-func (e *retryable) Error() string { return e.err.Error() }
-func (e *retryable) Unwrap() error { return e.err }
 
 // maxSplit is the smallest part a large range is split into so that its
 // parts are fetched in parallel.
@@ -61,7 +27,7 @@ const maxSplit = 4 << 20
 // open. An image of small blocks has thousands of headers, each its own
 // tiny request, so the open is bound by round trips, not bandwidth: more
 // of them in flight than Workers data transfers shortens it many times.
-const headerWorkers = 32
+const headerWorkers = HeaderRequests
 
 // window is the unit small reads inside large section payloads (stored,
 // uncompressed blocks) are widened to.
@@ -73,11 +39,11 @@ type counters struct {
 	requests, retries, bytes, memHits, diskHits, diskMisses, diskCorrupt, diskBytes, errors atomic.Int64
 }
 
-// remote is a Source over a fetcher.
+// remote is a Source over a Fetcher.
 type remote struct {
-	f    fetcher
+	f    Fetcher
 	o    Options
-	info objectInfo
+	info Version
 	id   string
 	sem  chan struct{} // bounds data requests (Workers)
 	hsem chan struct{} // bounds header requests at open (headerWorkers)
@@ -93,7 +59,7 @@ type remote struct {
 	prefix    int64
 	hasPrefix bool
 
-	mem *memCache
+	mem *lru.LRU[[2]int64, []byte]
 
 	mu       sync.Mutex
 	inflight map[[2]int64]*call
@@ -107,27 +73,27 @@ type call struct {
 	err  error
 }
 
-func openRemote(ctx context.Context, f fetcher, opts Options) (Source, error) {
+func openRemote(ctx context.Context, f Fetcher, opts Options) (Source, error) {
 	o := opts.withDefaults()
 	r := &remote{f: f, o: o, sem: make(chan struct{}, o.Workers), hsem: make(chan struct{}, max(o.Workers, headerWorkers)), inflight: map[[2]int64]*call{}, hdrs: map[int64][]byte{}}
 	if o.MemCache > 0 {
-		r.mem = newMemCache(o.MemCache)
+		r.mem = lru.New[[2]int64, []byte](o.MemCache)
 	}
 	_, err := r.retry(ctx, 0, 0, func(ctx context.Context) error {
 		var err error
-		r.info, err = f.stat(ctx)
+		r.info, err = f.Stat(ctx)
 		return err
 	})
 	if err != nil {
-		f.close()
+		f.Close()
 		return nil, err
 	}
-	r.id = f.key() + "\x00" + r.info.etag + "\x00" + r.info.lastModified + "\x00" + fmt.Sprint(r.info.size)
+	r.id = f.Key() + "\x00" + r.info.ETag + "\x00" + r.info.LastModified + "\x00" + fmt.Sprint(r.info.Size)
 	if o.DiskCache != "" {
-		if r.info.etag == "" && r.info.lastModified == "" {
-			o.Logf("%s: server sends neither ETag nor Last-Modified; disk cache not used", f.name())
+		if r.info.ETag == "" && r.info.LastModified == "" {
+			o.Logf("%s: server sends neither ETag nor Last-Modified; disk cache not used", f.Name())
 		} else if r.disk, err = openDiskCache(o.DiskCache, o.DiskCacheSize, r.id); err != nil {
-			f.close()
+			f.Close()
 			return nil, err
 		}
 	}
@@ -142,7 +108,7 @@ func openRemote(ctx context.Context, f fetcher, opts Options) (Source, error) {
 // and usually the metadata, and then all section headers the index names,
 // so that opening the image needs no further requests.
 func (r *remote) prefetchIndex(ctx context.Context) error {
-	size := r.info.size
+	size := r.info.Size
 	if size < 8 {
 		return nil // too small to end with an index entry
 	}
@@ -152,14 +118,11 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 		return err
 	}
 	r.tail, r.tailOff = tail, size-n
-	// The last 8 bytes are the index's own entry: type<<48 | offset,
-	// relative to the image start (after any prefix).
-	last := binary.LittleEndian.Uint64(tail[len(tail)-8:])
-	const typeBlock, typeIndex, headerSize, offMask = 0, 9, 64, 1<<48 - 1
-	if last>>48 != typeIndex {
+	// The last 8 bytes are the index's own entry.
+	typ, rel := block.IndexEntry(binary.LittleEndian.Uint64(tail[len(tail)-8:]))
+	if typ != block.SectionIndex {
 		return nil // no index: the reader scans headers one by one
 	}
-	rel := int64(last & offMask)
 	hdrPos, err := r.findIndex(ctx, rel)
 	if err != nil || hdrPos < 0 {
 		return err
@@ -175,25 +138,25 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 	}
 	prefix := hdrPos - rel
 	r.prefix, r.hasPrefix = prefix, true
-	ents := r.tail[hdrPos-r.tailOff+headerSize:]
+	ents := r.tail[hdrPos-r.tailOff+block.HeaderSize:]
 	nEnt := int64(len(ents) / 8)
 	heads := make([]int64, 0, nEnt)
 	var want []int64 // the headers to fetch now
 	for i := int64(0); i < nEnt-1; i++ {
-		e := binary.LittleEndian.Uint64(ents[i*8:])
-		heads = append(heads, prefix+int64(e&offMask))
+		typ, off := block.IndexEntry(binary.LittleEndian.Uint64(ents[i*8:]))
+		heads = append(heads, prefix+off)
 		// The first header holds the format version every reader reads.
-		if e>>48 != typeBlock || !r.o.LazyBlockHeaders || i == 0 {
+		if typ != block.SectionBlock || !r.o.LazyBlockHeaders || i == 0 {
 			want = append(want, heads[i])
 		}
 	}
 	heads = append(heads, hdrPos)
 	for i := 0; i+1 < len(heads); i++ {
-		if heads[i+1] < heads[i]+headerSize {
+		if heads[i+1] < heads[i]+block.HeaderSize {
 			r.spans = nil
 			return nil // not sorted: leave it to the image reader to complain
 		}
-		r.spans = append(r.spans, span{heads[i] + headerSize, heads[i+1]})
+		r.spans = append(r.spans, span{heads[i] + block.HeaderSize, heads[i+1]})
 	}
 	return r.fetchHeaders(ctx, want)
 }
@@ -204,12 +167,11 @@ func (r *remote) prefetchIndex(ctx context.Context) error {
 // looked for in the tail first (which also finds it behind a prefix), and
 // otherwise, for an index larger than the tail, at rel.
 func (r *remote) findIndex(ctx context.Context, rel int64) (int64, error) {
-	const headerSize, typeIndex = 64, 9
-	size := r.info.size
+	const headerSize = block.HeaderSize
+	size := r.info.Size
 	isIndex := func(h []byte, pos int64) bool {
-		return string(h[:6]) == "DWARFS" &&
-			binary.LittleEndian.Uint16(h[0x34:]) == typeIndex &&
-			int64(binary.LittleEndian.Uint64(h[0x38:])) == size-pos-headerSize
+		s, err := block.ParseHeader(h, pos)
+		return err == nil && s.Type == block.SectionIndex && s.Length == size-pos-headerSize
 	}
 	for pos := size - headerSize - 8*3; pos >= r.tailOff && pos >= rel; pos -= 8 {
 		if isIndex(r.tail[pos-r.tailOff:], pos) {
@@ -232,7 +194,7 @@ func (r *remote) findIndex(ctx context.Context, rel int64) (int64, error) {
 // fetchHeaders fetches the 64-byte section headers at offs in parallel,
 // one request for headers that lie close together.
 func (r *remote) fetchHeaders(ctx context.Context, offs []int64) error {
-	const headerSize, gap = 64, 16 << 10
+	const headerSize, gap = block.HeaderSize, 16 << 10
 	type group struct{ start, end int64 }
 	var groups []group
 	for _, off := range offs {
@@ -271,9 +233,9 @@ func (r *remote) fetchHeaders(ctx context.Context, offs []int64) error {
 // ReadAt implements io.ReaderAt.
 func (r *remote) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
-		return 0, fmt.Errorf("%s: negative offset %d", r.f.name(), off)
+		return 0, fmt.Errorf("%s: negative offset %d", r.f.Name(), off)
 	}
-	if off >= r.info.size {
+	if off >= r.info.Size {
 		if len(p) == 0 {
 			return 0, nil
 		}
@@ -281,8 +243,8 @@ func (r *remote) ReadAt(p []byte, off int64) (int, error) {
 	}
 	n := int64(len(p))
 	var eof error
-	if n > r.info.size-off {
-		n, eof = r.info.size-off, io.EOF
+	if n > r.info.Size-off {
+		n, eof = r.info.Size-off, io.EOF
 	}
 	if err := r.read(context.Background(), p[:n], off); err != nil {
 		return 0, err
@@ -343,7 +305,7 @@ func (r *remote) getRange(ctx context.Context, off, n int64) ([]byte, error) {
 func (r *remote) getRangeSem(ctx context.Context, off, n int64, sem chan struct{}) ([]byte, error) {
 	k := [2]int64{off, n}
 	if r.mem != nil {
-		if b, ok := r.mem.get(k); ok {
+		if b, ok := r.mem.Get(k); ok {
 			r.c.memHits.Add(1)
 			return b, nil
 		}
@@ -363,8 +325,9 @@ func (r *remote) getRangeSem(ctx context.Context, off, n int64, sem chan struct{
 	r.mu.Unlock()
 
 	c.data, c.err = r.load(ctx, off, n, sem)
-	if c.err == nil && r.mem != nil {
-		r.mem.put(k, c.data)
+	// One huge range would flush everything else.
+	if c.err == nil && r.mem != nil && int64(len(c.data)) <= r.o.MemCache/4 {
+		r.mem.Add(k, c.data, int64(len(c.data)))
 	}
 	r.mu.Lock()
 	delete(r.inflight, k)
@@ -383,7 +346,7 @@ func (r *remote) load(ctx context.Context, off, n int64, sem chan struct{}) ([]b
 			return b, nil
 		case errors.Is(err, errCorruptEntry):
 			r.c.diskCorrupt.Add(1)
-			r.o.Logf("%s: disk cache entry for bytes %d-%d is damaged (%v); fetching it again", r.f.name(), off, off+n-1, err)
+			r.o.Logf("%s: disk cache entry for bytes %d-%d is damaged (%v); fetching it again", r.f.Name(), off, off+n-1, err)
 		default:
 			r.c.diskMisses.Add(1)
 		}
@@ -394,7 +357,7 @@ func (r *remote) load(ctx context.Context, off, n int64, sem chan struct{}) ([]b
 	}
 	if r.disk != nil {
 		if err := r.disk.put(off, b); err != nil {
-			r.o.Logf("%s: disk cache: %v", r.f.name(), err)
+			r.o.Logf("%s: disk cache: %v", r.f.Name(), err)
 		}
 	}
 	return b, nil
@@ -425,7 +388,7 @@ func (r *remote) fetchOne(ctx context.Context, p []byte, off int64, sem chan str
 	}
 	defer func() { <-sem }()
 	_, err := r.retry(ctx, off, int64(len(p)), func(ctx context.Context) error {
-		return r.f.get(ctx, p, off, r.info, &r.c.bytes)
+		return r.f.Get(ctx, p, off, r.info, &r.c.bytes)
 	})
 	return err
 }
@@ -451,7 +414,7 @@ func (r *remote) retry(ctx context.Context, off, n int64, op func(context.Contex
 		}
 		if errors.Is(err, ErrChanged) {
 			if !r.changed.Swap(true) {
-				r.o.Logf("%s: %v; all further reads fail", r.f.name(), err)
+				r.o.Logf("%s: %v; all further reads fail", r.f.Name(), err)
 			}
 			r.c.errors.Add(1)
 			return attempt, r.rangeErr(off, n, err)
@@ -494,16 +457,16 @@ func (r *remote) rangeErr(off, n int64, err error) error {
 	msg := strings.TrimPrefix(err.Error(), kind.Error())
 	msg = strings.TrimLeft(msg, ": ")
 	if n == 0 {
-		return fmt.Errorf("%s: %w: %s", r.f.name(), kind, msg)
+		return fmt.Errorf("%s: %w: %s", r.f.Name(), kind, msg)
 	}
-	return fmt.Errorf("%s: bytes %d-%d: %w: %s", r.f.name(), off, off+n-1, kind, msg)
+	return fmt.Errorf("%s: bytes %d-%d: %w: %s", r.f.Name(), off, off+n-1, kind, msg)
 }
 
 func (r *remote) imageOffset() (int64, bool) { return r.prefix, r.hasPrefix }
 
-func (r *remote) Size() int64      { return r.info.size }
+func (r *remote) Size() int64      { return r.info.Size }
 func (r *remote) Identity() string { return r.id }
-func (r *remote) Name() string     { return r.f.name() }
+func (r *remote) Name() string     { return r.f.Name() }
 
 func (r *remote) Stats() Stats {
 	return Stats{
@@ -514,58 +477,9 @@ func (r *remote) Stats() Stats {
 }
 
 func (r *remote) Close() error {
-	r.f.close()
+	r.f.Close()
 	if r.disk != nil {
 		return r.disk.close()
 	}
 	return nil
-}
-
-// memCache keeps recently fetched ranges, least recently used first out.
-type memCache struct {
-	mu    sync.Mutex
-	cap   int64
-	used  int64
-	ll    *list.List
-	items map[[2]int64]*list.Element
-}
-
-type memEntry struct {
-	k [2]int64
-	b []byte
-}
-
-func newMemCache(capacity int64) *memCache {
-	return &memCache{cap: capacity, ll: list.New(), items: map[[2]int64]*list.Element{}}
-}
-
-func (m *memCache) get(k [2]int64) ([]byte, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.items[k]
-	if !ok {
-		return nil, false
-	}
-	m.ll.MoveToFront(e)
-	return e.Value.(*memEntry).b, true
-}
-
-func (m *memCache) put(k [2]int64, b []byte) {
-	if int64(len(b)) > m.cap/4 {
-		return // one huge range would flush everything else
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.items[k]; ok {
-		return
-	}
-	m.items[k] = m.ll.PushFront(&memEntry{k, b})
-	m.used += int64(len(b))
-	for m.used > m.cap {
-		e := m.ll.Back()
-		me := e.Value.(*memEntry)
-		m.ll.Remove(e)
-		delete(m.items, me.k)
-		m.used -= int64(len(me.b))
-	}
 }

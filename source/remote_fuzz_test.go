@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"sync/atomic"
 	"testing"
 
@@ -20,12 +19,12 @@ type memFetcher struct {
 	gets atomic.Int64
 }
 
-func (m *memFetcher) name() string { return "mem" }
-func (m *memFetcher) key() string  { return "mem" }
-func (m *memFetcher) stat(context.Context) (objectInfo, error) {
-	return objectInfo{size: int64(len(m.data)), etag: `"1"`}, nil
+func (m *memFetcher) Name() string { return "mem" }
+func (m *memFetcher) Key() string  { return "mem" }
+func (m *memFetcher) Stat(context.Context) (Version, error) {
+	return Version{Size: int64(len(m.data)), ETag: `"1"`}, nil
 }
-func (m *memFetcher) get(_ context.Context, p []byte, off int64, _ objectInfo, got *atomic.Int64) error {
+func (m *memFetcher) Get(_ context.Context, p []byte, off int64, _ Version, got *atomic.Int64) error {
 	m.gets.Add(1)
 	if off < 0 || off > int64(len(m.data)) || int64(len(p)) > int64(len(m.data))-off {
 		return fmt.Errorf("range %d+%d outside the %d-byte object", off, len(p), len(m.data))
@@ -33,9 +32,7 @@ func (m *memFetcher) get(_ context.Context, p []byte, off int64, _ objectInfo, g
 	got.Add(int64(copy(p, m.data[off:])))
 	return nil
 }
-func (m *memFetcher) close() {}
-
-func (m *memFetcher) sibling(*url.URL) fetcher { return nil }
+func (m *memFetcher) Close() {}
 
 // fuzzImage is a v2.5 image of n small blocks with a section index,
 // behind a prefix.

@@ -21,6 +21,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/manifest"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
+	_ "github.com/godwarfs/godwarfs/source/remote" // reads http(s)://, s3:// and docker://
 )
 
 func goodImages(t *testing.T) []fixtures.Image {

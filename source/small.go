@@ -7,9 +7,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"strings"
-
-	"github.com/godwarfs/godwarfs/ociartifact"
 )
 
 // ErrTooLarge reports a file or object larger than ReadSmall allows.
@@ -18,18 +15,21 @@ var ErrTooLarge = errors.New("too large")
 // Sibling returns the name of the file beside name whose name is name's
 // with suffix appended: for a local path, path+suffix; for a URL, the URL
 // with suffix appended to its path (for s3://BUCKET/KEY, the object
-// KEY+suffix), keeping the query and dropping any fragment.
+// KEY+suffix), keeping the query and dropping any fragment; for other
+// names, what their Backend's Sibling says (for docker://, another tag
+// of the repository, see package registrysource).
 func Sibling(name, suffix string) string {
-	if isRegistry(name) {
-		// Another tag of the repository: TAG+suffix, or for a digest
-		// sha256-HEX+suffix.
-		if s, err := ociartifact.SiblingRef(name, suffix); err == nil {
-			return s
-		}
-		return name + suffix // ReadSmall reports the bad reference
-	}
 	if !IsRemote(name) {
 		return name + suffix
+	}
+	if b, err := backend(name); err == nil && b.Sibling != nil {
+		if s, err := b.Sibling(name, suffix); err == nil {
+			return s
+		}
+		return name + suffix // ReadSmall reports the bad name
+	}
+	if isRegistry(name) {
+		return name + suffix // ReadSmall reports the missing backend
 	}
 	u, err := url.Parse(name)
 	if err != nil {
@@ -43,62 +43,51 @@ func Sibling(name, suffix string) string {
 	return u.String()
 }
 
-// ReadSmall returns all of the local file or remote object name (an
-// http://, https:// or s3:// URL), refusing one larger than limit bytes
-// with an error wrapping ErrTooLarge, for small companions of an image
-// such as its signature. A remote object is fetched like an image's
-// bytes, with opts' timeouts and retries; when share is a remote Source
-// of the same protocol (from Open), its connections, and for S3 its
-// client and credentials, are used. Errors name the file or object; a
-// missing one is an error, never an empty result.
+// ReadSmall returns all of the local file or remote object name,
+// refusing one larger than limit bytes with an error wrapping
+// ErrTooLarge, for small companions of an image such as its signature. A
+// remote object is fetched like an image's bytes, with opts' timeouts
+// and retries; when share is a remote Source (from Open) whose Fetcher
+// is a Sharer of name's kind, its connections, and for S3 its client and
+// credentials, are used. Errors name the file or object; a missing one
+// is an error, never an empty result.
 func ReadSmall(ctx context.Context, name string, limit int64, opts Options, share Source) ([]byte, error) {
 	if !IsRemote(name) {
 		return readSmallFile(name, limit)
 	}
 	o := opts.withDefaults()
-	var f fetcher
-	var err error
-	if r, ok := share.(*remote); ok && isRegistry(name) {
-		if rf, ok := r.f.(*registryFetcher); ok {
-			if sf := rf.siblingRef(name); sf != nil {
-				f = sf
-			}
-		}
-	} else if ok {
-		u, err := url.Parse(name)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
-		}
-		f = r.f.sibling(u)
+	var f Fetcher
+	if sh, ok := FetcherOf(share).(Sharer); ok {
+		f = sh.Share(name)
 	}
 	if f == nil {
-		if f, err = newFetcherName(ctx, name, o); err != nil {
+		var err error
+		if f, err = newFetcher(ctx, name, o); err != nil {
 			return nil, err
 		}
-		defer f.close()
+		defer f.Close()
 	}
-	if rf, ok := f.(*registryFetcher); ok {
-		// A companion of an image: its signature, or an image.
-		rf.accept = []string{ociartifact.SignatureMediaType, ociartifact.MediaType}
+	if c, ok := f.(CompanionReader); ok {
+		c.ReadCompanion()
 	}
 	r := &remote{f: f, o: o}
-	_, err = r.retry(ctx, 0, 0, func(ctx context.Context) error {
+	_, err := r.retry(ctx, 0, 0, func(ctx context.Context) error {
 		var err error
-		r.info, err = f.stat(ctx)
+		r.info, err = f.Stat(ctx)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if r.info.size > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d: %w", f.name(), r.info.size, limit, ErrTooLarge)
+	if r.info.Size > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than %d: %w", f.Name(), r.info.Size, limit, ErrTooLarge)
 	}
-	b := make([]byte, r.info.size)
+	b := make([]byte, r.info.Size)
 	if len(b) == 0 {
 		return b, nil
 	}
-	if _, err := r.retry(ctx, 0, r.info.size, func(ctx context.Context) error {
-		return f.get(ctx, b, 0, r.info, &r.c.bytes)
+	if _, err := r.retry(ctx, 0, r.info.Size, func(ctx context.Context) error {
+		return f.Get(ctx, b, 0, r.info, &r.c.bytes)
 	}); err != nil {
 		return nil, err
 	}
@@ -121,15 +110,4 @@ func readSmallFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d bytes: %w", path, limit, ErrTooLarge)
 	}
 	return b, nil
-}
-
-// newFetcher returns the fetcher for u's protocol.
-func newFetcher(ctx context.Context, u *url.URL, o Options) (fetcher, error) {
-	switch strings.ToLower(u.Scheme) {
-	case "http", "https":
-		return newHTTPFetcher(u, o)
-	case "s3":
-		return newS3Fetcher(ctx, u, o)
-	}
-	return nil, fmt.Errorf("%s: unsupported URL scheme %q", Redact(u.String()), u.Scheme)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
+	_ "github.com/godwarfs/godwarfs/source/remote" // reads http(s)://, s3:// and docker://
 )
 
 func TestSibling(t *testing.T) {

@@ -1,7 +1,11 @@
 // Package source gives read access to a DwarFS image wherever it is
-// stored: a local file, an http:// or https:// URL, an s3:// object, or
-// an image pushed to a container registry (docker://REGISTRY/REPO:TAG or
-// @DIGEST, see package ociartifact).
+// stored: a local file, or a remote object read through a Backend that
+// a package registered for its URL scheme. This module's backends are
+// source/httpsource (http://, https://), source/s3source (s3://) and
+// source/registrysource (docker://REGISTRY/REPO:TAG or @DIGEST, see
+// package ociartifact); source/remote imports all three. This package
+// itself needs no network client.
+//
 // Remote sources fetch only the byte ranges that are read, pin the object
 // they opened (a changed object fails reads instead of mixing content),
 // retry transient failures, and can keep what they fetched in a local
@@ -134,26 +138,37 @@ var ErrChanged = errors.New("object changed since it was opened")
 // ErrFetch reports a remote read that failed after all attempts.
 var ErrFetch = errors.New("remote read failed")
 
-// IsRemote reports whether name is a URL this package fetches remotely.
+// IsRemote reports whether name is a remote object: SCHEME://REST for
+// a scheme some package registered (Register) or one of this module's
+// (http, https, s3, docker), registered or not, so that Open of an
+// unregistered one says what to import instead of looking for a file.
 func IsRemote(name string) bool {
-	for _, p := range []string{"http://", "https://", "s3://", "docker://"} {
-		if len(name) > len(p) && strings.EqualFold(name[:len(p)], p) {
-			return true
-		}
+	s := scheme(name)
+	if s == "" {
+		return false
 	}
-	return false
+	if _, ok := knownSchemes[s]; ok {
+		return true
+	}
+	backendsMu.RLock()
+	defer backendsMu.RUnlock()
+	_, ok := backends[s]
+	return ok
 }
 
-// Open opens a local file or, for http(s):// and s3:// URLs, a remote
-// object, or for docker:// references an image in a registry. Remote
-// opens make one request to learn the size and version (a registry: the
-// authentication handshake and the manifest); nothing else is fetched
-// until read.
+// Open opens a local file or a remote object: an http(s):// or s3://
+// URL, or a docker:// reference to an image in a registry, read by the
+// package that registered the scheme (import
+// github.com/godwarfs/godwarfs/source/remote for all of them). Without
+// it, Open fails with an error wrapping ErrNotRegistered that names the
+// package. Remote opens make one request to learn the size and version
+// (a registry: the authentication handshake and the manifest), then
+// fetch the object's tail and the section headers it lists.
 func Open(ctx context.Context, name string, opts Options) (Source, error) {
 	if !IsRemote(name) {
 		return OpenFile(name)
 	}
-	f, err := newFetcherName(ctx, name, opts.withDefaults())
+	f, err := newFetcher(ctx, name, opts.withDefaults())
 	if err != nil {
 		return nil, err
 	}
@@ -162,21 +177,7 @@ func Open(ctx context.Context, name string, opts Options) (Source, error) {
 
 // isRegistry tells a docker:// reference, which is not a URL (a tag
 // after a colon, a digest after an @) and carries no credentials.
-func isRegistry(name string) bool {
-	return len(name) > len("docker://") && strings.EqualFold(name[:len("docker://")], "docker://")
-}
-
-// newFetcherName returns the fetcher of a remote name.
-func newFetcherName(ctx context.Context, name string, o Options) (fetcher, error) {
-	if isRegistry(name) {
-		return newRegistryFetcher(name, o)
-	}
-	u, err := url.Parse(name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Redact(name), redactErr(err))
-	}
-	return newFetcher(ctx, u, o)
-}
+func isRegistry(name string) bool { return scheme(name) == "docker" }
 
 // Redact returns a URL without user information, and without its query
 // when that may carry a signature; other strings are returned unchanged.
@@ -195,10 +196,12 @@ func Redact(name string) string {
 		}
 		return name
 	}
-	return redactURL(u)
+	return RedactURL(u)
 }
 
-func redactURL(u *url.URL) string {
+// RedactURL returns u as text without user information, and without its
+// query when that may carry a signature.
+func RedactURL(u *url.URL) string {
 	c := *u
 	if c.User != nil {
 		c.User = url.User("REDACTED")
@@ -207,15 +210,6 @@ func redactURL(u *url.URL) string {
 		c.RawQuery = "REDACTED"
 	}
 	return c.String()
-}
-
-// redactErr strips URLs from errors of url.Parse, which quote the input.
-func redactErr(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // ImageOffset returns the image offset (the length of any prefix before

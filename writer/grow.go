@@ -115,7 +115,7 @@ type baseImage struct {
 	md    *metadata.Metadata
 	fs    *metadata.FS
 	limit int64
-	cache *blockLRU
+	cache *decodedBlocks // made by hasher
 }
 
 // bases are the input images of Append or Merge, in order.
@@ -211,6 +211,9 @@ func openBases(ctx context.Context, names []string, check bool) (*bases, error) 
 
 func (b *bases) close() {
 	for _, bi := range b.images {
+		if bi.cache != nil {
+			bi.cache.close()
+		}
 		bi.src.Close()
 	}
 }
@@ -289,7 +292,7 @@ func (b *bases) hasher(opt *dedup.Options) func(tree int, ino uint32) ([]byte, e
 	return func(tree int, ino uint32) ([]byte, error) {
 		bi := b.images[tree]
 		if bi.cache == nil {
-			bi.cache = &blockLRU{im: bi.im, limit: bi.limit, max: 4}
+			bi.cache = newDecodedBlocks(bi.im, bi.limit, 4)
 		}
 		chunks, err := bi.fs.FileChunks(ino)
 		if err != nil {

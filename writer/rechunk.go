@@ -3,7 +3,6 @@ package writer
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -18,7 +17,7 @@ import (
 type rechunker struct {
 	r     *rewriter
 	bs    uint32
-	cache blockLRU
+	cache *decodedBlocks
 
 	// open output block per (category, category metadata) stream
 	open     map[streamKey]*openBlock
@@ -53,45 +52,69 @@ type openBlock struct {
 	data  []byte
 }
 
-// blockLRU holds a few decompressed input blocks.
-type blockLRU struct {
+// decodedBlocks reads an input image's blocks, decoded, for the passes
+// that read chunks in the files' order (rechunking, hashing base files):
+// consecutive chunks mostly lie in one block or a few recent ones, so a
+// block.Cache of a few blocks saves decoding them again. Its caller is
+// one goroutine.
+type decodedBlocks struct {
 	im    *block.Image
-	limit int64
-	max   int
-	keys  []uint32
-	data  map[uint32][]byte
+	limit int64 // largest decoded block
+	cache *block.Cache
+	pin   block.Pin // the block get returned last
+	raw   []byte    // the loader's buffer for compressed payloads
 }
 
-func (c *blockLRU) get(n uint32) ([]byte, error) {
-	if d, ok := c.data[n]; ok {
-		if i := slices.Index(c.keys, n); i >= 0 {
-			c.keys = append(append(c.keys[:i:i], c.keys[i+1:]...), n)
+// newDecodedBlocks returns a reader of im's blocks that keeps n of them
+// (blocks decode to limit bytes at most).
+func newDecodedBlocks(im *block.Image, limit int64, n int) *decodedBlocks {
+	d := &decodedBlocks{im: im, limit: limit}
+	// One worker: the one caller waits for each load anyway.
+	d.cache = block.NewCache(d.load, block.CacheOptions{Capacity: int64(n) * limit, Workers: 1})
+	return d
+}
+
+// get returns the decoded block n, valid until the next get or close.
+func (d *decodedBlocks) get(n uint32) ([]byte, error) {
+	if d.pin.Held() {
+		if d.pin.Block() == int(n) {
+			return d.pin.Bytes(), nil
 		}
-		return d, nil
+		d.pin.Release()
 	}
-	s, ok := c.im.Block(int(n))
-	if !ok {
-		return nil, fmt.Errorf("chunk refers to block %d, image has %d: %w", n, c.im.NumBlocks(), block.ErrCorrupt)
+	if int64(n) >= int64(d.im.NumBlocks()) {
+		return nil, fmt.Errorf("chunk refers to block %d, image has %d: %w", n, d.im.NumBlocks(), block.ErrCorrupt)
 	}
-	d, err := c.im.ReadDecompressedLimit(s, c.limit)
-	if err != nil {
+	if err := d.cache.Get(context.Background(), int(n), &d.pin); err != nil {
 		return nil, err
 	}
-	if c.data == nil {
-		c.data = map[uint32][]byte{}
+	return d.pin.Bytes(), nil
+}
+
+// load is the cache's loader; loads run one at a time (one worker).
+func (d *decodedBlocks) load(_ context.Context, n int, alloc block.AllocFunc) ([]byte, error) {
+	s, ok := d.im.Block(n)
+	if !ok {
+		return nil, fmt.Errorf("chunk refers to block %d, image has %d: %w", n, d.im.NumBlocks(), block.ErrCorrupt)
 	}
-	if len(c.keys) >= c.max {
-		delete(c.data, c.keys[0])
-		c.keys = c.keys[1:]
+	var out []byte
+	var err error
+	out, d.raw, err = d.im.ReadDecompressedAlloc(s, d.limit, d.raw, alloc)
+	return out, err
+}
+
+// close releases the blocks (mapped memory, returned to the system now).
+func (d *decodedBlocks) close() {
+	if d.pin.Held() {
+		d.pin.Release()
 	}
-	c.keys = append(c.keys, n)
-	c.data[n] = d
-	return d, nil
+	d.cache.Close()
 }
 
 // produceRechunked emits the new blocks (uncompressed) in order through
 // emit and records the new chunk list.
 func (rc *rechunker) produce(ctx context.Context, emit func(data []byte) error) error {
+	defer rc.cache.close()
 	fsys, err := metadata.NewFS(rc.r.md)
 	if err != nil {
 		return err

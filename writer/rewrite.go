@@ -252,7 +252,7 @@ func (r *rewriter) prepare(in io.ReaderAt) error {
 				return err
 			}
 		}
-		r.rechunk = &rechunker{r: r, bs: 1 << b, cache: blockLRU{im: im, limit: r.blockLimit, max: 8}}
+		r.rechunk = &rechunker{r: r, bs: 1 << b, cache: newDecodedBlocks(im, r.blockLimit, 8)}
 		return nil
 	}
 	return r.selectBlocks()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // TestRecompressFLAC rewrites the reference's pcmaudio image with flac for
@@ -13,7 +14,7 @@ import (
 // with zstd, then back to flac (layouts still from the metadata), and
 // checks the contents each time.
 func TestRecompressFLAC(t *testing.T) {
-	in := filepath.Join("..", "testdata", "ref-flac-l7.dwarfs")
+	in := fixtures.File(t, "codecs", "ref-flac-l7.dwarfs")
 	a := openImage(t, in)
 	want := a.tree(t)
 	steps := []struct {

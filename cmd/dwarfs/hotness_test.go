@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
 )
@@ -57,7 +58,7 @@ func TestHotnessRoundTrip(t *testing.T) {
 		t.Helper()
 		var stderr bytes.Buffer
 		args = append([]string{"-i", src, "-o", img, "-S", "16", "-l", "1", "--log-level", "warn"}, args...)
-		if code := mkdwarfs.Main(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != 0 || stderr.Len() > 0 {
+		if code := mkdwarfs.Main(context.Background(), append([]string{"mkdwarfs"}, args...), cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr}); code != 0 || stderr.Len() > 0 {
 			t.Fatalf("mkdwarfs %v: exit %d: %s", args, code, stderr.String())
 		}
 	}

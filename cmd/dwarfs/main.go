@@ -6,13 +6,6 @@
 // mount(8) helper. The command itself lives in internal/dwarfs.
 package main
 
-import (
-	"os"
+import "github.com/godwarfs/godwarfs/internal/dwarfs"
 
-	"github.com/godwarfs/godwarfs/internal/dwarfs"
-)
-
-func main() {
-	cli := &dwarfs.CLI{}
-	os.Exit(cli.Run(os.Args))
-}
+func main() { dwarfs.Tool.Exit() }

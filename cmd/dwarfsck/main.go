@@ -1,12 +1,6 @@
 // Command dwarfsck checks a DwarFS image and prints information about it.
 package main
 
-import (
-	"os"
+import "github.com/godwarfs/godwarfs/internal/dwarfsck"
 
-	"github.com/godwarfs/godwarfs/internal/dwarfsck"
-)
-
-func main() {
-	os.Exit(dwarfsck.Main(os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { dwarfsck.Tool.Exit() }

@@ -2,20 +2,8 @@
 // archive.
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
+import "github.com/godwarfs/godwarfs/internal/dwarfsextract"
 
-	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
-)
-
-func main() {
-	// Cancellation on SIGINT/SIGTERM lets the extraction remove the files
-	// and the archive it has not finished.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := dwarfsextract.MainContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+// Interrupted by SIGINT or SIGTERM, the extraction removes the files and
+// the archive it has not finished (see cli.Tool).
+func main() { dwarfsextract.Tool.Exit() }

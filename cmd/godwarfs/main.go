@@ -6,15 +6,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"unicode"
 
 	"github.com/godwarfs/godwarfs/internal/cli"
@@ -25,30 +22,13 @@ import (
 	"github.com/godwarfs/godwarfs/internal/version"
 )
 
-// stdio is where a tool reads and writes.
-type stdio struct {
-	in       io.Reader
-	out, err io.Writer
-}
-
-// tool runs one tool with its full argv (argv[0] is the name it runs as).
-type tool func(ctx context.Context, argv []string, s stdio) int
-
 // tools maps each tool name to its entry point.
-var tools = map[string]tool{
-	"mkdwarfs": func(ctx context.Context, argv []string, s stdio) int {
-		return mkdwarfs.Main(ctx, argv[1:], s.in, s.out, s.err)
-	},
-	"dwarfsck": func(_ context.Context, argv []string, s stdio) int {
-		return dwarfsck.Main(argv[1:], s.out, s.err)
-	},
-	"dwarfsextract": func(ctx context.Context, argv []string, s stdio) int {
-		return dwarfsextract.MainContext(ctx, argv[1:], s.out, s.err)
-	},
-	"dwarfs": func(_ context.Context, argv []string, s stdio) int {
-		c := &dwarfs.CLI{Stdout: s.out, Stderr: s.err}
-		return c.Run(argv)
-	},
+var tools = map[string]cli.Tool{}
+
+func init() {
+	for _, t := range []cli.Tool{mkdwarfs.Tool, dwarfsck.Tool, dwarfsextract.Tool, dwarfs.Tool} {
+		tools[t.Name] = t
+	}
 }
 
 // aliases are further names a tool answers to.
@@ -102,28 +82,29 @@ func toolNames() []string {
 	return names
 }
 
-// run is main without the process: it returns the exit status.
-func run(ctx context.Context, argv []string, s stdio) int {
+// run is main without the process exit: it returns the exit status. The
+// tool chosen takes signals as its own command does.
+func run(argv []string, s cli.Stdio) int {
 	if name, targs, ok := dispatch(argv); ok {
-		return tools[name](ctx, targs, s)
+		return tools[name].Run(targs, s)
 	}
 	names := strings.Join(toolNames(), ", ")
 	if len(argv) > 1 {
 		switch a := argv[1]; {
 		case a == "--version":
-			io.WriteString(s.out, version.Get().Text("godwarfs"))
+			io.WriteString(s.Out, version.Get().Text("godwarfs"))
 			return cli.ExitOK
 		case a == "--help" || a == "-h":
 		case strings.HasPrefix(a, "--tool="):
-			fmt.Fprintf(s.err, "godwarfs: error: unknown tool '%s' (expected one of %s)\n", strings.TrimPrefix(a, "--tool="), names)
+			fmt.Fprintf(s.Err, "godwarfs: error: unknown tool '%s' (expected one of %s)\n", strings.TrimPrefix(a, "--tool="), names)
 			return cli.ExitError
 		default:
-			fmt.Fprintf(s.err, "godwarfs: error: no tool chosen: run as one of %s, or with --tool=NAME first\n", names)
-			fmt.Fprintln(s.err, "Try 'godwarfs --help' for more information.")
+			fmt.Fprintf(s.Err, "godwarfs: error: no tool chosen: run as one of %s, or with --tool=NAME first\n", names)
+			fmt.Fprintln(s.Err, "Try 'godwarfs --help' for more information.")
 			return cli.ExitError
 		}
 	}
-	fmt.Fprintf(s.out, "godwarfs %s - the DwarFS tools in one binary\n\n"+
+	fmt.Fprintf(s.Out, "godwarfs %s - the DwarFS tools in one binary\n\n"+
 		"Usage: godwarfs --tool=NAME [ARGS...]\n"+
 		"       NAME [ARGS...]   (godwarfs linked or copied as NAME)\n\n"+
 		"Tools: %s\n(dwarfs also runs as mount.dwarfs and mount.fuse.dwarfs)\n\n"+
@@ -134,14 +115,5 @@ func run(ctx context.Context, argv []string, s stdio) int {
 }
 
 func main() {
-	// Cancellation on SIGINT/SIGTERM lets mkdwarfs and dwarfsextract
-	// remove what they have not finished; the FUSE driver handles its
-	// signals itself.
-	ctx, stop := context.Background(), context.CancelFunc(func() {})
-	if name, _, _ := dispatch(os.Args); name == "mkdwarfs" || name == "dwarfsextract" {
-		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	}
-	code := run(ctx, os.Args, stdio{os.Stdin, os.Stdout, os.Stderr})
-	stop()
-	os.Exit(code)
+	os.Exit(run(os.Args, cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }

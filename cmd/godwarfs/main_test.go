@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/version"
 )
@@ -65,7 +65,7 @@ func TestMain(m *testing.M) {
 func runTool(name string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	argv := append([]string{"godwarfs", "--tool=" + name}, args...)
-	code = run(context.Background(), argv, stdio{strings.NewReader(""), &out, &errb})
+	code = run(argv, cli.Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 
@@ -110,7 +110,7 @@ func TestGodwarfsItself(t *testing.T) {
 		{[]string{"-i", "x"}, 1, "", "godwarfs: error: no tool chosen"},
 	} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), append([]string{"godwarfs"}, tc.args...), stdio{nil, &out, &errb})
+		code := run(append([]string{"godwarfs"}, tc.args...), cli.Stdio{Out: &out, Err: &errb})
 		if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) {
 			t.Errorf("godwarfs %q: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderr)
 		}

@@ -1,19 +1,8 @@
 // Command mkdwarfs creates DwarFS images; see internal/mkdwarfs.
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
+import "github.com/godwarfs/godwarfs/internal/mkdwarfs"
 
-	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
-)
-
-func main() {
-	// Cancellation on SIGINT/SIGTERM lets the builder remove its temp file.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := mkdwarfs.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+// Interrupted by SIGINT or SIGTERM, the builder removes its temporary
+// file (see cli.Tool).
+func main() { mkdwarfs.Tool.Exit() }

@@ -420,7 +420,7 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	dopts := DriverOptions(a.Options)
+	dopts := a.Options.MountOptions
 	if a.Options.AnalysisFile != "" {
 		// Written line by line as files are first opened, so the list
 		// is complete up to the moment the mount goes away, however

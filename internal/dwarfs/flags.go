@@ -3,9 +3,9 @@ package dwarfs
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/godwarfs/godwarfs/internal/cli"
+	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
 
 // options are the dwarfs command's options; --help, --version and --man
@@ -19,43 +19,6 @@ var options = []cli.Option{
 	{Long: "no-mtab", Short: "n", Hidden: true, Help: "accepted for mount(8), no effect"},
 	{Long: "verbose", Short: "v", Hidden: true, Help: "accepted for mount(8), no effect"},
 	{Long: "version", Short: "V", Help: "print the version and exit"},
-}
-
-// mountOptions documents -o.
-var mountOptions = []cli.Item{
-	{Term: "cachesize=SIZE", Text: "block cache size (512m)"},
-	{Term: "blocksize=SIZE", Text: "st_blksize / I/O size hint (512k)"},
-	{Term: "readahead=SIZE", Text: "bytes to prefetch for sequential readers (a block per worker)"},
-	{Term: "workers=N", Text: "decompression workers (2)"},
-	{Term: "mlock=none|try|must", Text: "lock the process memory"},
-	{Term: "decratio=R", Text: "ratio to keep partially decompressed blocks (0.8)"},
-	{Term: "offset=auto|N", Text: "image offset in the file (auto)"},
-	{Term: "imagesize=SIZE", Text: "image size in the file"},
-	{Term: "enable_nlink", Text: "report hard link counts"},
-	{Term: "readonly", Text: "report no write permission bits (the mount itself is always read-only)"},
-	{Term: "case_insensitive", Text: "look names up ignoring case; of names that differ only in case the first in byte order is found (each such collision is reported at mount)"},
-	{Term: "cache_image, no_cache_image", Text: "read the whole image into memory (no)"},
-	{Term: "cache_files, no_cache_files", Text: "keep file data in the page cache (yes)"},
-	{Term: "cache_sparse, no_cache_sparse", Text: "keep sparse files in the page cache too (no: they are read with direct I/O)"},
-	{Term: "no_xattr", Text: "refuse all extended attributes (the kernel then stops asking); the user.dwarfs.* attributes are unavailable"},
-	{Term: "tidy_strategy=none|time|swap, tidy_interval=TIME, tidy_max_age=TIME", Text: "drop cached blocks by age or when swapped out (5m, 10m)"},
-	{Term: "seq_detector=N", Text: "sequential reads before prefetching (4)"},
-	{Term: "uid=N, gid=N", Text: "override owner and group"},
-	{Term: "preload_category=NAME, preload_all", Text: "load blocks into the cache at mount time; a category the image does not have is an error (the reference ignores it)"},
-	{Term: "analysis_file=FILE", Text: "write the path of each file opened, once, in the order of first opens (input for mkdwarfs --hotness-list)"},
-	{Term: "verify=SIGNERS_FILE, signature=FILE|URL", Text: "mount only an image signed by a key of SIGNERS_FILE (an ssh-keygen allowed signers file) with the signature in FILE or at an http(s):// or s3:// URL (default: IMAGE.sig beside the image, also for an image at a URL: URL.sig, for s3://BUCKET/KEY the object KEY.sig, for docker://R/REPO:TAG the tag TAG.sig; a signature that cannot be fetched, e.g. a 404, fails the mount; see dwarfsck --sign): the section headers must match what was signed (a block's header is compared when the block is first read, so a large image mounts as fast as without verify=), and every block is checked against its signed BLAKE3 each time it is loaded, so a changed block fails its reads (EIO) instead of returning changed data"},
-	{Term: "block_allocator=malloc|mmap", Text: "accepted for compatibility: decoded blocks are always memory mapped for them alone and returned to the system when they leave the cache (mmap)"},
-	{Term: "perfmon", Text: "print performance statistics at unmount"},
-	{Term: "debuglevel=LEVEL", Text: "log level (error, warn, info, debug, trace)"},
-	{Term: "remote_workers=N", Text: "parallel range requests for an image at a URL (4)"},
-	{Term: "remote_timeout=TIME, remote_attempts=N", Text: "time budget and tries per remote read (60s, 5)"},
-	{Term: "disk_cache=DIR, disk_cache_size=SIZE", Text: "keep fetched blocks of remote images on disk (none, 1g)"},
-	{Term: "s3_endpoint=URL, s3_region=R, s3_path_style", Text: "S3 service (default from AWS_* and ~/.aws)"},
-	{Term: "allow_other, allow_root, default_permissions, fsname=NAME, subtype=NAME", Text: "passed to FUSE"},
-	{Term: "auto_unmount", Text: "unmount when the driver process dies, even by SIGKILL (fusermount3 stays to do it)"},
-	{Term: "max_threads=N", Text: "handle at most N FUSE requests at once (no limit: each request has its own goroutine)"},
-	{Term: "attach=MOUNTPOINT", Text: "dwarfs multi only: have the driver serving MOUNTPOINT mount the images too, at the new mount point, on its block cache (see SEVERAL IMAGES IN ONE MOUNT)"},
-	{Term: "clone_fd, max_idle_threads=N", Text: "libfuse thread pool tuning, accepted for compatibility with no effect: the driver reads all requests from one /dev/fuse descriptor, with one goroutine waiting and another started for each read"},
 }
 
 // multiManual describes dwarfs multi and its control commands.
@@ -109,29 +72,9 @@ var differences = []cli.Item{
 	{Term: "case_insensitive", Text: "directory indexes are built as directories are first searched rather than all at mount; the collision warnings are still given at mount"},
 }
 
-// mountOptionWords are the -o words for shell completion, from the
-// mountOptions terms: "cachesize=SIZE" offers "cachesize=".
-func mountOptionWords() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, it := range mountOptions {
-		for _, t := range strings.Split(it.Term, ",") {
-			t = strings.TrimSpace(t)
-			if k, _, ok := strings.Cut(t, "="); ok {
-				t = k + "="
-			}
-			if t != "" && !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
-		}
-	}
-	return out
-}
-
 func moreHelp(w io.Writer, _ *cli.Result) {
 	fmt.Fprint(w, "\nMount options (-o):\n")
-	for _, it := range mountOptions {
+	for _, it := range mountopts.Items() {
 		fmt.Fprintf(w, "  %-34s %s\n", it.Term, it.Text)
 	}
 }
@@ -151,7 +94,7 @@ func Program() *cli.Program {
 		},
 		Options:    options,
 		MoreHelp:   moreHelp,
-		ValueWords: map[string][]string{"options": mountOptionWords()},
+		ValueWords: map[string][]string{"options": mountopts.Words()},
 		Exit: []cli.ExitStatus{
 			{Code: cli.ExitOK, Meaning: "mounted (in the background, once the mount is ready), or unmounted cleanly in the foreground"},
 			{Code: cli.ExitError, Meaning: "a usage error or a bad mount option, or the image could not be opened or mounted; for add, remove and config, no driver answered or it refused the request or part of it"},
@@ -172,7 +115,7 @@ func Program() *cli.Program {
 				"  dwarfs image.dwarfs /mnt/image -o cachesize=1g\n  dwarfs docker://registry.example/tools:v1 /mnt/tools\n  /srv/tree.dwarfs  /mnt/tree  fuse.dwarfs  ro,cachesize=256m  0 0",
 			},
 			Sections: []cli.Section{
-				{Title: "MOUNT OPTIONS", Items: mountOptions},
+				{Title: "MOUNT OPTIONS", Items: mountopts.Items()},
 				{Title: "SEVERAL IMAGES IN ONE MOUNT", Paragraphs: multiManual, Items: multiItems},
 				{Title: "REGISTRIES", Paragraphs: cli.RegistryManual},
 				{Title: "DIFFERENCES FROM THE REFERENCE", Items: differences},

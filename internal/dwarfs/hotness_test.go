@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/dwarfs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
@@ -53,7 +54,7 @@ func TestAnalysisFileOrdersMkdwarfs(t *testing.T) {
 		img := filepath.Join(dir, "img.dwarfs")
 		var stderr bytes.Buffer
 		args = append([]string{"-i", src, "-o", img, "-f", "-l", "3", "--log-level", "warn"}, args...)
-		if code := mkdwarfs.Main(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != 0 {
+		if code := mkdwarfs.Main(context.Background(), append([]string{"mkdwarfs"}, args...), cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr}); code != 0 {
 			t.Fatalf("mkdwarfs %v: exit %d: %s", args, code, stderr.String())
 		}
 		return img

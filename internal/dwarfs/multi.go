@@ -492,7 +492,7 @@ func (d *multiDriver) mount(dir string, specs []imageSpec, o mountopts.Options, 
 	sc := d.sc
 	m := fusefs.NewMulti(fusefs.MultiConfig{
 		Config: fusefs.Config{
-			Options: DriverOptions(o), Debug: d.debug, Stderr: stderr,
+			Options: o.MountOptions, Debug: d.debug, Stderr: stderr,
 			FsName: "dwarfs-multi", LimitMemory: true,
 		},
 		SharedStats: func() fusefs.CacheStats { return fuseCacheStats(sc.Stats()) },

@@ -15,6 +15,7 @@ import (
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 	"github.com/godwarfs/godwarfs/source"
+	_ "github.com/godwarfs/godwarfs/source/remote" // images at http(s)://, s3:// and docker://
 )
 
 type multiCloser []io.Closer

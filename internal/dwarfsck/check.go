@@ -3,6 +3,7 @@
 package dwarfsck
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -32,6 +33,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
+	_ "github.com/godwarfs/godwarfs/source/remote" // images at http(s)://, s3:// and docker://
 )
 
 // Exit codes (the same for every tool; see package cli).
@@ -45,8 +47,14 @@ const (
 // errNoHeader: --print-header found no header.
 var errNoHeader = errors.New("image has no header")
 
-// Main runs dwarfsck with args (without the program name).
-func Main(args []string, stdout, stderr io.Writer) int {
+// Tool is dwarfsck for the commands.
+var Tool = cli.Tool{Name: "dwarfsck", Main: Main}
+
+// Main runs dwarfsck with the command line args (args[0] is the program
+// name) and returns the exit status.
+func Main(_ context.Context, args []string, stdio cli.Stdio) int {
+	args = args[min(1, len(args)):]
+	stdout, stderr := stdio.Out, stdio.Err
 	prog := Program()
 	res, code, done := prog.Parse(args, stdout, stderr)
 	if done {

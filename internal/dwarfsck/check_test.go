@@ -2,6 +2,7 @@ package dwarfsck
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/internal/manifest"
@@ -20,7 +22,7 @@ import (
 
 func runck(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	rc := Main(args, &out, &errb)
+	rc := Main(context.Background(), append([]string{"dwarfsck"}, args...), cli.Stdio{Out: &out, Err: &errb})
 	return rc, out.String(), errb.String()
 }
 

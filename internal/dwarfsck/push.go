@@ -11,6 +11,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/ociartifact"
 	"github.com/godwarfs/godwarfs/source"
+	"github.com/godwarfs/godwarfs/source/httpsource"
 )
 
 // runPush checks every section of the local image img (SHA-512/256, as
@@ -46,7 +47,7 @@ func runPush(img, ref, sig string, opts godwarfs.Options, quiet bool, stdout io.
 	if err != nil {
 		return fmt.Errorf("not pushed: %w", err)
 	}
-	tr := source.NewHTTPTransport(4)
+	tr := httpsource.NewTransport(4)
 	defer tr.CloseIdleConnections()
 	ctx := context.Background()
 	d, err := ociartifact.Push(ctx, img, ref, ociartifact.PushOptions{Transport: tr, Title: filepath.Base(img)})

@@ -3,6 +3,8 @@ package dwarfsck
 import (
 	"strings"
 	"testing"
+
+	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // dwarfsck -d 3 names each block's category and, for FLAC and RICEPP
@@ -12,16 +14,16 @@ func TestSectionCategories(t *testing.T) {
 		image string
 		want  []string
 	}{
-		{"../../testdata/ref-flac-l7.dwarfs", []string{
+		{"codecs/ref-flac-l7.dwarfs", []string{
 			"BLOCK FLAC, ", ", category pcmaudio/waveform, metadata {\"bits_per_sample\":",
 			", category pcmaudio/metadata\n",
 		}},
-		{"../../block/testdata/ricepp/fits-l1.dwarfs", []string{
+		{"codecs/ricepp/fits-l1.dwarfs", []string{
 			"BLOCK RICEPP, ", ", category fits/image, metadata {\"bytes_per_sample\":2,\"component_count\":",
 			", category fits/metadata\n",
 		}},
 	} {
-		rc, out, errs := runck("-d", "3", tc.image)
+		rc, out, errs := runck("-d", "3", fixtures.File(t, tc.image))
 		if rc != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.image, rc, errs)
 		}

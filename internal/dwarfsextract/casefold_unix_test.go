@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/mkdwarfs"
 )
 
@@ -57,7 +58,7 @@ func collidingImage(t *testing.T) string {
 	}
 	img := filepath.Join(t.TempDir(), "case.dwarfs")
 	var errb bytes.Buffer
-	if rc := mkdwarfs.Main(context.Background(), []string{"-i", src, "-o", img, "-l", "1", "--log-level=error"}, nil, io.Discard, &errb); rc != 0 {
+	if rc := mkdwarfs.Main(context.Background(), []string{"mkdwarfs", "-i", src, "-o", img, "-l", "1", "--log-level=error"}, cli.Stdio{Out: io.Discard, Err: &errb}); rc != 0 {
 		t.Fatalf("mkdwarfs: %d %s", rc, errb.String())
 	}
 	return img

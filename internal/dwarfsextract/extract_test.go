@@ -5,9 +5,9 @@ package dwarfsextract
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/godwarfs/godwarfs/internal/cli"
 	"io"
 	"io/fs"
 	"os"
@@ -16,13 +16,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/manifest"
 )
 
 func runx(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	rc := Main(args, &out, &errb)
+	rc := Main(context.Background(), append([]string{"dwarfsextract"}, args...), cli.Stdio{Out: &out, Err: &errb})
 	return rc, out.String(), errb.String()
 }
 

@@ -12,19 +12,21 @@ import (
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/glob"
+	_ "github.com/godwarfs/godwarfs/source/remote" // images at http(s)://, s3:// and docker://
 )
 
-// Main runs dwarfsextract with args (without the program name) and returns
-// the exit status: cli.ExitPartial when some entries failed under
-// --continue-on-error.
-func Main(args []string, stdout, stderr io.Writer) int {
-	return MainContext(context.Background(), args, stdout, stderr)
-}
+// Tool is dwarfsextract for the commands: interrupted, it removes what it
+// was writing.
+var Tool = cli.Tool{Name: "dwarfsextract", Main: Main, CancelOnSignal: true}
 
-// MainContext is Main stopping when ctx is done (the command cancels it
-// on SIGINT and SIGTERM): what was being written is removed, so an
-// interrupted run leaves only complete entries under their names.
-func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Main runs dwarfsextract with the command line args (args[0] is the
+// program name) and returns the exit status: cli.ExitPartial when some
+// entries failed under --continue-on-error. It stops when ctx is done:
+// what was being written is removed, so an interrupted run leaves only
+// complete entries under their names.
+func Main(ctx context.Context, args []string, stdio cli.Stdio) int {
+	args = args[min(1, len(args)):]
+	stdout, stderr := stdio.Out, stdio.Err
 	tool := Program()
 	res, code, done := tool.Parse(args, stdout, stderr)
 	if done {

@@ -5,11 +5,14 @@ package dwarfsextract
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/godwarfs/godwarfs/internal/cli"
 )
 
 // tarMembers lists the member names of a tar stream.
@@ -105,7 +108,7 @@ func TestDefaultOutputAndDiskWriters(t *testing.T) {
 	// Writing an archive, the option has no use; at the default log
 	// level that is said.
 	var out, errb bytes.Buffer
-	if rc := Main([]string{"-i", img, "-f", "ustar", "-o", "-", "--num-disk-writers", "2", "bin/vet"}, &out, &errb); rc != 0 ||
+	if rc := Main(context.Background(), []string{"dwarfsextract", "-i", img, "-f", "ustar", "-o", "-", "--num-disk-writers", "2", "bin/vet"}, cli.Stdio{Out: &out, Err: &errb}); rc != 0 ||
 		!strings.Contains(errb.String(), "--num-disk-writers is only used when extracting to disk") {
 		t.Errorf("rc %d %q", rc, errb.String())
 	}

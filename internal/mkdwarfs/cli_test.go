@@ -16,11 +16,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs/dedup"
+	"github.com/godwarfs/godwarfs/internal/cli"
 )
 
 func run(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	code := Main(context.Background(), append([]string{"mkdwarfs"}, args...), cli.Stdio{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 	return code, stdout.String(), stderr.String()
 }
 
@@ -352,8 +353,7 @@ func TestInputListStdinAndSummary(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "h"), []byte("h"), 0o644)
 	img := filepath.Join(t.TempDir(), "l.dwarfs")
 	var stdout, stderr bytes.Buffer
-	code := Main(context.Background(), []string{"-i", src, "-o", img, "-l", "0", "--input-list", "-", "--progress", "simple"},
-		strings.NewReader("a/b/f\ng\n"), &stdout, &stderr)
+	code := Main(context.Background(), []string{"mkdwarfs", "-i", src, "-o", img, "-l", "0", "--input-list", "-", "--progress", "simple"}, cli.Stdio{In: strings.NewReader("a/b/f\ng\n"), Out: &stdout, Err: &stderr})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

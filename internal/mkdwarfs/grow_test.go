@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/source"
 )
@@ -107,7 +108,7 @@ func TestAppendCLI(t *testing.T) {
 	// A path both have is an error naming it, and no image is written.
 	out := filepath.Join(dir, "clash.dwarfs")
 	var stderr bytes.Buffer
-	code := Main(context.Background(), []string{"-i", old, "--append", a, "-o", out, "--log-level", "warn"}, nil, &bytes.Buffer{}, &stderr)
+	code := Main(context.Background(), []string{"mkdwarfs", "-i", old, "--append", a, "-o", out, "--log-level", "warn"}, cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr})
 	if code != 1 || !strings.Contains(stderr.String(), "path exists") || !strings.Contains(stderr.String(), "--replace") {
 		t.Errorf("collision: exit %d, %s", code, stderr.String())
 	}
@@ -166,7 +167,7 @@ func TestMergeCLI(t *testing.T) {
 	for _, bad := range []string{filepath.Join(dir, "missing.dwarfs"), a + "/small.txt"} {
 		var stderr bytes.Buffer
 		o := filepath.Join(dir, "bad.dwarfs")
-		if code := Main(context.Background(), []string{"--merge", imgA, bad, "-o", o}, nil, &bytes.Buffer{}, &stderr); code != 1 || !strings.Contains(stderr.String(), bad) {
+		if code := Main(context.Background(), []string{"mkdwarfs", "--merge", imgA, bad, "-o", o}, cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr}); code != 1 || !strings.Contains(stderr.String(), bad) {
 			t.Errorf("%s: exit %d, %s", bad, code, stderr.String())
 		}
 		if _, err := os.Stat(o); !os.IsNotExist(err) {
@@ -236,7 +237,7 @@ func TestGrowUsage(t *testing.T) {
 		{[]string{"--merge", img, img, "-o", img, "-f"}, "same as the input"},
 	} {
 		var stderr bytes.Buffer
-		if code := Main(context.Background(), tc.args, nil, &bytes.Buffer{}, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.msg) {
+		if code := Main(context.Background(), append([]string{"mkdwarfs"}, tc.args...), cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr}); code == 0 || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%v: exit %d, %q; want %q", tc.args, code, stderr.String(), tc.msg)
 		}
 	}

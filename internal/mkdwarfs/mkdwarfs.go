@@ -27,7 +27,8 @@ import (
 	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/ociartifact"
 	"github.com/godwarfs/godwarfs/ociinput"
-	"github.com/godwarfs/godwarfs/source"
+	"github.com/godwarfs/godwarfs/source/httpsource"
+	_ "github.com/godwarfs/godwarfs/source/remote" // images at http(s)://, s3:// and docker://
 	"github.com/godwarfs/godwarfs/tarinput"
 	"github.com/godwarfs/godwarfs/writer"
 )
@@ -129,10 +130,17 @@ const (
 	logTrace   = cli.LogTrace
 )
 
-// Main runs mkdwarfs with args (without the program name) and returns the
-// exit status (cli.ExitOK, cli.ExitError, or cli.ExitPartial when the image
-// was written but some inputs could not be read).
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Tool is mkdwarfs for the commands: interrupted, the builder removes its
+// temporary file.
+var Tool = cli.Tool{Name: "mkdwarfs", Main: Main, CancelOnSignal: true}
+
+// Main runs mkdwarfs with the command line args (args[0] is the program
+// name) and returns the exit status (cli.ExitOK, cli.ExitError, or
+// cli.ExitPartial when the image was written but some inputs could not be
+// read). A tar archive or input list given as "-" is read from stdio.In.
+func Main(ctx context.Context, args []string, stdio cli.Stdio) int {
+	args = args[min(1, len(args)):]
+	stdin, stdout, stderr := stdio.In, stdio.Out, stdio.Err
 	prog := Program()
 	r, code, done := prog.Parse(args, stdout, stderr)
 	if done {
@@ -192,7 +200,7 @@ func mainPush(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 	if code != cli.ExitOK && code != cli.ExitPartial {
 		return code
 	}
-	tr := source.NewHTTPTransport(max(cfg.Workers, 1))
+	tr := httpsource.NewTransport(max(cfg.Workers, 1))
 	defer tr.CloseIdleConnections()
 	r, _ := ociartifact.ParseReference(ref)
 	repo := r.Context().RepositoryStr()
@@ -734,7 +742,7 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		opt := cfg.OCIOptions
 		opt.Tar = cfg.TarOptions
 		if opt.Transport == nil && strings.HasPrefix(cfg.OCIInput, "docker://") {
-			tr := source.NewHTTPTransport(cfg.Workers)
+			tr := httpsource.NewTransport(cfg.Workers)
 			defer tr.CloseIdleConnections()
 			opt.Transport = tr
 		}

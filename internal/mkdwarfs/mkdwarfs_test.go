@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -354,7 +355,7 @@ func compareTrees(t testing.TB, want, got map[string]node, o cmpOpts) {
 func mk(t testing.TB, args ...string) string {
 	t.Helper()
 	var stderr bytes.Buffer
-	if code := Main(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != 0 {
+	if code := Main(context.Background(), append([]string{"mkdwarfs"}, args...), cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr}); code != 0 {
 		t.Fatalf("mkdwarfs %v: exit %d: %s", args, code, stderr.String())
 	}
 	return stderr.String()
@@ -425,7 +426,7 @@ func TestBuildRestoresGCPercent(t *testing.T) {
 	// A build that fails (its output directory does not exist).
 	out := filepath.Join(t.TempDir(), "gone", "b.dwarfs")
 	var stderr bytes.Buffer
-	if code := Main(context.Background(), []string{"-i", src, "-o", out, "--log-level", "error"}, nil, &bytes.Buffer{}, &stderr); code == 0 {
+	if code := Main(context.Background(), []string{"mkdwarfs", "-i", src, "-o", out, "--log-level", "error"}, cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr}); code == 0 {
 		t.Fatalf("build into a missing directory succeeded")
 	}
 	if got := debug.SetGCPercent(mine); got != mine {

@@ -32,6 +32,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 )
 
@@ -242,7 +243,7 @@ func writeLayout(t testing.TB, dir string, img v1.Image, ref string) layout.Path
 
 func mkOCI(t testing.TB, args ...string) (int, string) {
 	var stderr bytes.Buffer
-	code := Main(context.Background(), append(args, "--with-devices", "--with-specials", "--log-level=error"), nil, &bytes.Buffer{}, &stderr)
+	code := Main(context.Background(), append([]string{"mkdwarfs"}, append(args, "--with-devices", "--with-specials", "--log-level=error")...), cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr})
 	return code, stderr.String()
 }
 

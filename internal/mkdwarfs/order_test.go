@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -139,8 +140,7 @@ func TestOrderInputListNone(t *testing.T) {
 		{"path", []string{"a", "b", "c/d", "c/e", "f"}},
 	} {
 		var stdout, stderr strings.Builder
-		code := Main(t.Context(), []string{"-i", src, "-o", img, "-f", "--log-level", "warn", "--input-list", "-", "--order", tc.order},
-			strings.NewReader(list), &stdout, &stderr)
+		code := Main(t.Context(), []string{"mkdwarfs", "-i", src, "-o", img, "-f", "--log-level", "warn", "--input-list", "-", "--order", tc.order}, cli.Stdio{In: strings.NewReader(list), Out: &stdout, Err: &stderr})
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
@@ -283,7 +283,7 @@ func TestInputListWithoutInput(t *testing.T) {
 	t.Chdir(src)
 	list := strings.Join([]string{"b", filepath.Join(src, "c/d"), filepath.Join(outside, "elsewhere"), "fifo"}, "\n")
 	var stdout, stderr strings.Builder
-	code := Main(t.Context(), []string{"--input-list", "-", "-o", img, "--log-level", "warn"}, strings.NewReader(list), &stdout, &stderr)
+	code := Main(t.Context(), []string{"mkdwarfs", "--input-list", "-", "-o", img, "--log-level", "warn"}, cli.Stdio{In: strings.NewReader(list), Out: &stdout, Err: &stderr})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/writer"
 )
 
@@ -97,7 +98,7 @@ func TestProgressOnTerminal(t *testing.T) {
 
 	img := filepath.Join(t.TempDir(), "x.dwarfs")
 	var stdout bytes.Buffer
-	code := Main(context.Background(), []string{"-i", src, "-o", img, "-l", "1", "-S", "20"}, nil, &stdout, slave)
+	code := Main(context.Background(), []string{"mkdwarfs", "-i", src, "-o", img, "-l", "1", "-S", "20"}, cli.Stdio{Out: &stdout, Err: slave})
 	slave.Close() // the reader then sees EIO: all output has arrived
 	<-copied
 	if code != 0 {
@@ -192,7 +193,7 @@ func TestProgressNotTerminal(t *testing.T) {
 		}
 		defer f.Close()
 		img := filepath.Join(t.TempDir(), "x.dwarfs")
-		if code := Main(context.Background(), append([]string{"-i", src, "-o", img, "-l", "1", "--no-history"}, args...), nil, io.Discard, f); code != 0 {
+		if code := Main(context.Background(), append([]string{"mkdwarfs", "-i", src, "-o", img, "-l", "1", "--no-history"}, args...), cli.Stdio{Out: io.Discard, Err: f}); code != 0 {
 			t.Fatalf("%q: exit %d", args, code)
 		}
 		b, err := os.ReadFile(f.Name())
@@ -287,14 +288,14 @@ func TestRewriteProgress(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "f"), bytes.Repeat([]byte("data"), 1000), 0o644)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "a.dwarfs")
-	if code := Main(context.Background(), []string{"-i", src, "-o", img, "-l", "1"}, nil, io.Discard, io.Discard); code != 0 {
+	if code := Main(context.Background(), []string{"mkdwarfs", "-i", src, "-o", img, "-l", "1"}, cli.Stdio{Out: io.Discard, Err: io.Discard}); code != 0 {
 		t.Fatalf("build: exit %d", code)
 	}
 	master, slave := openPTY(t, 80)
 	var term bytes.Buffer
 	copied := make(chan error, 1)
 	go func() { _, err := io.Copy(&term, master); copied <- err }()
-	code := Main(context.Background(), []string{"-i", img, "-o", filepath.Join(dir, "b.dwarfs"), "--recompress", "-C", "lz4", "--log-level=warn"}, nil, io.Discard, slave)
+	code := Main(context.Background(), []string{"mkdwarfs", "-i", img, "-o", filepath.Join(dir, "b.dwarfs"), "--recompress", "-C", "lz4", "--log-level=warn"}, cli.Stdio{Out: io.Discard, Err: slave})
 	slave.Close()
 	<-copied
 	out := term.String()
@@ -303,7 +304,7 @@ func TestRewriteProgress(t *testing.T) {
 		t.Errorf("rewrite on a terminal: exit %d %q", code, out)
 	}
 	var stderr bytes.Buffer
-	code = Main(context.Background(), []string{"-i", img, "-o", filepath.Join(dir, "c.dwarfs"), "--recompress", "-C", "lz4", "--log-level=warn"}, nil, io.Discard, &stderr)
+	code = Main(context.Background(), []string{"mkdwarfs", "-i", img, "-o", filepath.Join(dir, "c.dwarfs"), "--recompress", "-C", "lz4", "--log-level=warn"}, cli.Stdio{Out: io.Discard, Err: &stderr})
 	if code != 0 || stderr.Len() != 0 {
 		t.Errorf("rewrite without a terminal: exit %d %q", code, stderr.String())
 	}

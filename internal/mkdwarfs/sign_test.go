@@ -17,6 +17,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/imagesig"
+	"github.com/godwarfs/godwarfs/internal/cli"
 )
 
 // TestSignOutput: --sign signs what every kind of run writes (build,
@@ -67,7 +68,7 @@ func TestSignOutput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			args := append(tc.args, "--sign", key, "--log-level", "info", "--progress", "none")
-			if code := Main(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != 0 {
+			if code := Main(context.Background(), append([]string{"mkdwarfs"}, args...), cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr}); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), "signed "+tc.out+" with ecdsa-sha2-nistp256 key") {
@@ -112,7 +113,7 @@ func TestSignOptionErrors(t *testing.T) {
 		{[]string{"-i", dir, "-o", filepath.Join(dir, "x.dwarfs"), "--sign", filepath.Join(dir, "missing")}, "signing key"},
 	} {
 		var stderr bytes.Buffer
-		if code := Main(context.Background(), tc.args, nil, &bytes.Buffer{}, &stderr); code != 1 || !strings.Contains(stderr.String(), tc.msg) {
+		if code := Main(context.Background(), append([]string{"mkdwarfs"}, tc.args...), cli.Stdio{Out: &bytes.Buffer{}, Err: &stderr}); code != 1 || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%q: exit %d, %q", tc.args, code, stderr.String())
 		}
 		if _, err := os.Stat(filepath.Join(dir, "x.dwarfs")); err == nil {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
 	"github.com/godwarfs/godwarfs/writer"
 	"golang.org/x/sys/unix"
@@ -47,14 +48,14 @@ func tarTree(t *testing.T) string {
 // mkStdin runs Main with stdin and returns its exit status and stderr.
 func mkStdin(stdin io.Reader, args ...string) (int, string) {
 	var stderr bytes.Buffer
-	code := Main(context.Background(), args, stdin, &bytes.Buffer{}, &stderr)
+	code := Main(context.Background(), append([]string{"mkdwarfs"}, args...), cli.Stdio{In: stdin, Out: &bytes.Buffer{}, Err: &stderr})
 	return code, stderr.String()
 }
 
 func extract(t *testing.T, args ...string) []byte {
 	t.Helper()
 	var out, stderr bytes.Buffer
-	if code := dwarfsextract.Main(args, &out, &stderr); code != 0 {
+	if code := dwarfsextract.Main(context.Background(), append([]string{"dwarfsextract"}, args...), cli.Stdio{Out: &out, Err: &stderr}); code != 0 {
 		t.Fatalf("dwarfsextract %v: exit %d: %s", args, code, stderr.String())
 	}
 	return out.Bytes()

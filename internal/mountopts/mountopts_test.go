@@ -2,18 +2,41 @@ package mountopts
 
 import (
 	"errors"
-	"github.com/godwarfs/godwarfs/internal/cli"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/godwarfs/godwarfs/fusefs"
+	"github.com/godwarfs/godwarfs/internal/cli"
 )
 
 func TestDefaults(t *testing.T) {
 	o := Defaults()
 	if o.CacheSize != 512<<20 || o.Workers != 2 || o.Mlock != MlockNone || o.ImageOffset != -1 ||
-		!o.CacheFiles || o.CacheImage || o.TidyStrategy != TidyNone || o.SeqDetector != 4 || o.DecRatio != 0.8 {
+		o.NoCacheFiles || o.CacheImage || o.Tidy != fusefs.TidyNone || o.SeqDetector != 4 || o.DecRatio != 0.8 {
 		t.Errorf("defaults: %+v", o)
+	}
+}
+
+// TestDriverDefaults checks that dwarfs without -o mounts with the
+// defaults of fusefs.MountOptions, and that the -o spellings of "off" set
+// the fields that say so.
+func TestDriverDefaults(t *testing.T) {
+	got := Defaults().MountOptions
+	want := fusefs.MountOptions{
+		BlockSize: fusefs.DefaultBlockSize, SeqDetector: fusefs.DefaultSeqDetector,
+		TidyInterval: fusefs.DefaultTidyInterval, TidyMaxAge: fusefs.DefaultTidyMaxAge,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("dwarfs defaults give %+v, want %+v", got, want)
+	}
+	o := Defaults()
+	if err := o.ParseString("seq_detector=0,no_cache_files,tidy_strategy=swap,tidy_interval=1s"); err != nil {
+		t.Fatal(err)
+	}
+	if m := o.MountOptions; m.SeqDetector >= 0 || !m.NoCacheFiles || m.Tidy != fusefs.TidySwap || m.TidyInterval != time.Second {
+		t.Errorf("seq_detector=0,no_cache_files,tidy_strategy=swap,tidy_interval=1s gives %+v", m)
 	}
 }
 
@@ -27,11 +50,15 @@ func TestParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{
-		CacheSize: 64 << 20, BlockSize: 1 << 20, Readahead: 128 << 10, Workers: 4, Mlock: MlockTry,
-		DecRatio: 0.5, ImageOffset: 1024, ImageSize: 2 << 30, EnableNlink: true, ReadOnly: true,
-		CacheImage: true, CacheFiles: false, TidyStrategy: TidyTime, TidyInterval: 2 * time.Second,
-		TidyMaxAge: 90 * time.Second, SeqDetector: 0, PreloadAll: true, Perfmon: true,
-		AllowOther: true, DefaultPermissions: true, BlockAllocator: "malloc",
+		MountOptions: fusefs.MountOptions{
+			BlockSize: 1 << 20, Readahead: 128 << 10, EnableNlink: true, ReadOnly: true,
+			NoCacheFiles: true, Tidy: fusefs.TidyTime, TidyInterval: 2 * time.Second,
+			TidyMaxAge: 90 * time.Second, SeqDetector: -1, Perfmon: true,
+			AllowOther: true, DefaultPermissions: true,
+		},
+		CacheSize: 64 << 20, Workers: 4, Mlock: MlockTry,
+		DecRatio: 0.5, ImageOffset: 1024, ImageSize: 2 << 30,
+		CacheImage: true, PreloadAll: true, BlockAllocator: "malloc",
 	}
 	if o.UID == nil || *o.UID != 7 || o.GID == nil || *o.GID != 8 {
 		t.Errorf("uid/gid: %v %v", o.UID, o.GID)
@@ -170,5 +197,35 @@ func TestSplit(t *testing.T) {
 	got := Split(`a,b=1,,c=x\,y`)
 	if strings.Join(got, "|") != "a|b=1|c=x,y" {
 		t.Errorf("Split: %q", got)
+	}
+}
+
+// TestTableDrivesAll checks that the help, the completion words and the
+// parser agree on the options: every word is one the parser knows, with a
+// value where the word says so, and the help names every option.
+func TestTableDrivesAll(t *testing.T) {
+	var help strings.Builder
+	for _, it := range Items() {
+		if it.Term == "" || it.Text == "" {
+			t.Errorf("empty help item %+v", it)
+		}
+		help.WriteString(it.Term + ", ")
+	}
+	for _, w := range Words() {
+		name, hasVal := strings.CutSuffix(w, "=")
+		if !strings.Contains(help.String(), name) {
+			t.Errorf("%s is not in the help", name)
+		}
+		o := Defaults()
+		err := o.ParseString(name)
+		var oe *Error
+		switch {
+		case errors.Is(err, ErrUnknown):
+			t.Errorf("completion word %s: %v", w, err)
+		case hasVal && (!errors.As(err, &oe) || !strings.HasSuffix(err.Error(), "missing value")):
+			t.Errorf("%s without a value: %v, want missing value", name, err)
+		case !hasVal && err != nil:
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/internal/cli"
 	"github.com/godwarfs/godwarfs/internal/dwarfsextract"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/manifest"
@@ -82,7 +83,7 @@ func TestWindowsRoundTrip(t *testing.T) {
 	tmp := t.TempDir()
 	tree := filepath.Join(tmp, "tree")
 	var errb bytes.Buffer
-	if code := dwarfsextract.Main([]string{"-i", img, "-o", tree}, io.Discard, &errb); code != 0 {
+	if code := dwarfsextract.Main(context.Background(), []string{"dwarfsextract", "-i", img, "-o", tree}, cli.Stdio{Out: io.Discard, Err: &errb}); code != 0 {
 		t.Fatalf("extracting the fixture: exit %d: %s", code, errb.String())
 	}
 	for _, e := range man {
@@ -197,7 +198,7 @@ func TestWindowsExtractRules(t *testing.T) {
 	}
 	img := filepath.Join(tmp, "rules.dwarfs")
 	var errb bytes.Buffer
-	if code := mkdwarfs.Main(context.Background(), []string{"-i", src, "-o", img, "-l", "1", "--log-level", "warn"}, nil, io.Discard, &errb); code != 0 {
+	if code := mkdwarfs.Main(context.Background(), []string{"mkdwarfs", "-i", src, "-o", img, "-l", "1", "--log-level", "warn"}, cli.Stdio{Out: io.Discard, Err: &errb}); code != 0 {
 		t.Fatalf("mkdwarfs: exit %d: %s", code, errb.String())
 	}
 	dir := filepath.Join(tmp, "out")
@@ -276,7 +277,7 @@ func TestWindowsCaseCollisions(t *testing.T) {
 	}
 	img := filepath.Join(tmp, "case.dwarfs")
 	var errb bytes.Buffer
-	if code := mkdwarfs.Main(context.Background(), []string{"-i", src, "-o", img, "-l", "1", "--log-level", "warn"}, nil, io.Discard, &errb); code != 0 {
+	if code := mkdwarfs.Main(context.Background(), []string{"mkdwarfs", "-i", src, "-o", img, "-l", "1", "--log-level", "warn"}, cli.Stdio{Out: io.Discard, Err: &errb}); code != 0 {
 		t.Fatalf("mkdwarfs: exit %d: %s", code, errb.String())
 	}
 	// contents lists what the extraction left on the (case-sensitive)

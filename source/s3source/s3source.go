@@ -1,4 +1,15 @@
-package source
+// Package s3source reads images stored as s3://BUCKET/KEY objects with
+// ranged GetObject calls of the AWS SDK. Importing it registers the
+// scheme with package source, so that source.Open and godwarfs.Open
+// read such URLs:
+//
+//	import _ "github.com/godwarfs/godwarfs/source/s3source"
+//
+// source.Options.S3 sets the endpoint, region, path-style addressing and
+// profile; empty fields fall back to the environment and the shared AWS
+// configuration files. Without any credentials, objects are read
+// anonymously.
+package s3source
 
 import (
 	"context"
@@ -17,7 +28,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+
+	"github.com/godwarfs/godwarfs/source"
+	"github.com/godwarfs/godwarfs/source/internal/httpfetch"
 )
+
+func init() { source.Register("s3", source.Backend{Open: open}) }
 
 // s3Fetcher reads an object with ranged GetObject calls. The SDK's own
 // retries are off: the shared retry loop decides, so HTTP and S3 behave
@@ -33,12 +49,16 @@ type s3Fetcher struct {
 func s3Object(u *url.URL) (bucket, key string, err error) {
 	bucket, key = u.Host, strings.TrimPrefix(u.Path, "/")
 	if bucket == "" || key == "" || u.User != nil {
-		return "", "", fmt.Errorf("%s: an S3 URL is s3://BUCKET/KEY (credentials come from the environment or the shared config files)", Redact(u.String()))
+		return "", "", fmt.Errorf("%s: an S3 URL is s3://BUCKET/KEY (credentials come from the environment or the shared config files)", source.Redact(u.String()))
 	}
 	return bucket, key, nil
 }
 
-func newS3Fetcher(ctx context.Context, u *url.URL, o Options) (fetcher, error) {
+func open(ctx context.Context, name string, o source.Options) (source.Fetcher, error) {
+	u, err := url.Parse(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source.Redact(name), httpfetch.RedactErr(err))
+	}
 	bucket, key, err := s3Object(u)
 	if err != nil {
 		return nil, err
@@ -54,8 +74,8 @@ func newS3Fetcher(ctx context.Context, u *url.URL, o Options) (fetcher, error) {
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:   true,
-		MaxIdleConns:        max(4*o.Workers, headerWorkers),
-		MaxIdleConnsPerHost: max(2*o.Workers, headerWorkers),
+		MaxIdleConns:        max(4*o.Workers, source.HeaderRequests),
+		MaxIdleConnsPerHost: max(2*o.Workers, source.HeaderRequests),
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		DisableCompression:  true,
@@ -113,8 +133,11 @@ func pathStyleHost(endpoint string) bool {
 	return h == "localhost" || net.ParseIP(h) != nil
 }
 
-func (f *s3Fetcher) sibling(u *url.URL) fetcher {
-	if !strings.EqualFold(u.Scheme, "s3") {
+// Share implements source.Sharer: another object over the same client
+// and credentials.
+func (f *s3Fetcher) Share(name string) source.Fetcher {
+	u, err := url.Parse(name)
+	if err != nil || !strings.EqualFold(u.Scheme, "s3") {
 		return nil
 	}
 	bucket, key, err := s3Object(u)
@@ -124,31 +147,31 @@ func (f *s3Fetcher) sibling(u *url.URL) fetcher {
 	return &s3Fetcher{bucket: bucket, objKey: key, endpoint: f.endpoint, client: f.client, tr: f.tr}
 }
 
-func (f *s3Fetcher) name() string { return "s3://" + f.bucket + "/" + f.objKey }
-func (f *s3Fetcher) key() string  { return f.endpoint + "\x00" + f.name() }
-func (f *s3Fetcher) close()       { f.tr.CloseIdleConnections() }
+func (f *s3Fetcher) Name() string { return "s3://" + f.bucket + "/" + f.objKey }
+func (f *s3Fetcher) Key() string  { return f.endpoint + "\x00" + f.Name() }
+func (f *s3Fetcher) Close()       { f.tr.CloseIdleConnections() }
 
-func (f *s3Fetcher) stat(ctx context.Context) (objectInfo, error) {
+func (f *s3Fetcher) Stat(ctx context.Context) (source.Version, error) {
 	out, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &f.bucket, Key: &f.objKey})
 	if err != nil {
-		return objectInfo{}, s3Err(err)
+		return source.Version{}, s3Err(err)
 	}
-	info := objectInfo{etag: aws.ToString(out.ETag), size: aws.ToInt64(out.ContentLength)}
+	info := source.Version{ETag: aws.ToString(out.ETag), Size: aws.ToInt64(out.ContentLength)}
 	if out.LastModified != nil {
-		info.lastModified = out.LastModified.UTC().Format(http.TimeFormat)
+		info.LastModified = out.LastModified.UTC().Format(http.TimeFormat)
 	}
 	return info, nil
 }
 
-func (f *s3Fetcher) get(ctx context.Context, p []byte, off int64, pin objectInfo, got *atomic.Int64) error {
+func (f *s3Fetcher) Get(ctx context.Context, p []byte, off int64, pin source.Version, got *atomic.Int64) error {
 	in := &s3.GetObjectInput{
 		Bucket: &f.bucket, Key: &f.objKey,
 		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, off+int64(len(p))-1)),
 	}
-	if pin.etag != "" {
-		in.IfMatch = aws.String(pin.etag)
-	} else if pin.lastModified != "" {
-		if t, err := http.ParseTime(pin.lastModified); err == nil {
+	if pin.ETag != "" {
+		in.IfMatch = aws.String(pin.ETag)
+	} else if pin.LastModified != "" {
+		if t, err := http.ParseTime(pin.LastModified); err == nil {
 			in.IfUnmodifiedSince = &t
 		}
 	}
@@ -156,25 +179,25 @@ func (f *s3Fetcher) get(ctx context.Context, p []byte, off int64, pin objectInfo
 	if err != nil {
 		return s3Err(err)
 	}
-	defer drain(out.Body)
-	if et := aws.ToString(out.ETag); pin.etag != "" && et != "" && et != pin.etag {
-		return fmt.Errorf("%w (ETag %s, opened %s)", ErrChanged, et, pin.etag)
+	defer httpfetch.Drain(out.Body)
+	if et := aws.ToString(out.ETag); pin.ETag != "" && et != "" && et != pin.ETag {
+		return fmt.Errorf("%w (ETag %s, opened %s)", source.ErrChanged, et, pin.ETag)
 	}
 	if cr := aws.ToString(out.ContentRange); cr != "" {
-		s, e, total, err := parseContentRange(cr)
+		s, e, total, err := httpfetch.ParseContentRange(cr)
 		if err != nil {
 			return err
 		}
-		if total >= 0 && total != pin.size {
-			return fmt.Errorf("%w (size %d, opened %d)", ErrChanged, total, pin.size)
+		if total >= 0 && total != pin.Size {
+			return fmt.Errorf("%w (size %d, opened %d)", source.ErrChanged, total, pin.Size)
 		}
 		if s != off || e != off+int64(len(p))-1 {
 			return fmt.Errorf("server sent bytes %d-%d for a request of %d-%d", s, e, off, off+int64(len(p))-1)
 		}
-	} else if off != 0 || int64(len(p)) != pin.size {
+	} else if off != 0 || int64(len(p)) != pin.Size {
 		return errors.New("server ignored the Range header")
 	}
-	return readBody(out.Body, p, got)
+	return httpfetch.ReadBody(out.Body, p, got)
 }
 
 // s3Err classifies SDK errors: a failed precondition means the object
@@ -196,24 +219,24 @@ func s3Err(err error) error {
 		e := errors.New(msg)
 		switch {
 		case code == http.StatusPreconditionFailed:
-			return fmt.Errorf("%w (server answered %s)", ErrChanged, msg)
+			return fmt.Errorf("%w (server answered %s)", source.ErrChanged, msg)
 		// Code 0: the SDK wrapped a response it could not read (a torn
 		// or garbled reply), which is no answer from the server at all.
 		case code == 0, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout, code >= 500:
 			var after time.Duration
 			if re.Response != nil {
-				after = retryAfter(re.Response.Header.Get("Retry-After"))
+				after = httpfetch.RetryAfter(re.Response.Header.Get("Retry-After"))
 			}
-			return &retryable{err: e, after: after}
+			return source.Retryable(e, after)
 		}
 		return e
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &retryable{err: errors.New("request timed out")}
+		return source.Retryable(errors.New("request timed out"), 0)
 	}
 	var oe *smithy.OperationError
 	if errors.As(err, &oe) {
 		err = oe.Err
 	}
-	return &retryable{err: err}
+	return source.Retryable(err, 0)
 }

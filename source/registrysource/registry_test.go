@@ -1,4 +1,4 @@
-package source_test
+package registrysource_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/godwarfs/godwarfs/internal/remotetest"
 	"github.com/godwarfs/godwarfs/ociartifact"
 	"github.com/godwarfs/godwarfs/source"
+	"github.com/godwarfs/godwarfs/source/registrysource"
 )
 
 // registryImages builds two different images of small blocks.
@@ -86,7 +87,7 @@ func TestRegistry(t *testing.T) {
 			}
 			mdig := push(t, a, ref)
 			src := openSource(t, ref, source.Options{MemCache: -1})
-			if d, ok := source.ManifestDigest(src); !ok || d != mdig {
+			if d, ok := registrysource.ManifestDigest(src); !ok || d != mdig {
 				t.Errorf("manifest digest %q, pushed %s", d, mdig)
 			}
 			im := openImage(t, src)

@@ -1,4 +1,15 @@
-package source
+// Package registrysource reads DwarFS images pushed to a container
+// registry as OCI artifacts (package ociartifact), named
+// docker://REGISTRY/REPO:TAG or docker://REGISTRY/REPO@DIGEST. Importing
+// it registers the docker scheme with package source, so that
+// source.Open and godwarfs.Open read such references:
+//
+//	import _ "github.com/godwarfs/godwarfs/source/registrysource"
+//
+// Credentials come from the docker or podman auth files. A companion of
+// an image (source.Sibling, such as its signature) is another tag of the
+// same repository: TAG+suffix, or sha256-HEX+suffix for a digest.
+package registrysource
 
 import (
 	"context"
@@ -9,7 +20,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +31,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/godwarfs/godwarfs/ociartifact"
+	"github.com/godwarfs/godwarfs/source"
+	"github.com/godwarfs/godwarfs/source/internal/httpfetch"
 )
+
+func init() {
+	source.Register("docker", source.Backend{Open: open, Sibling: ociartifact.SiblingRef})
+}
 
 // registryFetcher reads a DwarFS image stored in a container registry as
 // an OCI artifact (package ociartifact). The reference is resolved to a
@@ -51,43 +67,48 @@ type registryFetcher struct {
 // maxManifest bounds a manifest's size; real ones are a few KiB.
 const maxManifest = 4 << 20
 
-func newRegistryFetcher(text string, o Options) (*registryFetcher, error) {
+func open(_ context.Context, text string, o source.Options) (source.Fetcher, error) {
 	ref, err := ociartifact.ParseReference(text)
 	if err != nil {
 		return nil, err
 	}
-	return &registryFetcher{text: text, ref: ref, base: NewHTTPTransport(o.Workers)}, nil
+	return &registryFetcher{text: text, ref: ref, base: httpfetch.NewTransport(o.Workers)}, nil
 }
 
-func (f *registryFetcher) name() string { return f.text }
+func (f *registryFetcher) Name() string { return f.text }
 
-// key names the blob, not the tag: the disk cache is shared by every
+// Key names the blob, not the tag: the disk cache is shared by every
 // tag of the same image.
-func (f *registryFetcher) key() string {
+func (f *registryFetcher) Key() string {
 	return ociartifact.Scheme + f.ref.Context().Name() + "@" + f.blob.Digest.String()
 }
 
-func (f *registryFetcher) close() { f.base.CloseIdleConnections() }
+func (f *registryFetcher) Close() { f.base.CloseIdleConnections() }
 
-// siblingRef returns a fetcher of another reference over this one's
+// Share implements source.Sharer: another reference over this one's
 // transport (with its own authentication: the repository may differ),
 // or nil when text is no reference.
-func (f *registryFetcher) siblingRef(text string) *registryFetcher {
+func (f *registryFetcher) Share(text string) source.Fetcher {
 	ref, err := ociartifact.ParseReference(text)
 	if err != nil {
-		return nil // a fetcher of its own reports it
+		return nil // of another kind, or a fetcher of its own says why
 	}
 	return &registryFetcher{text: text, ref: ref, base: f.base}
 }
-func (f *registryFetcher) sibling(*url.URL) fetcher { return nil }
+
+// ReadCompanion implements source.CompanionReader: the object read may
+// be an image's signature as well as an image.
+func (f *registryFetcher) ReadCompanion() {
+	f.accept = []string{ociartifact.SignatureMediaType, ociartifact.MediaType}
+}
 
 // ManifestDigest returns the digest of the manifest a registry source
 // resolved its reference to at open, or false for other sources.
-func ManifestDigest(s Source) (string, bool) {
-	if r, ok := s.(*remote); ok {
-		if f, ok := r.f.(*registryFetcher); ok {
-			return f.mdig.String(), true
-		}
+func ManifestDigest(s source.Source) (string, bool) {
+	if f, ok := source.FetcherOf(s).(*registryFetcher); ok {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.mdig.String(), true
 	}
 	return "", false
 }
@@ -104,24 +125,24 @@ func registryErr(err error) error {
 	var te *transport.Error
 	if errors.As(err, &te) {
 		if te.StatusCode >= 500 || te.StatusCode == http.StatusTooManyRequests || te.StatusCode == http.StatusRequestTimeout {
-			return &retryable{err: err}
+			return source.Retryable(err, 0)
 		}
 		return err
 	}
-	return classifyNetErr(err)
+	return httpfetch.NetErr(err)
 }
 
-func (f *registryFetcher) stat(ctx context.Context) (objectInfo, error) {
+func (f *registryFetcher) Stat(ctx context.Context) (source.Version, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.client == nil {
 		auth, err := authn.DefaultKeychain.Resolve(f.ref.Context())
 		if err != nil {
-			return objectInfo{}, fmt.Errorf("credentials: %w", err)
+			return source.Version{}, fmt.Errorf("credentials: %w", err)
 		}
 		rt, err := transport.NewWithContext(ctx, f.ref.Context().Registry, auth, f.base, []string{f.ref.Scope(transport.PullScope)})
 		if err != nil {
-			return objectInfo{}, registryErr(err)
+			return source.Version{}, registryErr(err)
 		}
 		reg := f.ref.Context().Registry.RegistryStr()
 		f.client = &http.Client{Transport: rt, CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -140,32 +161,32 @@ func (f *registryFetcher) stat(ctx context.Context) (objectInfo, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url("manifests", f.ref.Identifier()), nil)
 	if err != nil {
-		return objectInfo{}, err
+		return source.Version{}, err
 	}
 	req.Header.Set("Accept", strings.Join([]string{string(types.OCIManifestSchema1), string(types.DockerManifestSchema2), string(types.OCIImageIndex), string(types.DockerManifestList)}, ","))
 	req.Header.Set("User-Agent", "godwarfs")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return objectInfo{}, registryErr(err)
+		return source.Version{}, registryErr(err)
 	}
-	defer drain(resp.Body)
-	if err := statusErr(resp); err != nil {
-		return objectInfo{}, fmt.Errorf("manifest %s: %w", f.ref.Identifier(), err)
+	defer httpfetch.Drain(resp.Body)
+	if err := httpfetch.StatusErr(resp); err != nil {
+		return source.Version{}, fmt.Errorf("manifest %s: %w", f.ref.Identifier(), err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return objectInfo{}, fmt.Errorf("manifest %s: unexpected HTTP status %s", f.ref.Identifier(), resp.Status)
+		return source.Version{}, fmt.Errorf("manifest %s: unexpected HTTP status %s", f.ref.Identifier(), resp.Status)
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxManifest+1))
 	if err != nil {
-		return objectInfo{}, &retryable{err: fmt.Errorf("manifest %s: %w", f.ref.Identifier(), err)}
+		return source.Version{}, source.Retryable(fmt.Errorf("manifest %s: %w", f.ref.Identifier(), err), 0)
 	}
 	if len(raw) > maxManifest {
-		return objectInfo{}, fmt.Errorf("manifest %s: more than %d bytes", f.ref.Identifier(), maxManifest)
+		return source.Version{}, fmt.Errorf("manifest %s: more than %d bytes", f.ref.Identifier(), maxManifest)
 	}
 	sum := sha256.Sum256(raw)
 	mdig := v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
 	if d, ok := f.ref.(name.Digest); ok && d.DigestStr() != mdig.String() {
-		return objectInfo{}, fmt.Errorf("manifest %s: the registry sent one with digest %s", d.DigestStr(), mdig)
+		return source.Version{}, fmt.Errorf("manifest %s: the registry sent one with digest %s", d.DigestStr(), mdig)
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	accept := f.accept
@@ -184,19 +205,19 @@ func (f *registryFetcher) stat(ctx context.Context) (objectInfo, error) {
 		}
 	}
 	if err != nil {
-		return objectInfo{}, fmt.Errorf("manifest %s (%s): %w", f.ref.Identifier(), mdig, err)
+		return source.Version{}, fmt.Errorf("manifest %s (%s): %w", f.ref.Identifier(), mdig, err)
 	}
 	if f.blob.Digest != (v1.Hash{}) && f.blob.Digest != blob.Digest {
 		// A repeated stat (ReadSmall) must not switch images.
-		return objectInfo{}, fmt.Errorf("%w (blob %s, opened %s)", ErrChanged, blob.Digest, f.blob.Digest)
+		return source.Version{}, fmt.Errorf("%w (blob %s, opened %s)", source.ErrChanged, blob.Digest, f.blob.Digest)
 	}
 	f.blob, f.mdig = blob, mdig
 	// The blob digest is the version: it pins every read and names the
 	// disk cache entries.
-	return objectInfo{size: blob.Size, etag: blob.Digest.String()}, nil
+	return source.Version{Size: blob.Size, ETag: blob.Digest.String()}, nil
 }
 
-func (f *registryFetcher) get(ctx context.Context, p []byte, off int64, pin objectInfo, got *atomic.Int64) error {
+func (f *registryFetcher) Get(ctx context.Context, p []byte, off int64, pin source.Version, got *atomic.Int64) error {
 	f.mu.Lock()
 	client, blob := f.client, f.blob
 	f.mu.Unlock()
@@ -209,9 +230,9 @@ func (f *registryFetcher) get(ctx context.Context, p []byte, off int64, pin obje
 	req.Header.Set("User-Agent", "godwarfs")
 	resp, err := client.Do(req)
 	if err != nil {
-		return classifyNetErr(err)
+		return httpfetch.NetErr(err)
 	}
-	defer drain(resp.Body)
+	defer httpfetch.Drain(resp.Body)
 	if resp.StatusCode == http.StatusNotFound {
 		return fmt.Errorf("blob %s: HTTP status %s (deleted from the registry since the mount?)", blob.Digest, resp.Status)
 	}
@@ -220,9 +241,9 @@ func (f *registryFetcher) get(ctx context.Context, p []byte, off int64, pin obje
 		// transport has already renewed its token once for this
 		// request: a token that ran out again in between (readers in
 		// parallel, short-lived tokens) is renewed by the next try.
-		return &retryable{err: fmt.Errorf("blob %s: HTTP status %s", blob.Digest, resp.Status)}
+		return source.Retryable(fmt.Errorf("blob %s: HTTP status %s", blob.Digest, resp.Status), 0)
 	}
-	if err := statusErr(resp); err != nil {
+	if err := httpfetch.StatusErr(resp); err != nil {
 		return fmt.Errorf("blob %s: %w", blob.Digest, err)
 	}
 	// A login page or an error page of a proxy is not the blob, even
@@ -232,22 +253,22 @@ func (f *registryFetcher) get(ctx context.Context, p []byte, off int64, pin obje
 	}
 	switch resp.StatusCode {
 	case http.StatusPartialContent:
-		s, e, total, err := parseContentRange(resp.Header.Get("Content-Range"))
+		s, e, total, err := httpfetch.ParseContentRange(resp.Header.Get("Content-Range"))
 		if err != nil {
 			return fmt.Errorf("blob %s: %w", blob.Digest, err)
 		}
-		if total >= 0 && total != pin.size {
-			return fmt.Errorf("blob %s: the registry serves %d bytes, the manifest says %d", blob.Digest, total, pin.size)
+		if total >= 0 && total != pin.Size {
+			return fmt.Errorf("blob %s: the registry serves %d bytes, the manifest says %d", blob.Digest, total, pin.Size)
 		}
 		if s != off || e != end {
 			return fmt.Errorf("blob %s: the registry sent bytes %d-%d for a request of %d-%d", blob.Digest, s, e, off, end)
 		}
 	case http.StatusOK:
-		if off != 0 || int64(len(p)) != pin.size {
+		if off != 0 || int64(len(p)) != pin.Size {
 			return fmt.Errorf("blob %s: the registry answered a range request with the whole blob (HTTP status %s): it, or a proxy in front of it, does not serve ranges, so the image cannot be read from it in place (pull it and use the file)", blob.Digest, resp.Status)
 		}
 	default:
 		return fmt.Errorf("blob %s: unexpected HTTP status %s", blob.Digest, resp.Status)
 	}
-	return readBody(resp.Body, p, got)
+	return httpfetch.ReadBody(resp.Body, p, got)
 }

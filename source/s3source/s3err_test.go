@@ -1,4 +1,4 @@
-package source
+package s3source
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/godwarfs/godwarfs/source"
 )
 
 func TestS3ErrClassifies(t *testing.T) {
@@ -39,11 +41,10 @@ func TestS3ErrClassifies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := s3Err(tc.err)
-			var rt *retryable
-			if errors.As(got, &rt) != tc.retry {
+			if source.IsRetryable(got) != tc.retry {
 				t.Errorf("retryable = %v, want %v (%v)", !tc.retry, tc.retry, got)
 			}
-			if errors.Is(got, ErrChanged) != tc.changed {
+			if errors.Is(got, source.ErrChanged) != tc.changed {
 				t.Errorf("ErrChanged = %v, want %v (%v)", !tc.changed, tc.changed, got)
 			}
 			if errors.Is(got, context.Canceled) != tc.canceled {
