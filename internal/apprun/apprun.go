@@ -77,8 +77,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		self = selfPath
 	}
-	if argv0 == launchArg0 && len(args) > 0 {
+	switch {
+	case argv0 == launchArg0 && len(args) > 0:
 		return launch(self, args[0], args[1:], stderr)
+	case argv0 == guardArg0 && len(args) == 2:
+		return guardMain(args[0], args[1])
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "dwarfs-run: %v\n", err)

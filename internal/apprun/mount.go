@@ -35,14 +35,20 @@ func fuseUsable() error {
 
 // mounted is the image mounted on a private, temporary directory.
 type mounted struct {
-	dir string
-	srv *fusefs.Server
+	dir   string
+	srv   *fusefs.Server
+	guard *guard
 }
 
 // mount mounts im read-only on a new directory. The mount goes through
-// fusermount3 with auto_unmount, also as root, so that it disappears
-// when this process ends whatever way, SIGKILL included.
+// fusermount3 with auto_unmount, also as root, and a guard process
+// watches the runtime, so that it disappears, with its mount point, when
+// this process ends whatever way, SIGKILL included.
 func mount(im *godwarfs.Image, self string) (*mounted, error) {
+	fusermount, err := exec.LookPath("fusermount3")
+	if err != nil {
+		return nil, fmt.Errorf("FUSE is not available: %w", err)
+	}
 	base := filepath.Base(self)
 	if len(base) > 8 {
 		base = base[:8]
@@ -50,6 +56,13 @@ func mount(im *godwarfs.Image, self string) (*mounted, error) {
 	dir, err := os.MkdirTemp("", ".mount_"+strings.ReplaceAll(base, "*", "_"))
 	if err != nil {
 		return nil, fmt.Errorf("creating a mount point: %w", err)
+	}
+	// The guard starts before the mount, so that no moment of the mount
+	// goes unwatched.
+	g, err := startGuard(dir, fusermount)
+	if err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("starting the mount's guard: %w", err)
 	}
 	srv, err := fusefs.MountImage(dir, im, fusefs.Config{
 		Options: fusefs.MountOptions{AutoUnmount: true, ReadOnly: true},
@@ -59,18 +72,21 @@ func mount(im *godwarfs.Image, self string) (*mounted, error) {
 		SpareProcs:  true,
 	})
 	if err != nil {
-		os.Remove(dir)
+		rerr := os.Remove(dir)
+		g.release(rerr == nil)
 		return nil, err
 	}
-	return &mounted{dir: dir, srv: srv}, nil
+	return &mounted{dir: dir, srv: srv, guard: g}, nil
 }
 
 // close unmounts (lazily, if programs the entry left behind still use
-// the tree) and removes the mount point.
+// the tree) and removes the mount point; what it cannot do, the guard
+// does.
 func (m *mounted) close() error {
 	err := m.srv.Unmount()
 	if rerr := os.Remove(m.dir); rerr != nil && err == nil && !errors.Is(rerr, os.ErrNotExist) {
 		err = rerr
 	}
+	m.guard.release(err == nil)
 	return err
 }
