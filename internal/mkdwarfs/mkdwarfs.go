@@ -256,7 +256,11 @@ func mainBuild(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 		return Program().Fail(stderr, err)
 	}
 	if cfg.LogLevel >= logInfo {
-		printSummary(stderr, res, time.Since(start))
+		head := "header"
+		if cfg.Executable {
+			head = "runtime"
+		}
+		printSummary(stderr, res, int64(len(cfg.Header)), head, time.Since(start))
 	}
 	if cfg.LogLevel >= logVerbose && res.Timeline != nil {
 		// Where the time went: each phase's wall and CPU time.
