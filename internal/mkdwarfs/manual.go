@@ -155,7 +155,8 @@ var manual = cli.Manual{
 				"--runtime alone takes the dwarfs-run beside mkdwarfs), then the image, and makes APP " +
 				"executable; like any image it appears under its name only when complete. Run, APP mounts " +
 				"its image read-only on a private temporary directory (through fusermount3 with " +
-				"auto_unmount, so that the mount goes when the runtime does, even by SIGKILL), runs the " +
+				"auto_unmount, and watched by a guard process, so that the mount and its directory go when " +
+				"the runtime does, even by SIGKILL), runs the " +
 				"tree's AppRun with the arguments, with APPDIR, APPIMAGE, ARGV0 and OWD set as AppImage's " +
 				"runtime sets them, passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on to it, and exits with its " +
 				"status once the mount is gone. Without FUSE it extracts the image once to " +
