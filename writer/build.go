@@ -26,6 +26,9 @@ type Target struct {
 	Output    string
 	Overwrite bool
 	Stdout    io.Writer
+	// Executable gives the output file mode 0755 instead of 0644: an
+	// image behind a runtime (mkdwarfs --runtime) is a program.
+	Executable bool
 
 	// Compression specs ("zstd:level=19", "lzma:level=9", "lz4",
 	// "lz4hc:level=9", "brotli:quality=11", "null") for the sections.
@@ -161,6 +164,7 @@ func buildImage(ctx context.Context, opts BuildOptions, base *bases) (*BuildResu
 	if err != nil {
 		return nil, err
 	}
+	out.exec = t.Executable
 	defer out.Abort()
 	scan := opts.Scan
 	// An output inside the input tree must not be scanned.

@@ -22,6 +22,7 @@ type output struct {
 	direct *os.File // an existing device, FIFO or socket written in place
 	bw     *bufio.Writer
 	n      int64 // bytes written
+	exec   bool  // the file is made executable (Target.Executable)
 }
 
 // createOutput starts writing the image path, or w when path is "-". An
@@ -96,7 +97,11 @@ func (o *output) Commit(ctx context.Context) (err error) {
 	if o.tmp == nil {
 		return nil
 	}
-	if err := o.tmp.Chmod(0o644); err != nil {
+	mode := os.FileMode(0o644)
+	if o.exec {
+		mode = 0o755
+	}
+	if err := o.tmp.Chmod(mode); err != nil {
 		return o.fail("writing", err)
 	}
 	if err := o.tmp.Sync(); err != nil {

@@ -46,6 +46,8 @@ var options = []cli.Option{
 	{Long: "no-sparse-files", Help: "don't store sparse files as sparse"},
 	{Long: "hollow", Help: "store no file data: every file becomes a hole of its size, reading as zeros (not with --no-sparse-files; --file-hash=none skips reading the files)"},
 	{Long: "header", HasValue: true, Arg: "FILE", Help: "prepend the image with the contents of this file"},
+	{Long: "runtime", HasValue: true, Optional: true, Arg: "FILE", Help: "write a self-mounting executable: the runtime FILE (default: dwarfs-run beside mkdwarfs), then the image, marked executable; run, it mounts the image and runs its AppRun (see SELF-MOUNTING EXECUTABLES)"},
+	{Long: "entry", HasValue: true, Arg: "PATH", Help: "with --runtime: the program the runtime runs, a path in the image, instead of AppRun (recorded in the image's history)"},
 	{Long: "no-section-index", Help: "don't add a section index"},
 	{Long: "no-history", Help: "don't add history"},
 	{Long: "no-history-timestamps", Help: "don't add timestamps to the history"},

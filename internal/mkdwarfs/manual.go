@@ -150,6 +150,25 @@ var manual = cli.Manual{
 				"A corrupt or truncated image is an error naming it; as with any build, nothing is left " +
 				"under the output name when a run fails or is interrupted.",
 		}},
+		{Title: "SELF-MOUNTING EXECUTABLES", Paragraphs: []string{
+			"mkdwarfs -i APPDIR -o APP --runtime=FILE writes the runtime FILE (a dwarfs-run binary; " +
+				"--runtime alone takes the dwarfs-run beside mkdwarfs), then the image, and makes APP " +
+				"executable; like any image it appears under its name only when complete. Run, APP mounts " +
+				"its image read-only on a private temporary directory (through fusermount3 with " +
+				"auto_unmount, and watched by a guard process, so that the mount and its directory go when " +
+				"the runtime does, even by SIGKILL), runs the " +
+				"tree's AppRun with the arguments, with APPDIR, APPIMAGE, ARGV0 and OWD set as AppImage's " +
+				"runtime sets them, passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on to it, and exits with its " +
+				"status once the mount is gone. Without FUSE it extracts the image once to " +
+				"$XDG_CACHE_HOME/dwarfs-run/DIGEST and runs it from there. APP --appimage-help lists the " +
+				"runtime's own options (--appimage-extract, --appimage-mount, --appimage-offset).",
+			"--entry=PATH names another program of the tree to run instead of AppRun. The runtime reads " +
+				"it from the image's history, which records the command line, so --entry cannot be combined " +
+				"with --no-history or --no-history-command-line; of several history entries (an image grown " +
+				"with --append) the newest with an --entry counts. --hotness-list with --categorize=hotness, " +
+				"from a list the dwarfs driver's -o analysis_file wrote while the application started, puts " +
+				"what it reads first into blocks of their own, as for any image.",
+		}},
 		{Title: "LOGGING", Paragraphs: []string{
 			"--log-level sets what is reported on standard error: error, warn (also unreadable inputs " +
 				"and other warnings), info (the default: also the summary), verbose (also the settings in " +

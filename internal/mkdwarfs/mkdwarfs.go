@@ -66,6 +66,7 @@ type Config struct {
 	Niceness     int // --compress-niceness
 	MemLimit     int64
 	Header       []byte
+	Executable   bool // --runtime: the output is a program
 	NoIndex      bool
 	NoHistory    bool
 	NoHistTime   bool
@@ -104,7 +105,7 @@ type Config struct {
 // target is where and how the image is written.
 func (c *Config) target(stdout io.Writer) writer.Target {
 	t := writer.Target{
-		Output: c.Output, Overwrite: c.Force, Stdout: stdout,
+		Output: c.Output, Overwrite: c.Force, Stdout: stdout, Executable: c.Executable,
 		BlockCompression: c.Compression, SchemaCompression: c.SchemaComp,
 		MetadataCompression: c.MetaComp, HistoryCompression: c.HistoryComp,
 		CategoryCompression: c.CategoryComp,
@@ -255,7 +256,11 @@ func mainBuild(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 		return Program().Fail(stderr, err)
 	}
 	if cfg.LogLevel >= logInfo {
-		printSummary(stderr, res, time.Since(start))
+		head := "header"
+		if cfg.Executable {
+			head = "runtime"
+		}
+		printSummary(stderr, res, int64(len(cfg.Header)), head, time.Since(start))
 	}
 	if cfg.LogLevel >= logVerbose && res.Timeline != nil {
 		// Where the time went: each phase's wall and CPU time.
@@ -303,6 +308,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		func() error { return segmenterOptions(p, cfg) },
 		func() error { return compressionOptions(p, cfg) },
 		func() error { return entryOptions(p, cfg) },
+		func() error { return runtimeOptions(p, cfg, recomp) },
 		func() error { return categorizeOptions(p, cfg) },
 		func() error { return perCategoryOptions(p, cfg) },
 		func() error { return metadataPackOptions(p, cfg) },

@@ -307,7 +307,10 @@ func human(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", f, u[i])
 }
 
-func printSummary(w io.Writer, r *Result, d time.Duration) {
+// printSummary reports the build. head is what precedes the image in
+// the output (--header, or the runtime of --runtime): the image's size
+// and ratio leave it out, and it is reported after them.
+func printSummary(w io.Writer, r *Result, head int64, headName string, d time.Duration) {
 	s := r.Stats
 	fmt.Fprintf(w, "scanned %d dirs, %d symlinks, %d files (%d hardlinks), %d devices, %d specials\n",
 		s.Dirs, s.Symlinks, s.Files, s.Hardlinks, s.Devices, s.Specials)
@@ -330,9 +333,14 @@ func printSummary(w io.Writer, r *Result, d time.Duration) {
 	if r.CopiedBlocks > 0 {
 		blocks = "new blocks"
 	}
-	fmt.Fprintf(w, "%s input (%s after removing duplicate files) -> %d %s, %s block data -> %s image (%s of the input) in %s\n",
-		human(s.TreeBytes), human(s.InputBytes), s.Blocks, blocks, human(s.BlockBytes), human(r.ImageBytes),
-		ratio(r.ImageBytes, s.TreeBytes), d.Round(time.Millisecond))
+	image := r.ImageBytes - head
+	var after string
+	if head > 0 {
+		after = fmt.Sprintf(", after a %s %s", human(head), headName)
+	}
+	fmt.Fprintf(w, "%s input (%s after removing duplicate files) -> %d %s, %s block data -> %s image (%s of the input)%s in %s\n",
+		human(s.TreeBytes), human(s.InputBytes), s.Blocks, blocks, human(s.BlockBytes), human(image),
+		ratio(image, s.TreeBytes), after, d.Round(time.Millisecond))
 }
 
 // ratio is the image size as a percentage of the input tree: the size of
