@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/block/internal/xzfmt"
+	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
 // fuzzSeeds adds small images as seeds. Only images below ~1 KiB are used:

@@ -38,9 +38,9 @@ type threaded interface {
 // Split returns c set to cut large inputs into jobs that several threads
 // can compress at once (the cgo zstd at levels 20 to 22). Without it every
 // input is one job, as the reference encodes it: a cut makes the second
-// job reload the first's end as history, which costs about a fifth more
-// CPU and a little ratio, so a writer asks for it only where a core would
-// otherwise sit idle. The output still depends on the input alone, never
+// job reload the first's end as history, which costs CPU and a little
+// ratio, so a writer asks for it only where a core would otherwise sit
+// idle. The output still depends on the input alone, never
 // on the number of threads given by WithThreads. Compressors that never
 // cut are returned as they are.
 func Split(c Compressor) Compressor {

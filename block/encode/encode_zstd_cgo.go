@@ -186,9 +186,8 @@ const (
 	zstdSplitLevel = 20
 	// zstdSplitMin: smaller inputs are one job. A cut costs a little
 	// ratio (the second job starts with fresh statistics and sees only
-	// part of the first as history): 0.2-0.5% of inputs of 1-3 MiB,
-	// under 0.1% of blocks of 9-16 MiB, while small blocks take only a
-	// few seconds as one job.
+	// part of the first as history), most on small inputs, which take
+	// little time as one job anyway.
 	zstdSplitMin = 4 << 20
 	// zstdJobs is how many jobs a large input is cut into: as many as
 	// the default number of workers on the machines this is tuned for.
@@ -207,13 +206,12 @@ const (
 //   - otherwise the first job is the next power of two, all of it history
 //     for the second, which is smaller to make up for the reloading.
 //
-// Either way the second job sees all or nearly all of the first. (Cut in
-// half with an overlap of 2/3 of a job, 1.5 and 3 MiB of Go source lost
-// 0.4-0.5% against one job; 2 MiB, cut with a full overlap, 0.2%.)
-// A job's match tables need only reach across what it sees, history and
-// job, and not across the whole input: sized for 7/8 of that, two jobs in
-// flight take about as much memory as one context for the whole input
-// did when that is 9 MiB, and less when it is larger.
+// Either way the second job sees all or nearly all of the first, which
+// loses less ratio than a cut in half with a partial overlap. A job's
+// match tables need only reach across what it sees, history and job, and
+// not across the whole input: sized for 7/8 of that, two jobs in flight
+// take about as much memory as one context for the whole input, and less
+// for large inputs.
 func (z *cZstdCompressor) split(n int) C.gdSplit {
 	if !z.cut || z.long || z.level < zstdSplitLevel || n < zstdSplitMin || n > zstdSplitMax {
 		return C.gdSplit{}
@@ -222,8 +220,8 @@ func (z *cZstdCompressor) split(n int) C.gdSplit {
 	half := (n + 1) / 2
 	overlapBits := bits.Len(uint(half)) - 1
 	// Reloading the history costs the second job most of what
-	// compressing it would (60-80% on Go source at level 22), so the
-	// first job takes a little more than half.
+	// compressing it would, so the first job takes a little more than
+	// half.
 	job := max(n/20*11, 1<<overlapBits)
 	if 1<<overlapBits < half/8*7 {
 		overlapBits++
@@ -260,15 +258,10 @@ const zstdBlockMax = 128 << 10
 // alternatives offers libzstd without its block pre-splitter. Since
 // libzstd 1.5.7, before searching a 128 KiB block for matches, it may cut
 // it where the byte statistics seem to change, so that each part gets
-// entropy tables of its own. On the large metadata of trees of many
-// releases, tables of fixed-size rows, that guess sometimes costs far
-// more than it saves: the metadata of two images of a tree of 345,459
-// files (5.1 MB each), shifted by 0 to 31 bytes, compressed to 2.13-2.17
-// MB with the pre-splitter at 58 of the 64 shifts and to 2.37 MB at the
-// other six, and to 2.14-2.16 MB at every shift without it; that tree's
-// metadata with every table packed, to 2.72 MB with it and 2.67 without. On
-// blocks of file data the two stay within 0.2% of each other, either way,
-// which is not worth compressing every block twice.
+// entropy tables of its own. On large metadata, tables of fixed-size
+// rows, that guess sometimes costs far more than it saves, depending on
+// where the rows happen to fall; on blocks of file data the two settings
+// stay close either way, which is not worth compressing every block twice.
 func (z *cZstdCompressor) alternatives(n int) []Compressor {
 	if z.presplit != 0 || n <= zstdBlockMax {
 		return nil

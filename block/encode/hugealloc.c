@@ -5,10 +5,10 @@
 // binary-tree finders (about 700 MiB for a 64 MiB dictionary) are mapped
 // on their own and offered to transparent huge pages: the match finders
 // read them at random, and with 4 KiB pages the TLB misses and page
-// faults cost a tenth to a quarter of the encoder's time. Where huge pages
-// are given only on request (the usual setting) this asks for them;
-// elsewhere it changes nothing. Small allocations come from malloc. A
-// header before each block says which.
+// faults cost a good part of the encoder's time. Where huge pages are
+// given only on request (the usual setting) this asks for them; elsewhere
+// it changes nothing. Small allocations come from malloc. A header before
+// each block says which.
 
 #include "hugealloc.h"
 

@@ -10,12 +10,9 @@ const lzmaAutoPB = -1
 
 // lzmaTextNice is the least nice length lzmaProfile gives input without
 // 4-byte structure at presets 6 to 9 (whose own is 64, or 273 extreme).
-// Measured on 17 to 65 MiB blocks of JavaScript, source maps and JSON at
-// preset 9 with pb 0: 80 saves 0.2 to 0.8%, 96 0.3 to 1.3%, 128 0.5 to
-// 1.8%, 192 0.7 to 2.3%. 96 cost no encoder time those runs could measure
-// (longer matches leave the optimal parser fewer positions, which pays for
-// the matches it now weighs instead of taking); 128 made a whole -l9 build
-// take about a seventh more CPU.
+// Longer nice lengths find the longer repeats of text trees; up to 96 the
+// optimal parser's fewer positions pay for the longer matches it weighs,
+// beyond that the encoder gets slower faster than the blocks get smaller.
 const lzmaTextNice = 96
 
 // lzmaPB parses lzma:pb=N (the position bits LZMA2 models, 0 to 4) or
@@ -36,9 +33,8 @@ func lzmaPB(so *specOptions) (int, error) {
 // (executables, tables of numbers, PCM) and only splits the statistics
 // four ways for text and byte code: there pb 0 is smaller, and a nice
 // length above the presets' 64 finds the longer repeats text trees have.
-// Measured on 64 MiB blocks at preset 9, pb 0 alone: text 0.2 to 0.7%
-// smaller, WebAssembly 0.3%; an ELF corpus 0.4% larger with pb 0 and 0.3%
-// with nice 273, which is why structured input keeps the preset.
+// Structured input keeps the preset's settings: executables came out
+// larger with either change.
 //
 // It returns the pb to use and the least nice length (0: none beyond the
 // preset's); a nice length the spec sets is left alone.
