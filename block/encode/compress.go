@@ -479,8 +479,8 @@ type Algorithm struct {
 // where the headers are installed); pure Go otherwise, which for lzma
 // gives larger blocks. Decoding is always pure Go.
 func Algorithms() []Algorithm {
-	zstdEnc, lzmaEnc := "klauspost/compress"+modVersion("github.com/klauspost/compress")+", pure Go (libzstd: a cgo build)",
-		"ulikunitz/xz"+modVersion("github.com/ulikunitz/xz")+", pure Go (liblzma: "+systemEncoderHint("liblzma")+")"
+	zstdEnc, lzmaEnc := "klauspost/compress"+modVersion("github.com/klauspost/compress")+", pure Go; libzstd needs cgo",
+		"ulikunitz/xz"+modVersion("github.com/ulikunitz/xz")+", pure Go; "+systemEncoderHint("liblzma", "liblzma")
 	zlo, _ := zstdLevelRange()
 	zlevel := fmt.Sprintf("level=[%d..22] (below 1: the Go encoder's fastest, level 1; 0: level 3)", zlo)
 	zlong := "long (accepted, no effect without libzstd)"
@@ -495,7 +495,7 @@ func Algorithms() []Algorithm {
 		zlong = "long"
 		ztlen = fmt.Sprintf("tlen=[0..%d] (libzstd's target length: a match this long ends the search; 0: the level's own)", zstdMaxTargetLength)
 	}
-	flacEnc, flacOpts := "godwarfs block/flac encoder, pure Go (libFLAC: "+systemEncoderHint("libflac")+")", []string{"level=[0..8]", "exhaustive"}
+	flacEnc, flacOpts := "godwarfs block/flac encoder, pure Go; "+systemEncoderHint("libFLAC", "libflac"), []string{"level=[0..8]", "exhaustive"}
 	if nativeFLAC {
 		flacEnc, flacOpts = flacEncoderName(), []string{"level=[0..8]", "exhaustive"}
 	}
@@ -517,11 +517,11 @@ func Algorithms() []Algorithm {
 	}
 }
 
-// systemEncoderHint says how to get the system library's encoder for a
-// build tag (liblzma, libflac): a cgo build with the tag, which `make`
-// sets where the library's headers are installed.
-func systemEncoderHint(tag string) string {
-	return "build with cgo and -tags " + tag + ", or make"
+// systemEncoderHint says how to get the encoder of a system library lib
+// (liblzma, libFLAC): a cgo build with its tag, which make sets where the
+// library's headers are installed.
+func systemEncoderHint(lib, tag string) string {
+	return "for " + lib + " build with cgo and -tags " + tag + ", as make does where its headers are"
 }
 
 // modVersion is " vX.Y.Z" for a module linked into the binary, or "".
