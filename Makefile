@@ -1,5 +1,14 @@
 GO      ?= go
 BIN     ?= bin
+# The system encoders: a cgo build encodes lzma and flac with liblzma and
+# libFLAC when it has the build tags liblzma and libflac, which need their
+# headers; GOTAGS is the tags of the headers installed, found when a recipe
+# runs (after cdeps may have installed them). Without them the pure-Go
+# encoders are used. GOCMD, which every go command here runs as, puts the
+# tags in GOFLAGS, so that the go commands tests run get them too.
+GOTAGS = $(shell GO="$(GO)" ./scripts/cdeps.sh tags)
+GOCMD = GOFLAGS="$(strip $(GOFLAGS) $(if $(GOTAGS),-tags=$(GOTAGS)))" $(GO)
+comma := ,
 # Short fuzz runs in `make test`: a count, not a duration: a duration-bounded
 # run can fail with "context deadline exceeded" when time runs out while a
 # slow input is executing.
@@ -10,26 +19,26 @@ FUZZTIME ?= 5m
 FUZZPARALLEL ?=
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/ ./ociartifact/
+FUZZPKGS := ./block/ ./block/internal/xzfmt/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/ ./ociartifact/
 
-.PHONY: all build build-static cross dist test-cross test-arm64 test-arm test-386 test-s390x test-windows deps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-media bench-remote bench-remote-open bench-registry-lazy bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
+.PHONY: all build build-static cross dist test-cross test-arm64 test-arm test-386 test-s390x test-windows deps cdeps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-media bench-remote bench-remote-open bench-registry-lazy bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 
 all: build
 
 # The driver encodes nothing, so it is built without cgo: no libc, no
 # libFLAC or liblzma mapped, no threads made by pthread (see README: Builds).
-build:
-	$(GO) build -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/dwarfs$$')
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/dwarfs
+build: cdeps
+	$(GOCMD) build -o $(BIN)/ $$($(GOCMD) list ./cmd/... | grep -v '/cmd/dwarfs$$')
+	CGO_ENABLED=0 $(GOCMD) build -o $(BIN)/ ./cmd/dwarfs
 
 # The manual pages in man/, generated from the tools' option tables and
 # texts (a test fails when they are out of date).
 man:
-	$(GO) run ./man -o man -c completions
+	$(GOCMD) run ./man -o man -c completions
 
 # One static binary per command, pure-Go encoders (see README: Builds).
 build-static:
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/static/ ./cmd/...
+	CGO_ENABLED=0 $(GOCMD) build -o $(BIN)/static/ ./cmd/...
 
 # Release targets: static (CGO_ENABLED=0) builds, OS/ARCH; linux/arm is
 # ARMv7 (GOARM). On Windows and 32-bit Linux dwarfs cannot mount (no FUSE
@@ -52,8 +61,8 @@ cross:
 	@set -e; for t in $(CROSS); do os=$${t%/*}; arch=$${t#*/}; \
 	  echo "cross $$os/$$arch"; \
 	  rm -rf $(BIN)/cross/$$os-$$arch; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GO) build $(CROSSFLAGS) -o $(BIN)/cross/$$os-$$arch/ ./cmd/...; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GO) vet $$($(GO) list ./... | grep -v /internal/gofuse/); \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GOCMD) build $(CROSSFLAGS) -o $(BIN)/cross/$$os-$$arch/ ./cmd/...; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GOCMD) vet $$($(GOCMD) list ./... | grep -v /internal/gofuse/); \
 	done
 
 # Release archives in $(DIST): godwarfs-VERSION-OS-ARCH.tar.gz (.zip for
@@ -61,7 +70,7 @@ cross:
 # SHA256SUMS; reproducible (fixed times and owners, see scripts/dist).
 dist: cross
 	rm -rf $(DIST)
-	$(GO) run ./scripts/dist -version $(VERSION) -epoch $(SOURCE_DATE_EPOCH) -o $(DIST) $(foreach t,$(CROSS),$(BIN)/cross/$(subst /,-,$(t)))
+	$(GOCMD) run ./scripts/dist -version $(VERSION) -epoch $(SOURCE_DATE_EPOCH) -o $(DIST) $(foreach t,$(CROSS),$(BIN)/cross/$(subst /,-,$(t)))
 
 # The emulated runs (make test-cross, after make test in CI): the test
 # suites of the packages that need no FUSE for linux/arm64, linux/arm
@@ -80,12 +89,12 @@ WINDOWS_PKGS = . ./block/ ./metadata/ ./internal/manifest/ ./internal/dwarfsextr
 test-cross: test-arm64 test-arm test-386 test-s390x test-windows
 
 test-arm64:
-	GODWARFS_TEST_EXEC=$(QEMU_ARM64) CGO_ENABLED=0 GOARCH=arm64 $(GO) test -count=1 -timeout 40m -exec $(QEMU_ARM64) $(NOFUSE_PKGS)
+	GODWARFS_TEST_EXEC=$(QEMU_ARM64) CGO_ENABLED=0 GOARCH=arm64 $(GOCMD) test -count=1 -timeout 40m -exec $(QEMU_ARM64) $(NOFUSE_PKGS)
 
 # 32-bit Linux: internal/dwarfs has no FUSE code there, and its tests check
 # that dwarfs says it cannot mount.
 test-arm:
-	GODWARFS_TEST_EXEC=$(QEMU_ARM) CGO_ENABLED=0 GOARCH=arm GOARM=$(GOARM) $(GO) test -count=1 -timeout 40m -exec $(QEMU_ARM) $(NOFUSE_PKGS) ./internal/dwarfs/
+	GODWARFS_TEST_EXEC=$(QEMU_ARM) CGO_ENABLED=0 GOARCH=arm GOARM=$(GOARM) $(GOCMD) test -count=1 -timeout 40m -exec $(QEMU_ARM) $(NOFUSE_PKGS) ./internal/dwarfs/
 
 # 386 binaries run on an amd64 kernel as they are, when it has its 32-bit
 # ABI turned on; some kernels refuse them (exec format error), and
@@ -94,41 +103,33 @@ test-arm:
 # test-arm runs the same suites on a 32-bit CPU.
 test-386:
 	@probe=$$(mktemp -d) && trap 'rm -rf "$$probe"' EXIT && \
-	CGO_ENABLED=0 GOARCH=386 $(GO) test -c -o "$$probe/" ./internal/version/ && \
+	CGO_ENABLED=0 GOARCH=386 $(GOCMD) test -c -o "$$probe/" ./internal/version/ && \
 	if "$$probe/version.test" -test.run '^$$' >/dev/null 2>&1; then \
-	  CGO_ENABLED=0 GOARCH=386 $(GO) test -count=1 -timeout 30m $(NOFUSE_PKGS) ./internal/dwarfs/; \
+	  CGO_ENABLED=0 GOARCH=386 $(GOCMD) test -count=1 -timeout 30m $(NOFUSE_PKGS) ./internal/dwarfs/; \
 	else \
 	  echo "test-386: this machine does not run linux/386 binaries; building the test binaries only (test-arm runs them on 32-bit)"; \
 	  for p in $(NOFUSE_PKGS) ./internal/dwarfs/; do \
-	    CGO_ENABLED=0 GOARCH=386 $(GO) test -c -o "$$probe/$$(echo "$$p" | tr / _).test" "$$p" || exit 1; \
+	    CGO_ENABLED=0 GOARCH=386 $(GOCMD) test -c -o "$$probe/$$(echo "$$p" | tr / _).test" "$$p" || exit 1; \
 	  done; \
 	fi
 
 test-s390x:
-	GODWARFS_TEST_EXEC=$(QEMU_S390X) CGO_ENABLED=0 GOARCH=s390x $(GO) test -count=1 -timeout 40m -exec $(QEMU_S390X) $(NOFUSE_PKGS)
+	GODWARFS_TEST_EXEC=$(QEMU_S390X) CGO_ENABLED=0 GOARCH=s390x $(GOCMD) test -count=1 -timeout 40m -exec $(QEMU_S390X) $(NOFUSE_PKGS)
 
 test-windows:
 	WINE=$(WINE) ./scripts/wine/setup.sh
 	rm -rf $(BIN)/cross/windows-amd64
-	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build $(CROSSFLAGS) -o $(BIN)/cross/windows-amd64/ ./cmd/...
-	GODWARFS_WINDOWS_BIN=$(abspath $(BIN))/cross/windows-amd64 GODWARFS_WINE=$(WINE) $(GO) test -tags wintest -count=1 -v -run Windows ./internal/wintest/
-	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) test -count=1 -timeout 20m -exec $(WINE) $(WINDOWS_PKGS)
-	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) test -count=1 -timeout 5m -exec $(WINE) -run '^TestSpillLeavesNothing$$' ./tarinput/
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GOCMD) build $(CROSSFLAGS) -o $(BIN)/cross/windows-amd64/ ./cmd/...
+	GODWARFS_WINDOWS_BIN=$(abspath $(BIN))/cross/windows-amd64 GODWARFS_WINE=$(WINE) $(GOCMD) test -tags wintest$(if $(GOTAGS),$(comma)$(GOTAGS)) -count=1 -v -run Windows ./internal/wintest/
+	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GOCMD) test -count=1 -timeout 20m -exec $(WINE) $(WINDOWS_PKGS)
+	WINEDEBUG=-all CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GOCMD) test -count=1 -timeout 5m -exec $(WINE) -run '^TestSpillLeavesNothing$$' ./tarinput/
 
-# What a cgo build needs beyond Go and a C compiler: the headers of liblzma
-# and libFLAC (Debian's liblzma-dev, libflac-dev). libzstd is compiled from
-# its Go module.
+# What a cgo build needs beyond Go and a C compiler for the system lzma
+# and flac encoders: the headers of liblzma and libFLAC (Debian's
+# liblzma-dev, libflac-dev), installed here or a failure; and ssh-keygen
+# for the signing tests. libzstd is compiled from its Go module.
 deps:
-	@need=; \
-	echo '#include <lzma.h>' | $${CC:-cc} -E - >/dev/null 2>&1 || need="$$need liblzma-dev"; \
-	echo '#include <FLAC/stream_encoder.h>' | $${CC:-cc} -E - >/dev/null 2>&1 || need="$$need libflac-dev"; \
-	if [ -n "$$need" ]; then \
-	  for try in 1 2 3; do \
-	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; then break; fi; \
-	    [ "$$try" = 3 ] && { echo "could not install$$need" >&2; exit 1; }; \
-	    sleep 10; \
-	  done; \
-	fi
+	@GO="$(GO)" ./scripts/cdeps.sh install
 	@if ! command -v ssh-keygen >/dev/null 2>&1; then \
 	  for try in 1 2 3; do \
 	    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client >/dev/null; then break; fi; \
@@ -137,17 +138,20 @@ deps:
 	  done; \
 	fi
 
-vet:
+# vet also vets the encoders without the system-library tags, the
+# pure-Go lzma and flac a machine without their headers builds.
+vet: cdeps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
-	$(GO) vet ./...
-	$(GO) vet -tags benchremote,wintest,refdwarfs ./bench/remote/ ./internal/wintest/ ./internal/mkdwarfs/
+	$(GOCMD) vet ./...
+	$(GO) vet ./block/encode/
+	$(GOCMD) vet -tags benchremote,wintest,refdwarfs$(if $(GOTAGS),$(comma)$(GOTAGS)) ./bench/remote/ ./internal/wintest/ ./internal/mkdwarfs/
 
 # The unit run's output goes through scripts/testsum: package results,
 # failed tests' output, every skipped test with its reason, and a count.
 # GODWARFS_REQUIRE_NO_SKIP=1 (CI) fails the run if any test skipped.
-unit:
-	@$(GO) build -o $(BIN)/testsum ./scripts/testsum
-	$(GO) test -count=1 -timeout 12m -json ./... | $(BIN)/testsum $(if $(filter 1,$(GODWARFS_REQUIRE_NO_SKIP)),-no-skip)
+unit: cdeps
+	@$(GOCMD) build -o $(BIN)/testsum ./scripts/testsum
+	$(GOCMD) test -count=1 -timeout 12m -json ./... | $(BIN)/testsum $(if $(filter 1,$(GODWARFS_REQUIRE_NO_SKIP)),-no-skip)
 
 # The concurrent code under the race detector: block cache and codec
 # buffer pools and the cache shared by many images, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load (its readers started on demand) and its read-ahead hints, images added and removed under load,
@@ -155,10 +159,11 @@ unit:
 # recompress workers, append and merge (base blocks copied through the pipeline) and the
 # tar reader (decoding ahead of the scanner). Only the tests that drive concurrency run here; the
 # full suites above already ran without -race, which is 5-10x cheaper.
-RACE = $(GO) test -race -count=1 -timeout 10m
+RACE = $(GOCMD) test -race -count=1 -timeout 10m
 .PHONY: race
-race:
-	$(RACE) -run 'TestCache|TestSharedCache|TestCompressConcurrent|TestBufferReuse|TestZstdEncodersOnDemand|TestLazyHeader' ./block/
+race: cdeps
+	$(RACE) -run 'TestCache|TestSharedCache|TestLazyHeader' ./block/
+	$(RACE) -run 'TestCompressConcurrent|TestBufferReuse|TestZstdEncodersOnDemand' ./block/encode/
 	$(RACE) -run 'TestConcurrentReadAt|TestChunkBlockChecks|TestCorruptBlockFailsAtRead|TestFault|TestLazyHeaderFaults|TestServingChecksNamesOnFirstUse' .
 	$(RACE) -run 'TestCheckLazy|TestCheckNameOrder|TestCheckInvalidNames|TestNewFSMutations|TestCheckTables|TestResolveFSSTParts' ./metadata/
 	$(RACE) -run 'TestConcurrentReads|TestUnmountUnderLoad|TestSequentialPrefetchImage|TestSecondPassFindsFirstBlocks|TestFault|TestMultiAddRemoveUnderLoad|TestMultiRemoveOpen|TestMemServesBesideWaitingReads|TestMemMaxThreads' ./fusefs/
@@ -175,9 +180,9 @@ race:
 # does not instrument and recompile libzstd's C sources.
 fuzz-short:
 	@set -e; for pkg in $(FUZZPKGS); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	  for f in $$($(GOCMD) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$f ($(FUZZSHORT))"; \
-	    CGO_ENABLED=0 $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZSHORT) -fuzzminimizetime=20x $$pkg; \
+	    CGO_ENABLED=0 $(GOCMD) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZSHORT) -fuzzminimizetime=20x $$pkg; \
 	  done; \
 	done
 
@@ -188,12 +193,12 @@ fuzz-short:
 # executions each fuzzer reached.
 .PHONY: fuzz
 fuzz:
-	@set -e; cache=$$($(GO) env GOCACHE)/fuzz; summary=""; \
+	@set -e; cache=$$($(GOCMD) env GOCACHE)/fuzz; summary=""; \
 	for pkg in $(FUZZPKGS); do \
-	  ip=$$($(GO) list $$pkg); \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	  ip=$$($(GOCMD) list $$pkg); \
+	  for f in $$($(GOCMD) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    st=0; CGO_ENABLED=0 $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $(if $(FUZZPARALLEL),-parallel=$(FUZZPARALLEL)) $$pkg >fuzz.log.tmp 2>&1 || st=$$?; \
+	    st=0; CGO_ENABLED=0 $(GOCMD) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $(if $(FUZZPARALLEL),-parallel=$(FUZZPARALLEL)) $$pkg >fuzz.log.tmp 2>&1 || st=$$?; \
 	    tail -3 fuzz.log.tmp; \
 	    n=$$(grep -o 'execs: [0-9]*' fuzz.log.tmp | tail -1 | cut -d' ' -f2); rm -f fuzz.log.tmp; \
 	    summary="$$summary$$pkg $$f: $${n:-0} execs\n"; \
@@ -202,30 +207,28 @@ fuzz:
 	  done; \
 	done; printf "$$summary"
 
-# The CGO_ENABLED=0 build: everything compiles, and the block codecs and the
-# writer (which chooses layouts by compressed size) pass with the pure-Go
-# encoders alone.
+# The CGO_ENABLED=0 build: everything compiles, and the block codecs, the
+# encoders and the writer (which chooses layouts by compressed size) pass
+# with the pure-Go encoders alone.
 nocgo:
-	CGO_ENABLED=0 $(GO) build ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./block/ ./writer/
+	CGO_ENABLED=0 $(GOCMD) build ./...
+	CGO_ENABLED=0 $(GOCMD) test -count=1 ./block/ ./block/encode/ ./writer/
 
-test: check-cdeps vet unit race nocgo fuzz-short
+test: cdeps vet unit race nocgo fuzz-short
 
-# The cgo build encodes lzma and FLAC with the system liblzma and libFLAC;
-# without their headers the build fails, so say what to install first.
-.PHONY: check-cdeps
-check-cdeps:
-	@if [ "$$($(GO) env CGO_ENABLED)" = 1 ]; then \
-	  cc=$$($(GO) env CC); \
-	  echo '#include <lzma.h>' | $$cc -E - >/dev/null 2>&1 || { echo "liblzma's headers are missing: install Debian's liblzma-dev (make deps, as root)" >&2; exit 1; }; \
-	  echo '#include <FLAC/stream_encoder.h>' | $$cc -E - >/dev/null 2>&1 || { echo "libFLAC's headers are missing: install Debian's libflac-dev (make deps, as root)" >&2; exit 1; }; \
-	fi
+# The set-up of a cgo build (build, vet, unit, race and so make demo and
+# make test): as root where apt-get is, install the headers of liblzma and
+# libFLAC if they are missing; where that cannot be done, say in one line
+# that lzma and flac get the pure-Go encoders, and go on.
+.PHONY: cdeps
+cdeps:
+	@GO="$(GO)" ./scripts/cdeps.sh setup
 
 demo: build
 	./scripts/demo.sh
 
 bench:
-	$(GO) test -run='^$$' -bench=. -benchtime=3x ./...
+	$(GOCMD) test -run='^$$' -bench=. -benchtime=3x ./...
 
 # Side-by-side comparisons with squashfs tools (root, Debian packages);
 # QUICK=1 uses a small corpus. See bench/README.md.

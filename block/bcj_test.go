@@ -5,10 +5,10 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/block/internal/xzfmt"
 	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
@@ -36,46 +36,6 @@ func randomBytes(n int, seed uint64) []byte {
 		b[i] = byte(r.Uint32())
 	}
 	return b
-}
-
-// TestBCJRoundTrip: decoding undoes encoding for every filter, start
-// offset and length, and encoding does change the data.
-func TestBCJRoundTrip(t *testing.T) {
-	exe := executableBytes(t, 1<<20)
-	for _, f := range bcjFilters {
-		for _, in := range []struct {
-			name string
-			data []byte
-		}{{"random", randomBytes(1<<18, 1)}, {"executable", exe}, {"short", []byte{0xE8, 1, 2, 3, 0, 0xEB}}} {
-			for _, start := range []uint32{0, 16, 0xFFFFFFF0, 0x1235} {
-				start &^= f.align - 1
-				for _, cut := range []int{0, 1, 3} {
-					src := in.data[:max(len(in.data)-cut, 0)]
-					buf := bytes.Clone(src)
-					f.code(buf, start, true)
-					changed := !bytes.Equal(buf, src)
-					f.code(buf, start, false)
-					if !bytes.Equal(buf, src) {
-						t.Fatalf("%s %s start %#x cut %d: decode(encode(x)) != x", f.name, in.name, start, cut)
-					}
-					if in.name == "random" && !changed {
-						t.Errorf("%s: encoding 256 KiB of random bytes changed nothing", f.name)
-					}
-				}
-			}
-		}
-	}
-}
-
-func TestBCJNames(t *testing.T) {
-	for _, name := range bcjWritable {
-		if f := bcjByName(name); f == nil || bcjByID(f.id) != f {
-			t.Errorf("binary=%s has no filter", name)
-		}
-	}
-	if bcjByName("arm64") != nil || bcjByName("riscv") != nil {
-		t.Error("binary= accepts a filter the reference does not write")
-	}
 }
 
 // xzFilterIDs returns the filter chain of each block of an xz payload.
@@ -112,54 +72,11 @@ func slicesEqual(a, b []uint64) bool {
 	return true
 }
 
-// TestXZBinaryReadByXZTool: the streams written for binary=NAME are read
-// by the xz tool (liblzma's decoder) to the same bytes, for every filter.
-func TestXZBinaryReadByXZTool(t *testing.T) {
-	xzTool, err := exec.LookPath("xz")
-	if err != nil {
-		t.Skip("skipped: no xz tool to read the streams with")
-	}
-	src := append(randomBytes(16<<10, 3), executableBytes(t, 128<<10)...)
-	for _, name := range bcjWritable {
-		f := bcjByName(name)
-		for _, ctor := range []struct {
-			name string
-			enc  func() ([]byte, error)
-		}{
-			{"purego", func() ([]byte, error) { return xzWithBCJ(src, 1<<20, nil, f) }},
-			{"build", func() ([]byte, error) { return forcedBCJ(src, f) }},
-		} {
-			stream, err := ctor.enc()
-			if errors.Is(err, errNoNative) {
-				continue
-			}
-			if err != nil {
-				t.Fatalf("%s %s: %v", ctor.name, name, err)
-			}
-			if got := xzFilterIDs(t, stream); len(got) != 1 || got[0][0] != f.id {
-				t.Fatalf("%s %s: chain %x", ctor.name, name, got)
-			}
-			cmd := exec.Command(xzTool, "-dc")
-			cmd.Stdin = bytes.NewReader(stream)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil || !bytes.Equal(out, src) {
-				t.Errorf("%s binary=%s: xz -dc: %v %s (%d of %d bytes)", ctor.name, name, err, stderr.String(), len(out), len(src))
-			}
-			got, err := Decompress(CompLZMA, stream, int64(len(src)))
-			if err != nil || !bytes.Equal(got, src) {
-				t.Errorf("%s binary=%s: read back: %v", ctor.name, name, err)
-			}
-		}
-	}
-}
-
 // TestXZFilteredErrors: a damaged filtered stream fails with a clear
 // error instead of returning wrong bytes.
 func TestXZFilteredErrors(t *testing.T) {
 	src := executableBytes(t, 128<<10)
-	good, err := xzWithBCJ(src, 1<<20, nil, bcjByName("x86"))
+	good, err := xzfmt.WriteBCJ(src, 1<<20, nil, xzfmt.ByName("x86"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,9 +98,9 @@ func TestXZFilteredErrors(t *testing.T) {
 	}{
 		{"check", func(p []byte) []byte { p[check] ^= 1; return p }, "check mismatch", ErrCorrupt},
 		{"data", func(p []byte) []byte { p[b.offset+h.size+40] ^= 0x55; return p }, "xz block 0", ErrCorrupt},
-		{"riscv", func(p []byte) []byte { return setFilter(p, b.offset, h, xzFilterRISCV) }, "filter 0xb not supported", ErrUnsupported},
-		{"delta", func(p []byte) []byte { return setFilter(p, b.offset, h, xzFilterDelta) }, "filter 0x3 not supported", ErrUnsupported},
-		{"lzma2 first", func(p []byte) []byte { return setFilter(p, b.offset, h, xzLZMA2FilterID) }, "malformed LZMA2 filter", ErrCorrupt},
+		{"riscv", func(p []byte) []byte { return setFilter(p, b.offset, h, xzfmt.FilterRISCV) }, "filter 0xb not supported", ErrUnsupported},
+		{"delta", func(p []byte) []byte { return setFilter(p, b.offset, h, xzfmt.FilterDelta) }, "filter 0x3 not supported", ErrUnsupported},
+		{"lzma2 first", func(p []byte) []byte { return setFilter(p, b.offset, h, xzfmt.LZMA2FilterID) }, "malformed LZMA2 filter", ErrCorrupt},
 	} {
 		p := tc.change(bytes.Clone(good))
 		_, err := Decompress(CompLZMA, p, 1<<20)
@@ -205,26 +122,6 @@ func binary32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
 
-// FuzzBCJ: for any data and aligned start offset, every filter's decoder
-// undoes its encoder.
-func FuzzBCJ(f *testing.F) {
-	f.Add([]byte{0xE8, 0, 0, 0, 0, 0xE8, 0xFF, 0xFF, 0xFF, 0xFF}, uint32(0))
-	f.Add(randomBytes(256, 9), uint32(12))
-	f.Fuzz(func(t *testing.T, data []byte, start uint32) {
-		for _, flt := range bcjFilters {
-			start := start &^ (flt.align - 1)
-			buf := bytes.Clone(data)
-			flt.code(buf, start, true)
-			flt.code(buf, start, false)
-			if !bytes.Equal(buf, data) {
-				t.Fatalf("%s start %#x: round trip differs", flt.name, start)
-			}
-		}
-	})
-}
-
-var errNoNative = errors.New("no liblzma in this build")
-
 // TestReferenceBCJFixture: the data block of the reference image made with
 // lzma:binary=x86 really has the x86 filter, and decodes.
 func TestReferenceBCJFixture(t *testing.T) {
@@ -244,7 +141,7 @@ func TestReferenceBCJFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := xzFilterIDs(t, raw); len(got) != 1 || !slicesEqual(got[0], []uint64{xzFilterX86, xzLZMA2FilterID}) {
+	if got := xzFilterIDs(t, raw); len(got) != 1 || !slicesEqual(got[0], []uint64{xzfmt.FilterX86, xzfmt.LZMA2FilterID}) {
 		t.Fatalf("filter chain %x, want x86 then LZMA2", got)
 	}
 	if err := im.VerifyFull(s); err != nil {

@@ -94,11 +94,17 @@ func (l PCMLayout) check(minBits int) error {
 	return nil
 }
 
+// ValidateFLAC reports why a FLAC encoder cannot take the layout: FLAC's
+// limits, with 8 bits per sample at least, as the reference writes (the
+// decoder reads down to 4).
+func (l PCMLayout) ValidateFLAC() error { return l.check(8) }
+
 // FrameSize is the number of bytes of one sample of every channel.
 func (l PCMLayout) FrameSize() int { return l.Channels * l.BytesPerSample }
 
-// appendFLACHeader appends the size prefix and the thrift header.
-func appendFLACHeader(dst []byte, size int64, l PCMLayout) []byte {
+// AppendFLACHeader appends what precedes the FLAC stream in a FLAC block
+// payload of size uncompressed bytes: the size prefix and the header.
+func AppendFLACHeader(dst []byte, size int64, l PCMLayout) []byte {
 	dst = binary.AppendUvarint(dst, uint64(size))
 	// field 1 (delta 1) i16 (compact type 4), zigzag varint
 	dst = append(dst, 0x14)

@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -85,7 +84,7 @@ func packReference(samples []int64, l PCMLayout) []byte {
 }
 
 func flacPayload(size int64, l PCMLayout, stream []byte) []byte {
-	return append(appendFLACHeader(nil, size, l), stream...)
+	return append(AppendFLACHeader(nil, size, l), stream...)
 }
 
 // TestFLACBlockLayouts wraps libFLAC streams in block headers of every
@@ -137,13 +136,13 @@ func TestFLACBlockLayouts(t *testing.T) {
 
 func TestFLACHeaderBytes(t *testing.T) {
 	l := PCMLayout{Channels: 2, BitsPerSample: 16, BytesPerSample: 2, Signed: true}
-	got := appendFLACHeader(nil, 300, l)
+	got := AppendFLACHeader(nil, 300, l)
 	want := []byte{0xac, 0x02, 0x14, 0x04, 0x13, 0x10, 0x13, 0x41, 0x00}
 	if !bytes.Equal(got, want) {
 		t.Errorf("header % x, want % x", got, want)
 	}
 	l = PCMLayout{Channels: 6, BitsPerSample: 20, BytesPerSample: 3, BigEndian: true, LSBPadding: true}
-	if got := appendFLACHeader(nil, 0, l); !bytes.Equal(got, []byte{0, 0x14, 0x0c, 0x13, 20, 0x13, 0xa2, 0}) {
+	if got := AppendFLACHeader(nil, 0, l); !bytes.Equal(got, []byte{0, 0x14, 0x0c, 0x13, 20, 0x13, 0xa2, 0}) {
 		t.Errorf("header % x", got)
 	}
 }
@@ -249,8 +248,8 @@ func (m *runtimeMem) read() {
 }
 
 // BenchmarkFLAC decodes $GODWARFS_FLAC_BENCH (a 16-bit stereo libFLAC
-// stream) as a block, and encodes its samples with the build's and the
-// pure-Go encoder; speeds are PCM bytes.
+// stream) as a block; speeds are PCM bytes. Package block/encode's
+// BenchmarkFLACEncode encodes it.
 func BenchmarkFLAC(b *testing.B) {
 	path := os.Getenv("GODWARFS_FLAC_BENCH")
 	if path == "" {
@@ -273,23 +272,6 @@ func BenchmarkFLAC(b *testing.B) {
 			}
 		}
 	})
-	for _, level := range []int{0, 5, 8} {
-		for name, native := range map[string]bool{"build": true, "purego": false} {
-			c := &flacCompressor{level: level, native: native && nativeFLAC}
-			b.Run(fmt.Sprintf("encode-%s-level%d", name, level), func(b *testing.B) {
-				b.SetBytes(int64(len(pcm)))
-				var size int
-				for b.Loop() {
-					out, err := c.CompressPCM(pcm, l)
-					if err != nil {
-						b.Fatal(err)
-					}
-					size = len(out)
-				}
-				b.ReportMetric(float64(size)/float64(len(pcm))*100, "%size")
-			})
-		}
-	}
 }
 
 func TestPCMLayoutJSON(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/block/internal/xzfmt"
 	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
@@ -44,10 +45,9 @@ func fuzzSeeds(f *testing.F) {
 func syntheticImages() [][]byte {
 	var b bytes.Buffer
 	w := NewWriter(&b, WriterOptions{Header: []byte("#!")})
-	for _, spec := range []string{"zstd:level=1", "lz4", "brotli:quality=1", "lzma:level=0"} {
-		c, _ := NewCompressor(spec)
-		out, _ := c.Compress(bytes.Repeat([]byte(spec), 4))
-		w.WriteSection(SectionBlock, c.Compression(), out)
+	for _, comp := range []Compression{CompZSTD, CompLZ4, CompBrotli, CompLZMA} {
+		out, _ := payload(comp, bytes.Repeat([]byte(comp.String()), 4))
+		w.WriteSection(SectionBlock, comp, out)
 	}
 	w.WriteSection(SectionMetadataSchema, CompNone, []byte("schema"))
 	w.WriteSection(SectionMetadata, CompNone, []byte("meta"))
@@ -95,23 +95,15 @@ func FuzzOpenImage(f *testing.F) {
 
 func FuzzDecompress(f *testing.F) {
 	inputs := [][]byte{{}, []byte("x"), []byte("hello hello hello hello hello")}
-	for _, spec := range []string{"zstd:level=3", "lzma:level=1", "lz4", "lz4hc", "brotli:quality=5"} {
-		c, err := NewCompressor(spec)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, comp := range []Compression{CompZSTD, CompLZMA, CompLZ4, CompBrotli} {
 		for _, in := range inputs {
-			out, err := c.Compress(in)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(uint8(c.Compression()), out)
+			f.Add(uint8(comp), testPayload(f, comp, in))
 		}
 	}
 	// xz streams with BCJ filters before LZMA2 (lzma:binary=...).
 	code := []byte("\xe8\x10\x00\x00\x00\xe9\xf0\xff\xff\xff\x00\x00\x00\xeb\x00\x00\xf0\xf8hello hello")
 	for _, name := range []string{"x86", "arm", "armthumb", "ia64"} {
-		out, err := xzWithBCJ(code, 4096, nil, bcjByName(name))
+		out, err := xzfmt.WriteBCJ(code, 4096, nil, xzfmt.ByName(name))
 		if err != nil {
 			f.Fatal(err)
 		}

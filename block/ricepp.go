@@ -186,16 +186,11 @@ func decompressRicepp(src, dst []byte, limit int64) ([]byte, error) {
 	return out, nil
 }
 
-// RiceppCompress returns the payload of a RICEPP block holding data, as
-// the reference writes it (codec version 1).
-func RiceppCompress(data []byte, p ricepp.Params) ([]byte, error) {
-	out := appendUvarint(nil, uint64(len(data)))
-	out = appendRiceppHeader(out, p)
-	out, err := ricepp.Encode(out, data, p)
-	if err != nil {
-		return nil, fmt.Errorf("ricepp: %w", err)
-	}
-	return out, nil
+// AppendRiceppHeader appends what precedes the codec stream in a RICEPP
+// block payload of size uncompressed bytes: the size prefix and the
+// header, codec version 1 as the reference writes it.
+func AppendRiceppHeader(b []byte, size int, p ricepp.Params) []byte {
+	return appendRiceppHeader(appendUvarint(b, uint64(size)), p)
 }
 
 func appendUvarint(b []byte, v uint64) []byte {

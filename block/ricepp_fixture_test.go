@@ -57,7 +57,7 @@ func TestReferenceRiceppBlocks(t *testing.T) {
 				t.Fatal(err)
 			}
 			seen[h.params]++
-			again, err := RiceppCompress(out, h.params)
+			again, err := testRicepp(out, h.params)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,10 +8,6 @@ import (
 )
 
 func TestWriterRoundTrip(t *testing.T) {
-	zc, err := NewCompressor("zstd:level=3")
-	if err != nil {
-		t.Fatal(err)
-	}
 	blocks := [][]byte{bytes.Repeat([]byte("block zero "), 1000), []byte("tiny"), bytes.Repeat([]byte{7}, 5000)}
 	for _, tc := range []struct {
 		name   string
@@ -27,10 +23,7 @@ func TestWriterRoundTrip(t *testing.T) {
 			w := NewWriter(&buf, tc.opts)
 			var wantComp []Compression
 			for _, b := range blocks {
-				comp, payload, err := CompressSection(zc, b)
-				if err != nil {
-					t.Fatal(err)
-				}
+				comp, payload := testSection(t, CompZSTD, b)
 				wantComp = append(wantComp, comp)
 				if err := w.WriteSection(SectionBlock, comp, payload); err != nil {
 					t.Fatal(err)

@@ -10,18 +10,15 @@ import (
 	"hash/crc64"
 
 	"github.com/ulikunitz/xz/lzma"
+
+	"github.com/godwarfs/godwarfs/block/internal/xzfmt"
 )
 
 // The xz container carries the uncompressed sizes in its index at the end
 // of each stream; parsing it lets us check the size against the limit and
 // shrink oversized dictionaries before decoding.
 
-var xzHeaderMagic = []byte{0xFD, '7', 'z', 'X', 'Z', 0x00}
-
-const (
-	xzStreamHeaderLen = 12
-	xzLZMA2FilterID   = 0x21
-)
+const xzStreamHeaderLen = 12
 
 type xzBlock struct {
 	offset       int // block header offset in src
@@ -128,7 +125,7 @@ func parseXZ(src []byte) (xzInfo, error) {
 			return info, corruptf("xz blocks exceed stream")
 		}
 		hdr := src[streamStart : streamStart+xzStreamHeaderLen]
-		if string(hdr[:6]) != string(xzHeaderMagic) {
+		if string(hdr[:6]) != string(xzfmt.HeaderMagic) {
 			return info, corruptf("missing xz stream header magic")
 		}
 		if hdr[6] != foot[8] || hdr[7] != foot[9] {
@@ -154,14 +151,6 @@ func parseXZ(src []byte) (xzInfo, error) {
 		info.blocks = append(info.blocks, streams[i]...)
 	}
 	return info, nil
-}
-
-// lzma2Dict returns the dictionary size encoded by an LZMA2 property byte.
-func lzma2Dict(b byte) int64 {
-	if b >= 40 {
-		return 1<<32 - 1
-	}
-	return int64(2|(b&1)) << (b/2 + 11)
 }
 
 // xzFilter is one entry of a block's filter chain.
@@ -237,14 +226,14 @@ func parseXZBlockHeader(src []byte, b xzBlock, bi int) (xzBlockHeader, error) {
 		props := hb[next : next+int(psize)]
 		last := fi == nf-1
 		switch {
-		case id == xzLZMA2FilterID:
+		case id == xzfmt.LZMA2FilterID:
 			if !last || psize != 1 || props[0] > 40 {
 				return h, corruptf("xz block %d: malformed LZMA2 filter", bi)
 			}
 			h.dictAt = off + next
 		case last:
 			return h, corruptf("xz block %d: filter chain does not end in LZMA2", bi)
-		case bcjByID(id) != nil:
+		case xzfmt.ByID(id) != nil:
 			if psize != 0 && psize != 4 {
 				return h, corruptf("xz block %d: BCJ filter properties of %d bytes", bi, psize)
 			}
@@ -287,7 +276,7 @@ func clampXZDict(src []byte, info xzInfo, hdrs []xzBlockHeader) []byte {
 	for bi, b := range info.blocks {
 		h := hdrs[bi]
 		cur := src[h.dictAt]
-		nb := smallestDict(cur, b.uncompressed)
+		nb := xzfmt.SmallestDict(cur, b.uncompressed)
 		if nb != cur {
 			if &out[0] == &src[0] {
 				out = append([]byte(nil), src...)
@@ -297,23 +286,6 @@ func clampXZDict(src []byte, info xzInfo, hdrs []xzBlockHeader) []byte {
 		}
 	}
 	return out
-}
-
-// smallestDict is the smallest LZMA2 dictionary code not above cur that
-// still covers n bytes.
-func smallestDict(cur byte, n int64) byte {
-	need := max(n, 4096)
-	for c := byte(0); c < cur; c++ {
-		if lzma2Dict(c) >= need {
-			return c
-		}
-	}
-	return cur
-}
-
-// lzma2DictCode is the smallest LZMA2 dictionary code for n bytes.
-func lzma2DictCode(n int) byte {
-	return smallestDict(40, int64(n))
 }
 
 // xzCheckSize is the size of a check type's field, for the types this
@@ -332,15 +304,13 @@ func xzCheckSize(check byte) (int, error) {
 	return 0, fmt.Errorf("xz check type 0x%x not supported: %w", check, ErrUnsupported)
 }
 
-var crc64Table = crc64.MakeTable(crc64.ECMA)
-
 // xzCheckMatches reports whether sum is the check of data.
 func xzCheckMatches(check byte, data, sum []byte) bool {
 	switch check {
 	case 0x01:
 		return binary.LittleEndian.Uint32(sum) == crc32.ChecksumIEEE(data)
 	case 0x04:
-		return binary.LittleEndian.Uint64(sum) == crc64.Checksum(data, crc64Table)
+		return binary.LittleEndian.Uint64(sum) == crc64.Checksum(data, xzfmt.CRC64Table)
 	case 0x0A:
 		s := sha256.Sum256(data)
 		return bytes.Equal(sum, s[:])
@@ -377,7 +347,7 @@ func decodeXZFiltered(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, er
 			return nil, corruptf("xz block %d: bad padding", bi)
 		}
 		in := bytes.NewReader(src[dataStart:dataEnd])
-		dict := int(min(lzma2Dict(smallestDict(src[h.dictAt], b.uncompressed)), 1<<32-1))
+		dict := int(min(xzfmt.LZMA2Dict(xzfmt.SmallestDict(src[h.dictAt], b.uncompressed)), 1<<32-1))
 		r, err := lzma.Reader2Config{DictCap: dict}.NewReader2(in)
 		if err != nil {
 			return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
@@ -398,7 +368,7 @@ func decodeXZFiltered(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, er
 			if len(f.props) == 4 {
 				start = binary.LittleEndian.Uint32(f.props)
 			}
-			bcjByID(f.id).code(data, start, false)
+			xzfmt.ByID(f.id).Decode(data, start)
 		}
 		if !xzCheckMatches(b.check, data, src[checkAt:checkAt+csize]) {
 			return nil, corruptf("xz block %d: check mismatch", bi)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup/formats"
 	"github.com/godwarfs/godwarfs/metadata"
 )
@@ -250,10 +250,10 @@ type fragment struct {
 // newProbe returns the compressor the incompressible categorizer measures
 // with: zstd at the configured level, clamped to what this build's
 // encoder has (pure-Go builds have no negative levels).
-func newProbe(io *IncompressibleOptions) (block.Compressor, error) {
-	lo, hi := block.ZstdLevels()
+func newProbe(io *IncompressibleOptions) (encode.Compressor, error) {
+	lo, hi := encode.ZstdLevels()
 	lvl := min(max(io.ZstdLevel, lo), hi)
-	c, err := block.NewCompressor(fmt.Sprintf("zstd:level=%d", lvl))
+	c, err := encode.NewCompressor(fmt.Sprintf("zstd:level=%d", lvl))
 	if err != nil {
 		return nil, fmt.Errorf("incompressible categorizer: %w", err)
 	}
@@ -264,7 +264,7 @@ func newProbe(io *IncompressibleOptions) (block.Compressor, error) {
 // is sparse): the data is cut into BlockSize pieces, each compressed.
 type extentCat struct {
 	opt      *IncompressibleOptions
-	probe    block.Compressor
+	probe    encode.Compressor
 	buf      []byte
 	in, out  int64
 	blocks   int
@@ -340,7 +340,7 @@ type fileCat struct {
 	frags []fragment
 }
 
-func newFileCat(opt *IncompressibleOptions, probe block.Compressor) *fileCat {
+func newFileCat(opt *IncompressibleOptions, probe encode.Compressor) *fileCat {
 	return &fileCat{cur: extentCat{opt: opt, probe: probe}}
 }
 
@@ -373,9 +373,9 @@ func (f *fileCat) result() (frags []fragment, claimed bool, err error) {
 type categorizers struct {
 	order    []string // --categorize
 	inc      *IncompressibleOptions
-	probe    block.Compressor // nil: no incompressible categorizer
-	incIdx   int              // position of incompressible in order
-	hotness  bool             // the hotness categorizer is enabled
+	probe    encode.Compressor // nil: no incompressible categorizer
+	incIdx   int               // position of incompressible in order
+	hotness  bool              // the hotness categorizer is enabled
 	hotIdx   int
 	detect   bool                                      // a format categorizer (pcmaudio, fits, binary) is enabled
 	accept   func(category, metadataJSON string) error // Options.AcceptCategory

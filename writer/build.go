@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/godwarfs/godwarfs/source"
@@ -283,7 +284,7 @@ func checkSpecs(t *Target, base *bases, log io.Writer) (compressors, *categoryCo
 	if err != nil {
 		return nil, nil, fmt.Errorf("block compression: %w", err)
 	}
-	catComp := map[string]block.Compressor{}
+	catComp := map[string]encode.Compressor{}
 	for cat, spec := range t.CategoryCompression {
 		if catComp[cat], err = comps.get(spec); err != nil {
 			return nil, nil, fmt.Errorf("block compression for category %s: %w", cat, err)
@@ -346,7 +347,7 @@ func hookScan(scan *dedup.Options, tl *timeline, rep *reporter, cc *categoryComp
 
 // submitter queues the segmenter's new blocks on the pipeline. Only a
 // build's lone new block is cut into jobs for several threads
-// (block.Split): with two or more blocks every worker has a block of its
+// (encode.Split): with two or more blocks every worker has a block of its
 // own, and a cut would only cost CPU. So the first block waits for the
 // second, or for the end of the data, to learn whether it is the only
 // one; the segmenter makes the second in a fraction of the time the first
@@ -395,7 +396,7 @@ func (s *submitter) release(split bool) error {
 func (s *submitter) submit(i int, data []byte, cat dedup.BlockCategory, split bool) error {
 	comp := s.cc.forBlock(cat)
 	if split {
-		comp = block.Split(comp)
+		comp = encode.Split(comp)
 	}
 	var written func(block.Compression, []byte)
 	if s.rep.fn != nil {
@@ -404,17 +405,17 @@ func (s *submitter) submit(i int, data []byte, cat dedup.BlockCategory, split bo
 			s.rep.update(func(p *Progress) { p.Blocks++; p.BlockBytes += size })
 		}
 	}
-	return s.pipe.Submit(int64(len(data)), func(threads Threads, ws *block.Workspace) (block.Compression, []byte, error) {
-		ct, p, err := block.CompressSection(encoderFor(comp, len(data), threads, ws), data)
+	return s.pipe.Submit(int64(len(data)), func(threads Threads, ws *encode.Workspace) (block.Compression, []byte, error) {
+		ct, p, err := encode.CompressSection(encoderFor(comp, len(data), threads, ws), data)
 		if errors.Is(err, block.ErrUnsupported) && comp.Compression() != s.cc.def.Compression() {
 			// A category's codec that cannot take this block's data
 			// losslessly: the block is stored with the block
 			// compression, which readers take as well.
 			def := s.cc.fallback(i, cat, err)
 			if split {
-				def = block.Split(def)
+				def = encode.Split(def)
 			}
-			ct, p, err = block.CompressSection(encoderFor(def, len(data), threads, ws), data)
+			ct, p, err = encode.CompressSection(encoderFor(def, len(data), threads, ws), data)
 		}
 		if err != nil {
 			err = fmt.Errorf("block %d: %w", i, err)

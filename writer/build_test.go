@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 )
 
@@ -129,11 +130,11 @@ func TestBuildSplitOnlyLoneBlock(t *testing.T) {
 	// Blocks of 4 MiB, the least the encoder cuts: one file of that
 	// size makes one block; one 64 KiB larger makes two, the first full.
 	const spec, size = "zstd:level=20", 4 << 20
-	comp, err := block.NewCompressor(spec)
+	comp, err := encode.NewCompressor(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := block.MaxThreads(block.Split(comp), size); n < 2 {
+	if n := encode.MaxThreads(encode.Split(comp), size); n < 2 {
 		t.Skipf("skipped: %s does not cut a block of %d bytes in this build (%s)", spec, size, comp.Compression())
 	}
 	for _, blocks := range []int{1, 2} {
@@ -171,7 +172,7 @@ func TestBuildSplitOnlyLoneBlock(t *testing.T) {
 				raw, data := blockPayloads(t, out)
 				want := comp
 				if blocks == 1 {
-					want = block.Split(comp)
+					want = encode.Split(comp)
 				}
 				p, err := want.Compress(data[0])
 				if err != nil {

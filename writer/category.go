@@ -5,21 +5,21 @@ import (
 	"io"
 	"sync"
 
-	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 )
 
 // categoryCompression picks the compressor of each block from its
 // category (Target.CategoryCompression, else the block compression) and
 // category metadata: a compressor that depends on the metadata
-// (block.MetadataCompressor, e.g. FLAC for pcmaudio/waveform) is bound to
+// (encode.MetadataCompressor, e.g. FLAC for pcmaudio/waveform) is bound to
 // each distinct metadata once, and its constraints (the frame size) go to
 // the segmenter. The categorizers ask it (accept) whether a file's layout
 // can be stored, as the reference's categorizers check their
 // compressor's metadata requirements.
 type categoryCompression struct {
-	def  block.Compressor
-	cats map[string]block.Compressor
+	def  encode.Compressor
+	cats map[string]encode.Compressor
 	log  io.Writer // warnings (nil: none)
 
 	mu     sync.Mutex
@@ -28,8 +28,8 @@ type categoryCompression struct {
 }
 
 type boundCompressor struct {
-	c   block.Compressor
-	cc  block.Constraints
+	c   encode.Compressor
+	cc  encode.Constraints
 	err error
 }
 
@@ -45,7 +45,7 @@ func (cc *categoryCompression) resolve(bc dedup.BlockCategory) boundCompressor {
 		c = cc.def
 	}
 	var b boundCompressor
-	b.c, b.cc, b.err = block.ForMetadata(c, bc.Metadata)
+	b.c, b.cc, b.err = encode.ForMetadata(c, bc.Metadata)
 	if cc.bound == nil {
 		cc.bound = map[dedup.BlockCategory]boundCompressor{}
 	}
@@ -71,7 +71,7 @@ func (cc *categoryCompression) granularity(category, metadataJSON string) int {
 // category's compressor refuse the metadata (the categorizer asks first,
 // so only data it did not check gets here), the block compression is
 // used instead, with a warning once per category and metadata.
-func (cc *categoryCompression) forBlock(bc dedup.BlockCategory) block.Compressor {
+func (cc *categoryCompression) forBlock(bc dedup.BlockCategory) encode.Compressor {
 	b := cc.resolve(bc)
 	if b.err == nil {
 		return b.c
@@ -92,7 +92,7 @@ func (cc *categoryCompression) forBlock(bc dedup.BlockCategory) block.Compressor
 // fallback returns the block compression for block i of category bc,
 // whose own compressor could not store it (err: a FLAC block whose pad
 // bits hold data, which FLAC would lose), and says so.
-func (cc *categoryCompression) fallback(i int, bc dedup.BlockCategory, err error) block.Compressor {
+func (cc *categoryCompression) fallback(i int, bc dedup.BlockCategory, err error) encode.Compressor {
 	if cc.log != nil {
 		cc.mu.Lock()
 		fmt.Fprintf(cc.log, "warning: [%s] block %d: %v; using the block compression %s\n", bc.Name, i, err, cc.def.Compression())

@@ -5,35 +5,35 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 )
 
 // frameCodec stands in for a codec such as FLAC: it takes only layouts
 // of 1 or 2 channels and needs whole frames.
 type frameCodec struct {
-	block.Compressor
+	encode.Compressor
 	bound string
 }
 
-func (f frameCodec) ForMetadata(js string) (block.Compressor, block.Constraints, error) {
+func (f frameCodec) ForMetadata(js string) (encode.Compressor, encode.Constraints, error) {
 	switch {
 	case strings.Contains(js, `"number_of_channels":1`):
-		return frameCodec{f.Compressor, js}, block.Constraints{Granularity: 2}, nil
+		return frameCodec{f.Compressor, js}, encode.Constraints{Granularity: 2}, nil
 	case strings.Contains(js, `"number_of_channels":2`):
-		return frameCodec{f.Compressor, js}, block.Constraints{Granularity: 4}, nil
+		return frameCodec{f.Compressor, js}, encode.Constraints{Granularity: 4}, nil
 	}
-	return nil, block.Constraints{}, errors.New("unsupported number of channels")
+	return nil, encode.Constraints{}, errors.New("unsupported number of channels")
 }
 
 func TestCategoryCompression(t *testing.T) {
-	def, err := block.NewCompressor("zstd:level=1")
+	def, err := encode.NewCompressor("zstd:level=1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	null, _ := block.NewCompressor("null")
+	null, _ := encode.NewCompressor("null")
 	var log strings.Builder
-	cc := &categoryCompression{def: def, log: &log, cats: map[string]block.Compressor{
+	cc := &categoryCompression{def: def, log: &log, cats: map[string]encode.Compressor{
 		"pcmaudio/waveform": frameCodec{Compressor: null}, "incompressible": null}}
 	mono, stereo, many := `{"number_of_channels":1}`, `{"number_of_channels":2}`, `{"number_of_channels":9}`
 	wf := func(js string) dedup.BlockCategory {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/godwarfs/godwarfs/ociartifact"
@@ -267,7 +268,7 @@ func (b *bases) copyBlocks(ctx context.Context, pipe *pipeline, report func(func
 				return err
 			}
 			im := bi.im
-			err := pipe.Submit(min(s.Length, bi.limit), func(Threads, *block.Workspace) (block.Compression, []byte, error) {
+			err := pipe.Submit(min(s.Length, bi.limit), func(Threads, *encode.Workspace) (block.Compression, []byte, error) {
 				raw, err := im.ReadRaw(s)
 				if err != nil {
 					return 0, nil, fmt.Errorf("%s: block %d: %w", bi.name, i, err)

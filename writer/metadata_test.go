@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
 )
@@ -65,7 +66,7 @@ func chunkWidths(s *metadata.Schema) []int {
 func encoder(t *testing.T, spec string) string {
 	t.Helper()
 	name, _, _ := strings.Cut(spec, ":")
-	for _, a := range block.Algorithms() {
+	for _, a := range encode.Algorithms() {
 		if a.Name == name {
 			return a.Encoder
 		}
@@ -126,7 +127,7 @@ func TestMetadataLayout(t *testing.T) {
 			t.Run(tc.name+"/"+spec, func(t *testing.T) {
 				img, md := build(t, tc.src, spec)
 				s, data, sec := metadataSections(t, img)
-				comp, err := block.NewCompressor(spec)
+				comp, err := encode.NewCompressor(spec)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -137,7 +138,7 @@ func TestMetadataLayout(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					_, out, err := block.CompressSectionSmallest(comp, d)
+					_, out, err := encode.CompressSectionSmallest(comp, d)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -180,7 +181,7 @@ func TestMetadataLayout(t *testing.T) {
 
 // TestMetadataSmallestSetting checks that the metadata section, and only
 // it, is compressed with the smallest of the settings of its spec
-// (block.CompressSectionSmallest). The input is text, then fixed-size
+// (encode.CompressSectionSmallest). The input is text, then fixed-size
 // rows: there libzstd's block pre-splitter, on by default, cuts a block,
 // and the other setting (off) makes another frame.
 func TestMetadataSmallestSetting(t *testing.T) {
@@ -193,15 +194,15 @@ func TestMetadataSmallestSetting(t *testing.T) {
 		x ^= x << 5
 		data = append(data, byte(k%977), byte(k%977>>8), byte(x%3), byte(k), byte(k>>8))
 	}
-	comp, err := block.NewCompressor(spec)
+	comp, err := encode.NewCompressor(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, plain, err := block.CompressSection(comp, data)
+	_, plain, err := encode.CompressSection(comp, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, smallest, err := block.CompressSectionSmallest(comp, data)
+	_, smallest, err := encode.CompressSectionSmallest(comp, data)
 	if err != nil {
 		t.Fatal(err)
 	}

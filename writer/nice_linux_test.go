@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 )
 
 // TestPipelineNiceness: with a niceness the blocks are compressed on
@@ -28,7 +29,7 @@ func TestPipelineNiceness(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[int]bool{}
 		for range 8 {
-			err := p.Submit(1, func(Threads, *block.Workspace) (block.Compression, []byte, error) {
+			err := p.Submit(1, func(Threads, *encode.Workspace) (block.Compression, []byte, error) {
 				n, err := threadNice(unix.Gettid())
 				if err != nil {
 					return 0, nil, err

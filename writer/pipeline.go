@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 )
 
 // pipeline compresses blocks on a pool of workers and writes them in
@@ -56,12 +57,12 @@ type Threads func(want int) int
 // encoderFor returns comp set up to compress an n-byte input on the
 // worker that was given threads and ws: on as many of the worker's threads
 // as comp can use for it, keeping its state in the worker's workspace.
-func encoderFor(comp block.Compressor, n int, threads Threads, ws *block.Workspace) block.Compressor {
-	return block.WithWorkspace(block.WithThreads(comp, threads(block.MaxThreads(comp, n))), ws)
+func encoderFor(comp encode.Compressor, n int, threads Threads, ws *encode.Workspace) encode.Compressor {
+	return encode.WithWorkspace(encode.WithThreads(comp, threads(encode.MaxThreads(comp, n))), ws)
 }
 
 type job struct {
-	encode  func(Threads, *block.Workspace) (block.Compression, []byte, error)
+	encode  func(Threads, *encode.Workspace) (block.Compression, []byte, error)
 	written func(block.Compression, []byte)
 	weight  int64
 	done    chan struct{}
@@ -97,7 +98,7 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 			// The encoder's state stays from block to block, and is
 			// given back when the worker has waited idleFree for a
 			// block (a slow producer) or there are no more.
-			ws := block.NewWorkspace()
+			ws := encode.NewWorkspace()
 			defer ws.Close()
 			idle := time.NewTimer(idleFree)
 			defer idle.Stop()
@@ -169,7 +170,7 @@ func newPipeline(ctx context.Context, bw *block.Writer, workers int, limit int64
 // workspace (see encoderFor), and returns the section's compression and
 // payload; written, if not nil, runs once the section is written, in
 // submission order (to recycle buffers or report progress).
-func (p *pipeline) Submit(weight int64, encode func(Threads, *block.Workspace) (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
+func (p *pipeline) Submit(weight int64, encode func(Threads, *encode.Workspace) (block.Compression, []byte, error), written func(block.Compression, []byte)) error {
 	j := &job{encode: encode, written: written, weight: min(weight, p.limit), done: make(chan struct{})}
 	if err := p.sem.Acquire(p.ctx, j.weight); err != nil {
 		return p.failure(err)

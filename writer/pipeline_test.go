@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 )
 
 // pipelineImage runs blocks through a pipeline and returns the written
@@ -17,7 +18,7 @@ import (
 // written at one time (a block weighs its size, at most the limit).
 func pipelineImage(t *testing.T, workers int, limit int64, blocks [][]byte) ([]byte, int64) {
 	t.Helper()
-	comp, err := block.NewCompressor("zstd:level=3")
+	comp, err := encode.NewCompressor("zstd:level=3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,11 +31,11 @@ func pipelineImage(t *testing.T, workers int, limit int64, blocks [][]byte) ([]b
 		if limit > 0 {
 			w = min(w, limit) // a block larger than the bound goes alone
 		}
-		err := p.Submit(w, func(Threads, *block.Workspace) (block.Compression, []byte, error) {
+		err := p.Submit(w, func(Threads, *encode.Workspace) (block.Compression, []byte, error) {
 			if n := inFlight.Add(w); n > peak.Load() {
 				peak.Store(n) // racy max is fine: only ever too low by a step
 			}
-			return block.CompressSection(comp, data)
+			return encode.CompressSection(comp, data)
 		}, func(block.Compression, []byte) { inFlight.Add(-w) })
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func TestPipelineError(t *testing.T) {
 	bad := errors.New("bad block")
 	var err error
 	for i := 0; i < 100 && err == nil; i++ {
-		err = p.Submit(1, func(Threads, *block.Workspace) (block.Compression, []byte, error) {
+		err = p.Submit(1, func(Threads, *encode.Workspace) (block.Compression, []byte, error) {
 			if i == 3 {
 				return 0, nil, bad
 			}
@@ -100,7 +101,7 @@ func TestPipelineThreads(t *testing.T) {
 		var held, peak atomic.Int64
 		alone := make(chan int)
 		// First a job alone in the pipeline: it gets every thread.
-		err := p.Submit(1, func(threads Threads, _ *block.Workspace) (block.Compression, []byte, error) {
+		err := p.Submit(1, func(threads Threads, _ *encode.Workspace) (block.Compression, []byte, error) {
 			n := threads(8)
 			if again := threads(1); again != n {
 				return 0, nil, fmt.Errorf("a second call gave %d threads after %d", again, n)
@@ -115,7 +116,7 @@ func TestPipelineThreads(t *testing.T) {
 			t.Errorf("%d workers: a job alone got %d threads, want %d", workers, n, workers)
 		}
 		for i := range 30 {
-			err := p.Submit(1, func(threads Threads, _ *block.Workspace) (block.Compression, []byte, error) {
+			err := p.Submit(1, func(threads Threads, _ *encode.Workspace) (block.Compression, []byte, error) {
 				want := 1 + i%4
 				n := threads(want)
 				if n < 1 || n > want {
@@ -149,7 +150,7 @@ func TestPipelineRunIdle(t *testing.T) {
 	p := newPipeline(context.Background(), bw, 1, 0, 0)
 	started, release := make(chan struct{}), make(chan struct{})
 	var encoded atomic.Bool
-	err := p.Submit(1, func(Threads, *block.Workspace) (block.Compression, []byte, error) {
+	err := p.Submit(1, func(Threads, *encode.Workspace) (block.Compression, []byte, error) {
 		close(started)
 		<-release
 		encoded.Store(true)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/godwarfs/godwarfs/source"
@@ -153,10 +154,10 @@ type rewriter struct {
 	blockLimit int64
 	selected   []bool // per block: recompress?
 	rechunk    *rechunker
-	blockComp  block.Compressor
-	catComp    map[uint32]block.Compressor // by category index (-C CAT::SPEC)
-	bound      map[[2]int]block.Compressor // by category and metadata index (compFor)
-	comps      compressors                 // non-block compressors by spec
+	blockComp  encode.Compressor
+	catComp    map[uint32]encode.Compressor // by category index (-C CAT::SPEC)
+	bound      map[[2]int]encode.Compressor // by category and metadata index (compFor)
+	comps      compressors                  // non-block compressors by spec
 
 	rawMu  sync.Mutex
 	rawBuf []byte // compressed payload being decoded (see recodeBlock)
@@ -216,7 +217,7 @@ func (r *rewriter) prepare(in io.ReaderAt) error {
 	}
 	r.rebuild = r.opts.RebuildMetadata || !r.md.HasDirEntries
 	if r.recompBlocks() && r.opts.BlockCompression != "" {
-		if r.blockComp, err = block.NewCompressor(r.opts.BlockCompression); err != nil {
+		if r.blockComp, err = encode.NewCompressor(r.opts.BlockCompression); err != nil {
 			return fmt.Errorf("block compression: %w", err)
 		}
 	}
@@ -226,12 +227,12 @@ func (r *rewriter) prepare(in io.ReaderAt) error {
 			if !ok {
 				continue
 			}
-			c, err := block.NewCompressor(spec)
+			c, err := encode.NewCompressor(spec)
 			if err != nil {
 				return fmt.Errorf("block compression for category %s: %w", name, err)
 			}
 			if r.catComp == nil {
-				r.catComp = map[uint32]block.Compressor{}
+				r.catComp = map[uint32]encode.Compressor{}
 			}
 			r.catComp[uint32(i)] = c
 		}
@@ -248,7 +249,7 @@ func (r *rewriter) prepare(in io.ReaderAt) error {
 					return err
 				}
 			}
-			if r.blockComp, err = block.NewCompressor(spec); err != nil {
+			if r.blockComp, err = encode.NewCompressor(spec); err != nil {
 				return err
 			}
 		}
@@ -343,9 +344,9 @@ type blockResult struct {
 type blockJob struct {
 	idx  int
 	sec  block.Section
-	comp block.Compressor // for the block's category
-	data []byte           // rechunked block to compress (sec unused)
-	buf  *blockBuf        // returned to the free list once written
+	comp encode.Compressor // for the block's category
+	data []byte            // rechunked block to compress (sec unused)
+	buf  *blockBuf         // returned to the free list once written
 }
 
 // blockBuf is the memory one block in flight works in. The writer hands it
@@ -402,7 +403,7 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 		case <-pipe.Done():
 			return pipe.Stop()
 		}
-		return pipe.Submit(r.blockLimit, func(threads Threads, ws *block.Workspace) (block.Compression, []byte, error) {
+		return pipe.Submit(r.blockLimit, func(threads Threads, ws *encode.Workspace) (block.Compression, []byte, error) {
 			res := r.recodeBlock(j, threads, ws)
 			return res.comp, res.payload, res.err
 		}, func(c block.Compression, p []byte) {
@@ -441,7 +442,7 @@ func (r *rewriter) writeBlocks(w *block.Writer) error {
 			comp := r.compFor(cat, meta)
 			if len(blocks) == 1 {
 				// A lone block would leave every other core idle.
-				comp = block.Split(comp)
+				comp = encode.Split(comp)
 			}
 			if err = emit(blockJob{idx: i, sec: s, comp: comp}); err != nil {
 				break
@@ -464,7 +465,7 @@ func (r *rewriter) granularity(k streamKey) int {
 	if cc, ok := r.catComp[uint32(k.cat)]; ok && k.cat >= 0 && r.md.HasCategoryNames {
 		c = cc
 	}
-	_, cons, err := block.ForMetadata(c, r.md.CategoryMetadataJSON[k.meta])
+	_, cons, err := encode.ForMetadata(c, r.md.CategoryMetadataJSON[k.meta])
 	if err != nil {
 		return 1
 	}
@@ -474,9 +475,9 @@ func (r *rewriter) granularity(k streamKey) int {
 // compFor returns the compressor for blocks of category cat (an index
 // into category_names) with category metadata meta (an index into
 // category_metadata_json; -1: none). A compressor that depends on the
-// metadata (block.MetadataCompressor) is bound to it; should it refuse
+// metadata (encode.MetadataCompressor) is bound to it; should it refuse
 // the metadata, the block compression is used.
-func (r *rewriter) compFor(cat uint32, meta int) block.Compressor {
+func (r *rewriter) compFor(cat uint32, meta int) encode.Compressor {
 	c := r.blockComp
 	if cc, ok := r.catComp[cat]; ok && r.md.HasCategoryNames {
 		c = cc
@@ -488,18 +489,18 @@ func (r *rewriter) compFor(cat uint32, meta int) block.Compressor {
 	if bc, ok := r.bound[key]; ok {
 		return bc
 	}
-	bc, _, err := block.ForMetadata(c, r.md.CategoryMetadataJSON[meta])
+	bc, _, err := encode.ForMetadata(c, r.md.CategoryMetadataJSON[meta])
 	if err != nil {
 		bc = r.blockComp
 	}
 	if r.bound == nil {
-		r.bound = map[[2]int]block.Compressor{}
+		r.bound = map[[2]int]encode.Compressor{}
 	}
 	r.bound[key] = bc
 	return bc
 }
 
-func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *block.Workspace) blockResult {
+func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *encode.Workspace) blockResult {
 	if err := r.ctx.Err(); err != nil {
 		return blockResult{err: err}
 	}
@@ -510,7 +511,7 @@ func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *block.Workspace)
 	if j.data != nil {
 		b.sizeOut(len(j.data))
 		comp := encoderFor(j.comp, len(j.data), threads, ws)
-		c, p, err := block.CompressSectionInto(comp, b.out, j.data)
+		c, p, err := encode.CompressSectionInto(comp, b.out, j.data)
 		if err != nil {
 			return blockResult{err: fmt.Errorf("new block %d: %w", i, err)}
 		}
@@ -550,7 +551,7 @@ func (r *rewriter) recodeBlock(j blockJob, threads Threads, ws *block.Workspace)
 	b.data = keep(b.data, data)
 	b.sizeOut(len(data))
 	comp := encoderFor(j.comp, len(data), threads, ws)
-	c, p, err := block.CompressSectionInto(comp, b.out, data)
+	c, p, err := encode.CompressSectionInto(comp, b.out, data)
 	if err != nil {
 		return blockResult{err: fmt.Errorf("block %d: %w", i, err)}
 	}

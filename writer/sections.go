@@ -4,17 +4,18 @@ import (
 	"fmt"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 )
 
 // compressors caches compressors by spec: setting up an encoder (zstd at
 // high levels) costs more than compressing a metadata section.
-type compressors map[string]block.Compressor
+type compressors map[string]encode.Compressor
 
-func (c compressors) get(spec string) (block.Compressor, error) {
+func (c compressors) get(spec string) (encode.Compressor, error) {
 	if comp, ok := c[spec]; ok {
 		return comp, nil
 	}
-	comp, err := block.NewCompressor(spec)
+	comp, err := encode.NewCompressor(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ type encodedSection struct {
 
 // encodeSection compresses payload with spec for a section of type t.
 // The metadata keeps the smallest payload of the settings of spec worth
-// trying (block.CompressSectionSmallest): it is one section per image, so
+// trying (encode.CompressSectionSmallest): it is one section per image, so
 // compressing it twice costs a second or two where a bad setting can cost
 // a tenth of its size.
 func (c compressors) encodeSection(t block.SectionType, spec string, payload []byte) (encodedSection, error) {
@@ -50,9 +51,9 @@ func (c compressors) encodeSection(t block.SectionType, spec string, payload []b
 	if err != nil {
 		return encodedSection{}, fmt.Errorf("%s compression: %w", t, err)
 	}
-	compress := block.CompressSection
+	compress := encode.CompressSection
 	if t == block.SectionMetadata {
-		compress = block.CompressSectionSmallest
+		compress = encode.CompressSectionSmallest
 	}
 	ct, out, err := compress(comp, payload)
 	if err != nil {

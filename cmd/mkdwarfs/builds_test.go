@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs"
-	"github.com/godwarfs/godwarfs/block"
 
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
@@ -90,7 +90,7 @@ func encoderOf(level string) string {
 	if level == "9" {
 		algo = "lzma"
 	}
-	for _, a := range block.Algorithms() {
+	for _, a := range encode.Algorithms() {
 		if a.Name == algo {
 			return a.Encoder
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/metadata"
 
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 )
 
@@ -166,11 +167,11 @@ func (c *Chunked) Write(path string) error {
 	if err != nil {
 		return fmt.Errorf("imagetest: %w", err)
 	}
-	comp, err := block.NewCompressor("zstd:level=3")
+	comp, err := encode.NewCompressor("zstd:level=3")
 	if err != nil {
 		return err
 	}
-	ct, payload, err := block.CompressSection(comp, c.block)
+	ct, payload, err := encode.CompressSection(comp, c.block)
 	if err != nil {
 		return err
 	}

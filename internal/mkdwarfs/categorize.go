@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/internal/cli"
 )
@@ -42,7 +42,7 @@ func categorizeDefaults(level int) (defaults map[string][]string, notes []string
 		order = order[1:]
 	}
 	pick := func(cat, spec string) string {
-		if _, err := block.NewCompressor(spec); err == nil {
+		if _, err := encode.NewCompressor(spec); err == nil {
 			return cat + "::" + spec
 		}
 		alt := fmt.Sprintf("zstd:level=%d", zl)
@@ -227,7 +227,7 @@ func perCategoryOptions(p *cli.Result, cfg *Config) error {
 		return err
 	}
 	for cat, spec := range comp.cats {
-		if _, err := block.NewCompressor(spec); err != nil {
+		if _, err := encode.NewCompressor(spec); err != nil {
 			return cli.BadValue("compression", cat+"::"+spec, err.Error())
 		}
 		if cfg.CategoryComp == nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 )
 
 // formatTree holds files of every format the pcmaudio, fits and binary
@@ -147,7 +148,7 @@ func TestCategorizeFormats(t *testing.T) {
 	// codec, or zstd where this build has none.
 	img2 := filepath.Join(t.TempDir(), "g.dwarfs")
 	log = mk(t, "-i", src, "-o", img2, "--categorize=pcmaudio", "--log-level=verbose")
-	if _, err := block.NewCompressor("flac:level=5"); err != nil && !strings.Contains(log, "flac compression is not available in this build; using zstd:level=5") {
+	if _, err := encode.NewCompressor("flac:level=5"); err != nil && !strings.Contains(log, "flac compression is not available in this build; using zstd:level=5") {
 		t.Errorf("no note on the missing FLAC codec:\n%s", log)
 	}
 	if strings.Contains(log, "ricepp") {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/writer"
 )
@@ -61,7 +61,7 @@ func printLevels(w io.Writer) {
 // cgo builds use libzstd and liblzma, pure-Go builds do not.
 func printAlgorithms(w io.Writer) {
 	fmt.Fprint(w, "\nCompression algorithms (decoding is pure Go in every build):\n")
-	for _, a := range block.Algorithms() {
+	for _, a := range encode.Algorithms() {
 		desc := a.Description
 		if a.Encoder != "" {
 			desc += " (" + a.Encoder + ")"

@@ -354,7 +354,9 @@ var manual = cli.Manual{
 				"result can depend on where the tree lives. ? and * match one character, not one byte.",
 			"--debug-filter lists the same paths as the reference, sorted; the reference lists them in " +
 				"the order its scanner reads the directories.",
-			"Builds without cgo (make build-static) encode zstd and lzma in pure Go: zstd levels below 1 " +
+			"Builds without cgo (make build-static) encode zstd and lzma in pure Go, and so do cgo builds " +
+				"without the build tag liblzma for lzma (make sets it, and libflac for FLAC, where the headers are; " +
+				"-H says which encoders a build has): zstd levels below 1 " +
 				"all use the Go encoder's fastest level (level 1), zstd:long and lzma:extreme have no effect, " +
 				"and the lzma options mode, mf, nice and depth are refused with an error; lzma:binary works.",
 		}},

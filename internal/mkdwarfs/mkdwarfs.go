@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/chmod"
@@ -558,16 +558,16 @@ func compressionOptions(p *cli.Result, cfg *Config) error {
 		if ok {
 			*c.dst = v
 		}
-		comp, err := block.NewCompressor(*c.dst)
+		comp, err := encode.NewCompressor(*c.dst)
 		if err != nil {
 			return cli.BadValue(c.name, *c.dst, err.Error())
 		}
 		// flac and ricepp encode only data whose layout a categorizer
 		// found: audio samples, image pixels.
-		if _, pcm := comp.(block.PCMCompressor); pcm {
+		if _, pcm := comp.(encode.PCMCompressor); pcm {
 			return cli.BadValue(c.name, *c.dst, "it needs the sample layout of a category (pcmaudio/waveform::"+*c.dst+")")
 		}
-		if _, layout := comp.(block.MetadataCompressor); layout {
+		if _, layout := comp.(encode.MetadataCompressor); layout {
 			return cli.BadValue(c.name, *c.dst, "it needs the pixel layout of a category (fits/image::"+*c.dst+")")
 		}
 	}

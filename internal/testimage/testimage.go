@@ -8,20 +8,21 @@ import (
 	"fmt"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
 // Build returns an image holding blocks (compressed with compression, a
 // mkdwarfs -C spec such as "zstd" or "null"), then md.
 func Build(md *metadata.Metadata, blocks [][]byte, compression string) ([]byte, error) {
-	c, err := block.NewCompressor(compression)
+	c, err := encode.NewCompressor(compression)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	w := block.NewWriter(&buf, block.WriterOptions{})
 	for i, b := range blocks {
-		comp, payload, err := block.CompressSection(c, b)
+		comp, payload, err := encode.CompressSection(c, b)
 		if err != nil {
 			return nil, fmt.Errorf("block %d: %w", i, err)
 		}
