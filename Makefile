@@ -19,7 +19,7 @@ FUZZTIME ?= 5m
 FUZZPARALLEL ?=
 QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
-FUZZPKGS := ./block/ ./block/internal/xzfmt/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/ ./ociartifact/
+FUZZPKGS := ./block/ ./block/internal/xzfmt/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/ ./ociartifact/ ./internal/brotli/ ./source/internal/httpfetch/
 
 .PHONY: all build build-static cross dist test-cross test-arm64 test-arm test-386 test-s390x test-windows deps cdeps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-media bench-remote bench-remote-open bench-registry-lazy bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 
@@ -83,7 +83,7 @@ QEMU_ARM64 ?= qemu-aarch64-static
 QEMU_ARM ?= qemu-arm-static
 QEMU_S390X ?= qemu-s390x-static
 WINE ?= wine
-NOFUSE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/gofuse/ -e /fusefs -e /cmd/dwarfs -e /cmd/godwarfs -e /internal/dwarfs$$ -e /bench/ -e /internal/wintest)
+NOFUSE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/gofuse/ -e /internal/apprun -e /internal/moduletest -e /fusefs -e /cmd/dwarfs -e /cmd/godwarfs -e /internal/dwarfs$$ -e /bench/ -e /internal/wintest)
 WINDOWS_PKGS = . ./block/ ./metadata/ ./internal/manifest/ ./internal/dwarfsextract/ ./internal/dwarfs/ ./internal/cli/ ./internal/chmod/ ./internal/glob/ ./internal/mountopts/
 
 test-cross: test-arm64 test-arm test-386 test-s390x test-windows
@@ -151,7 +151,17 @@ vet: cdeps
 # GODWARFS_REQUIRE_NO_SKIP=1 (CI) fails the run if any test skipped.
 unit: cdeps
 	@$(GOCMD) build -o $(BIN)/testsum ./scripts/testsum
-	$(GOCMD) test -count=1 -timeout 12m -json ./... | $(BIN)/testsum $(if $(filter 1,$(GODWARFS_REQUIRE_NO_SKIP)),-no-skip)
+	$(GOCMD) test -count=1 -timeout 12m -json $$($(GO) list ./... | grep -v /internal/moduletest$$) | $(BIN)/testsum $(if $(filter 1,$(GODWARFS_REQUIRE_NO_SKIP)),-no-skip)
+
+# The module as an outside importer meets it (internal/moduletest): every
+# public package imported, go install of the tools at a version served by a
+# local GOPROXY, also without the C headers, and the size and modules of a
+# program that only reads local images. It builds the module's dependencies
+# again in scratch module caches, so it runs alone, after the unit tests.
+.PHONY: moduletest
+moduletest: cdeps
+	@$(GOCMD) build -o $(BIN)/testsum ./scripts/testsum
+	$(GOCMD) test -count=1 -timeout 30m -json ./internal/moduletest/ | $(BIN)/testsum $(if $(filter 1,$(GODWARFS_REQUIRE_NO_SKIP)),-no-skip)
 
 # The concurrent code under the race detector: block cache and codec
 # buffer pools and the cache shared by many images, lazy block headers, the metadata checks at open, the reader's block loading, the FUSE driver under load (its readers started on demand) and its read-ahead hints, images added and removed under load,
@@ -214,7 +224,7 @@ nocgo:
 	CGO_ENABLED=0 $(GOCMD) build ./...
 	CGO_ENABLED=0 $(GOCMD) test -count=1 ./block/ ./block/encode/ ./writer/
 
-test: cdeps vet unit race nocgo fuzz-short
+test: cdeps vet unit moduletest race nocgo fuzz-short
 
 # The set-up of a cgo build (build, vet, unit, race and so make demo and
 # make test): as root where apt-get is, install the headers of liblzma and
