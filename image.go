@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
-	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/godwarfs/godwarfs/source"
@@ -109,9 +108,10 @@ type Options struct {
 
 // Verify is what Options.Verify checks an image against.
 type Verify struct {
-	// AllowedSigners are the keys that may sign (an ssh-keygen allowed
-	// signers file, parsed by imagesig.ParseAllowedSigners).
-	AllowedSigners imagesig.AllowedSigners
+	// AllowedSigners checks the signature: imagesig.AllowedSigners, the
+	// keys of an ssh-keygen allowed signers file (parsed by
+	// imagesig.ParseAllowedSigners), or another SignatureVerifier.
+	AllowedSigners SignatureVerifier
 	// Signature is the contents of the signature file. When it is empty,
 	// the signature is read from SignatureFile.
 	Signature []byte
@@ -123,11 +123,50 @@ type Verify struct {
 	// OpenReaderAt, which knows no file name, then fails. A signature
 	// that cannot be read is an error naming where it was looked for: an
 	// unsigned image does not open. The file is bounded by
-	// imagesig.MaxFileSize.
+	// AllowedSigners.MaxSignatureSize.
 	SignatureFile string
 	// Now is the time at which the signer must be valid (zero: the time
 	// of opening).
 	Now time.Time
+}
+
+// ErrUnsigned reports an image that has no signature or cannot be
+// signed; package imagesig's errors of that kind wrap it too.
+var ErrUnsigned = errors.New("not signed")
+
+// A SignatureVerifier checks an image against its signature file for
+// Options.Verify; imagesig.AllowedSigners is one. The interface keeps the
+// signature code (x/crypto/ssh, which links x509, RSA and ECDSA) out of
+// readers that never verify.
+type SignatureVerifier interface {
+	// MaxSignatureSize is the size of the largest signature file that can
+	// belong to an image of the given number of sections; a signature
+	// file is read no further.
+	MaxSignatureSize(sections int) int64
+	// ParseSignature decodes a signature file.
+	ParseSignature(sigFile []byte) (Signature, error)
+}
+
+// A Signature is a decoded signature file, ready to check an image.
+type Signature interface {
+	// Verify checks that the signature is good and by an allowed signer
+	// at now, and that the section headers of im read so far match what
+	// was signed; the rest of im is left to be checked as it is read
+	// (block.Image.ExpectHeaders, block.Image.ExpectSums). im is not
+	// shared yet.
+	Verify(im *block.Image, now time.Time) (*Signer, error)
+}
+
+// Signer says who signed a verified image.
+type Signer struct {
+	Principals    string // of the allowed signer, as written in the allowed signers file
+	KeyType       string // such as ssh-ed25519
+	Fingerprint   string // SHA256:... of the signing key
+	DigestVersion int    // of the signed digest (package imagesig)
+}
+
+func (s *Signer) String() string {
+	return fmt.Sprintf("good signature by %s with %s key %s", s.Principals, s.KeyType, s.Fingerprint)
 }
 
 // Image is an open DwarFS image. It is safe for concurrent use.
@@ -175,7 +214,7 @@ type Image struct {
 
 	// signer is who signed the image, when Options.Verify checked it;
 	// then stored blocks are read through the cache, to be checked.
-	signer *imagesig.Result
+	signer *Signer
 }
 
 // Open opens the image file at path, or the remote image at an
@@ -253,16 +292,16 @@ func openRemote(url string, opts *Options) (*Image, error) {
 
 // readSignature returns the signature file v names, read with the
 // connections of r when r is a remote source.
-func readSignature(v *Verify, r io.ReaderAt, ro source.Options, sections int) (*imagesig.File, error) {
+func readSignature(v *Verify, r io.ReaderAt, ro source.Options, sections int) (Signature, error) {
 	b := v.Signature
 	if len(b) == 0 {
 		share, _ := r.(source.Source)
 		var err error
-		if b, err = source.ReadSmall(context.Background(), v.SignatureFile, imagesig.MaxFileSize(sections), ro, share); err != nil {
+		if b, err = source.ReadSmall(context.Background(), v.SignatureFile, v.AllowedSigners.MaxSignatureSize(sections), ro, share); err != nil {
 			return nil, fmt.Errorf("signature: %w", err)
 		}
 	}
-	f, err := imagesig.ParseFile(b)
+	f, err := v.AllowedSigners.ParseSignature(b)
 	if err != nil {
 		if v.SignatureFile != "" && len(v.Signature) == 0 {
 			return nil, fmt.Errorf("signature %s: %w", source.Redact(v.SignatureFile), err)
@@ -326,7 +365,7 @@ func (im *Image) Warnings() []error { return append([]error(nil), im.warnings...
 
 // Signer returns who signed the image when Options.Verify checked it at
 // open, else nil.
-func (im *Image) Signer() *imagesig.Result { return im.signer }
+func (im *Image) Signer() *Signer { return im.signer }
 
 // Name is the name the image was opened with.
 func (im *Image) Name() string { return im.name }

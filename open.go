@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs/block"
-	"github.com/godwarfs/godwarfs/imagesig"
 	"github.com/godwarfs/godwarfs/internal/lru"
 	"github.com/godwarfs/godwarfs/internal/mmap"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -52,7 +51,10 @@ const (
 // something that cannot be checked.
 func checkModeOf(o *Options) (checkMode, error) {
 	if o.Verify != nil && len(o.Verify.Signature) == 0 && o.Verify.SignatureFile == "" {
-		return checkMode{}, fmt.Errorf("a verified image was asked for, but no signature was given: %w", imagesig.ErrUnsigned)
+		return checkMode{}, fmt.Errorf("a verified image was asked for, but no signature was given: %w", ErrUnsigned)
+	}
+	if o.Verify != nil && o.Verify.AllowedSigners == nil {
+		return checkMode{}, errors.New("a verified image was asked for, but no allowed signers were given")
 	}
 	m := checkMode{
 		lazyHeaders: (o.NoCheck || o.LazyBlockCheck) && !o.EagerHeaders,
@@ -168,7 +170,7 @@ func (op *opening) verifySignature() error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	if op.im.signer, err = imagesig.VerifyLazy(bi, sigFile, v.AllowedSigners, now); err != nil {
+	if op.im.signer, err = sigFile.Verify(bi, now); err != nil {
 		return named(op.name, err)
 	}
 	for _, s := range bi.Sections() {

@@ -76,8 +76,10 @@ func TestOpenVerified(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if im.Signer() == nil || im.Signer().Signer.Principals != "owner" {
-			t.Fatalf("Signer() = %v", im.Signer())
+		s := im.Signer()
+		if s == nil || s.Principals != "owner" || s.KeyType != ssh.KeyAlgoED25519 || s.DigestVersion != imagesig.DigestVersion ||
+			!strings.HasPrefix(s.String(), "good signature by owner with ssh-ed25519 key SHA256:") {
+			t.Fatalf("Signer() = %+v", s)
 		}
 		for name, want := range sp.Files {
 			got, err := im.ReadFile(name)
@@ -100,13 +102,14 @@ func TestOpenVerifiedRefuses(t *testing.T) {
 		name    string
 		img     func([]byte) []byte
 		sig     []byte
-		allowed imagesig.AllowedSigners
+		allowed godwarfs.SignatureVerifier
 		want    string
-		is      error
+		is      error // nil: the error need only say want
 	}{
 		{"unsigned", nil, nil, as, "no signature", imagesig.ErrUnsigned},
 		{"garbage signature", nil, []byte("not a signature"), as, "signature", imagesig.ErrFormat},
 		{"other signers", nil, sig, others, "not an allowed signer", imagesig.ErrSignature},
+		{"no verifier", nil, sig, nil, "no allowed signers were given", nil},
 		{"metadata changed", func(b []byte) []byte { b[meta.DataOffset+1] ^= 1; return b }, sig, as, "(METADATA_V2)", block.ErrChecksum},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,7 +119,7 @@ func TestOpenVerifiedRefuses(t *testing.T) {
 			}
 			_, err := godwarfs.OpenReaderAt(bytes.NewReader(img), int64(len(img)), "signed.dwarfs",
 				&godwarfs.Options{Verify: &godwarfs.Verify{AllowedSigners: tc.allowed, Signature: tc.sig}})
-			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
+			if err == nil || (tc.is != nil && !errors.Is(err, tc.is)) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q (%v)", err, tc.want, tc.is)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +18,29 @@ import (
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
 )
+
+// TestMountThroughFusermount: a mount made by fusermount3, which hands
+// the /dev/fuse fd back over a socket (what go-fuse's getConnection
+// receives, rather than mount(2) as root does), serves and unmounts.
+func TestMountThroughFusermount(t *testing.T) {
+	requireFuse(t)
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		t.Skip("no fusermount3:", err)
+	}
+	m, _ := sampleSource()
+	direct := false
+	srv, err := fusefs.Mount(t.TempDir(), m, fusefs.Config{Options: mountopts.Defaults().MountOptions, DirectMount: &direct})
+	if err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(srv.Dir(), "a/hello.txt"))
+	if err != nil || string(b) != "hello\n" {
+		t.Errorf("read: %q %v", b, err)
+	}
+	if err := srv.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // mountWith mounts src with the -o list opts and extra driver settings,
 // collecting the driver's messages in the returned buffer.

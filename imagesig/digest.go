@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
 )
 
@@ -37,8 +38,10 @@ const (
 var (
 	// ErrFormat reports a malformed signature, digest or allowed signers file.
 	ErrFormat = errors.New("malformed")
-	// ErrUnsigned reports an image that cannot be signed or has no signature.
-	ErrUnsigned = errors.New("not signed")
+	// ErrUnsigned reports an image that cannot be signed or has no
+	// signature. It is godwarfs.ErrUnsigned, which a reader returns when
+	// it is asked for a verified image and given no signature.
+	ErrUnsigned = godwarfs.ErrUnsigned
 	// ErrSignature reports a signature that does not verify, or a signer
 	// that is not allowed.
 	ErrSignature = errors.New("signature not valid")

@@ -2,7 +2,6 @@ package fuse
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"syscall"
 )
@@ -31,20 +30,34 @@ func init() {
 	}
 }
 
+// getConnection receives the FUSE device fd that fusermount (or
+// mount_osxfuse) sends over local. (godwarfs patch: recvmsg(2) on the
+// socket itself instead of net.FileConn, so that mounting does not link
+// package net.)
 func getConnection(local *os.File) (int, error) {
-	conn, err := net.FileConn(local)
+	rc, err := local.SyscallConn()
 	if err != nil {
 		return 0, err
 	}
-	defer conn.Close()
-	unixConn := conn.(*net.UnixConn)
-
 	var data [4]byte
 	control := make([]byte, 4*256)
 
-	_, oobn, _, _, err := unixConn.ReadMsgUnix(data[:], control[:])
+	var oobn int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		for {
+			_, oobn, _, _, rerr = syscall.Recvmsg(int(fd), data[:], control, recvmsgFlags)
+			if rerr != syscall.EINTR {
+				// EAGAIN: a non-blocking socket waits for the poller.
+				return rerr != syscall.EAGAIN
+			}
+		}
+	})
+	if err == nil {
+		err = rerr
+	}
 	if err != nil {
-		return 0, err
+		return 0, os.NewSyscallError("recvmsg", err)
 	}
 
 	messages, err := syscall.ParseSocketControlMessage(control[:oobn])
@@ -68,5 +81,7 @@ func getConnection(local *os.File) (int, error) {
 	if fd < 0 {
 		return 0, fmt.Errorf("getConnection: fd < 0: %d", fd)
 	}
+	// Where recvmsgFlags cannot ask for it (net does the same).
+	syscall.CloseOnExec(fd)
 	return fd, nil
 }

@@ -13,6 +13,10 @@ import (
 	"syscall"
 )
 
+// recvmsgFlags are getConnection's recvmsg(2) flags: none, getConnection
+// sets close-on-exec afterwards. (godwarfs patch)
+const recvmsgFlags = 0
+
 func getMaxWrite() int {
 	return 1 << 20
 }

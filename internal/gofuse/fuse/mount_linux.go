@@ -15,6 +15,10 @@ import (
 	"syscall"
 )
 
+// recvmsgFlags are getConnection's recvmsg(2) flags: the received fd is
+// close-on-exec from the start. (godwarfs patch)
+const recvmsgFlags = syscall.MSG_CMSG_CLOEXEC
+
 func unixgramSocketpair() (l, r *os.File, err error) {
 	fd, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET, 0)
 	if err != nil {
