@@ -493,7 +493,7 @@ func TestGoInstall(t *testing.T) {
 }
 
 // checkTools checks that every command under cmd/ is installed in bin and
-// answers --help with its usage.
+// answers --help (the runtime: --appimage-help) with its usage.
 func checkTools(t *testing.T, e *env, bin string) {
 	t.Helper()
 	for _, name := range e.tools {
@@ -509,8 +509,14 @@ func checkTools(t *testing.T, e *env, bin string) {
 			checkUsage(t, "godwarfs --tool=mkdwarfs --help", help, name)
 			continue
 		}
-		help := e.run(t, e.work, nil, p, "--help")
-		checkUsage(t, name+" --help", help, name)
+		flag := "--help"
+		if name == "dwarfs-run" {
+			// The runtime passes --help on to the packed application;
+			// its own options carry a prefix.
+			flag = "--appimage-help"
+		}
+		help := e.run(t, e.work, nil, p, flag)
+		checkUsage(t, name+" "+flag, help, name)
 	}
 }
 
