@@ -5,58 +5,13 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"errors"
-	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/godwarfs/godwarfs/block/flac"
+	"github.com/godwarfs/godwarfs/block/internal/flactest"
 )
-
-// flacStreams returns the libFLAC-written test streams of package flac.
-func flacStreams(t testing.TB) map[string][]byte {
-	t.Helper()
-	paths, _ := filepath.Glob("flac/testdata/*.flac")
-	if len(paths) == 0 {
-		t.Fatal("no streams in flac/testdata")
-	}
-	m := make(map[string][]byte)
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m[filepath.Base(p)] = data
-	}
-	return m
-}
-
-// streamSamples decodes a stream into interleaved samples.
-func streamSamples(t testing.TB, stream []byte) (flac.StreamInfo, []int64) {
-	t.Helper()
-	d, err := flac.NewDecoder(stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []int64
-	for {
-		f, err := d.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < f.BlockSize; i++ {
-			for _, ch := range f.Samples {
-				all = append(all, ch[i])
-			}
-		}
-	}
-	return d.Info(), all
-}
 
 // packReference lays samples out as the reference's PCM transformer does,
 // with plain integer arithmetic (independent of pcmPacker).
@@ -91,8 +46,8 @@ func flacPayload(size int64, l PCMLayout, stream []byte) []byte {
 // layout and checks the decoded bytes; the signed little-endian layout
 // must also match the MD5 signature libFLAC stored in the stream.
 func TestFLACBlockLayouts(t *testing.T) {
-	for name, stream := range flacStreams(t) {
-		info, samples := streamSamples(t, stream)
+	for name, stream := range flactest.Streams(t) {
+		info, samples := flactest.Samples(t, stream)
 		minBytes := (info.BitsPerSample + 7) / 8
 		for _, nb := range []int{minBytes, 4} {
 			for flags := 0; flags < 8; flags++ {
@@ -148,8 +103,8 @@ func TestFLACHeaderBytes(t *testing.T) {
 }
 
 func TestFLACBlockErrors(t *testing.T) {
-	stream := flacStreams(t)["tiny16.flac"]
-	info, samples := streamSamples(t, stream)
+	stream := flactest.Streams(t)["tiny16.flac"]
+	info, samples := flactest.Samples(t, stream)
 	l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: 2, Signed: true}
 	size := int64(len(samples) * 2)
 	good := flacPayload(size, l, stream)
@@ -202,7 +157,7 @@ func TestFLACBlockErrors(t *testing.T) {
 // TestFLACForgedSizeAllocation: a tiny payload declaring a huge size must
 // fail without allocating anything near that size.
 func TestFLACForgedSizeAllocation(t *testing.T) {
-	stream := flacStreams(t)["tiny16.flac"]
+	stream := flactest.Streams(t)["tiny16.flac"]
 	l := PCMLayout{Channels: 2, BitsPerSample: 16, BytesPerSample: 2, Signed: true}
 	src := flacPayload(1<<36, l, stream)
 	var before, after runtimeMem
@@ -217,10 +172,10 @@ func TestFLACForgedSizeAllocation(t *testing.T) {
 }
 
 func FuzzFLAC(f *testing.F) {
-	streams := flacStreams(f)
+	streams := flactest.Streams(f)
 	for _, name := range []string{"tiny16.flac", "s12-mono.flac"} {
 		stream := streams[name]
-		info, samples := streamSamples(f, stream)
+		info, samples := flactest.Samples(f, stream)
 		nb := (info.BitsPerSample + 7) / 8
 		l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: nb, Signed: true}
 		f.Add(flacPayload(int64(len(samples)*nb), l, stream))
@@ -259,7 +214,7 @@ func BenchmarkFLAC(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	info, samples := streamSamples(b, stream)
+	info, samples := flactest.Samples(b, stream)
 	l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: (info.BitsPerSample + 7) / 8, Signed: true}
 	pcm := packReference(samples, l)
 	payload := flacPayload(int64(len(pcm)), l, stream)

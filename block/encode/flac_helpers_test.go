@@ -2,59 +2,14 @@ package encode
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
-	"github.com/godwarfs/godwarfs/block/flac"
+	"github.com/godwarfs/godwarfs/block/internal/flactest"
 )
 
-// The FLAC test streams and helpers of package block's tests.
-
-// flacStreams returns the libFLAC-written test streams of package flac.
-func flacStreams(t testing.TB) map[string][]byte {
-	t.Helper()
-	paths, _ := filepath.Glob("../flac/testdata/*.flac")
-	if len(paths) == 0 {
-		t.Fatal("no streams in ../flac/testdata")
-	}
-	m := make(map[string][]byte)
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m[filepath.Base(p)] = data
-	}
-	return m
-}
-
-// streamSamples decodes a stream into interleaved samples.
-func streamSamples(t testing.TB, stream []byte) (flac.StreamInfo, []int64) {
-	t.Helper()
-	d, err := flac.NewDecoder(stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []int64
-	for {
-		f, err := d.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < f.BlockSize; i++ {
-			for _, ch := range f.Samples {
-				all = append(all, ch[i])
-			}
-		}
-	}
-	return d.Info(), all
-}
+// The helpers of package block's FLAC tests that need block's types.
 
 // packReference lays samples out as the reference's PCM transformer does,
 // with plain integer arithmetic (independent of pcmPacker).
@@ -93,7 +48,7 @@ func BenchmarkFLACEncode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	info, samples := streamSamples(b, stream)
+	info, samples := flactest.Samples(b, stream)
 	l := block.PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: (info.BitsPerSample + 7) / 8, Signed: true}
 	pcm := packReference(samples, l)
 	for _, level := range []int{0, 5, 8} {
