@@ -41,15 +41,20 @@ func (f blobFetcher) Get(_ context.Context, p []byte, off int64, _ source.Versio
 	return nil
 }
 
-// Register a storage backend for a URL scheme; godwarfs.Open then reads
-// images at such URLs, as it reads http://, s3:// and docker:// ones once
-// their packages (source/remote) are imported.
-func ExampleRegister() {
+// A backend registers its scheme once, when its package is initialized,
+// as database/sql drivers do (Register refuses a scheme twice).
+func init() {
 	source.Register("blob", source.Backend{
 		Open: func(_ context.Context, name string, _ source.Options) (source.Fetcher, error) {
 			return blobFetcher{name}, nil
 		},
 	})
+}
+
+// Register a storage backend for a URL scheme; godwarfs.Open then reads
+// images at such URLs, as it reads http://, s3:// and docker:// ones once
+// their packages (source/remote) are imported.
+func ExampleRegister() {
 	b, err := os.ReadFile("../testdata/fixtures/example.dwarfs")
 	if err != nil {
 		log.Fatal(err)
