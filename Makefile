@@ -62,7 +62,7 @@ cross:
 	  echo "cross $$os/$$arch"; \
 	  rm -rf $(BIN)/cross/$$os-$$arch; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GOCMD) build $(CROSSFLAGS) -o $(BIN)/cross/$$os-$$arch/ ./cmd/...; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GOCMD) vet $$($(GOCMD) list ./... | grep -v /internal/gofuse/); \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GOCMD) vet $$(GOOS=$$os GOARCH=$$arch $(GOCMD) list ./... | grep -v /internal/gofuse/); \
 	done
 
 # Release archives in $(DIST): godwarfs-VERSION-OS-ARCH.tar.gz (.zip for

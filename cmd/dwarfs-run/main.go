@@ -1,3 +1,5 @@
+//go:build linux && !386 && !arm
+
 // Command dwarfs-run is the runtime of self-mounting executables: an
 // application tree packed as a DwarFS image and appended to this
 // program (mkdwarfs -i APPDIR -o APP --runtime). Run, it mounts the

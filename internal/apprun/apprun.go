@@ -1,3 +1,5 @@
+//go:build linux && !386 && !arm
+
 // Package apprun is the runtime of self-mounting executables
 // (cmd/dwarfs-run): an ELF program with a DwarFS image appended to it,
 // as mkdwarfs --runtime writes them. Run, it mounts the image on a
