@@ -3,7 +3,7 @@ package block
 import (
 	"bytes"
 	"errors"
-	"math/rand/v2"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"os"
 	"strings"
 	"testing"
@@ -11,32 +11,6 @@ import (
 	"github.com/godwarfs/godwarfs/block/internal/xzfmt"
 	sharedfixtures "github.com/godwarfs/godwarfs/internal/fixtures"
 )
-
-// executableBytes is up to n bytes of a real x86-64 (or whatever this
-// machine runs) executable: the test binary itself.
-func executableBytes(t testing.TB, n int) []byte {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("skipped: no path to the test binary: %v", err)
-	}
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Skipf("skipped: cannot read the test binary: %v", err)
-	}
-	return b[:min(n, len(b))]
-}
-
-// randomBytes has plenty of accidental instruction patterns for every
-// filter (an E8 every 128 bytes, a BL every 256 words, ...).
-func randomBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
 
 // xzFilterIDs returns the filter chain of each block of an xz payload.
 func xzFilterIDs(t *testing.T, payload []byte) [][]uint64 {
@@ -75,7 +49,7 @@ func slicesEqual(a, b []uint64) bool {
 // TestXZFilteredErrors: a damaged filtered stream fails with a clear
 // error instead of returning wrong bytes.
 func TestXZFilteredErrors(t *testing.T) {
-	src := executableBytes(t, 128<<10)
+	src := codectest.ExecutableBytes(t, 128<<10)
 	good, err := xzfmt.WriteBCJ(src, 1<<20, nil, xzfmt.ByName("x86"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/godwarfs/godwarfs/block/internal/flactest"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 )
 
 // packReference lays samples out as the reference's PCM transformer does,
@@ -46,8 +46,8 @@ func flacPayload(size int64, l PCMLayout, stream []byte) []byte {
 // layout and checks the decoded bytes; the signed little-endian layout
 // must also match the MD5 signature libFLAC stored in the stream.
 func TestFLACBlockLayouts(t *testing.T) {
-	for name, stream := range flactest.Streams(t) {
-		info, samples := flactest.Samples(t, stream)
+	for name, stream := range codectest.Streams(t) {
+		info, samples := codectest.Samples(t, stream)
 		minBytes := (info.BitsPerSample + 7) / 8
 		for _, nb := range []int{minBytes, 4} {
 			for flags := 0; flags < 8; flags++ {
@@ -103,8 +103,8 @@ func TestFLACHeaderBytes(t *testing.T) {
 }
 
 func TestFLACBlockErrors(t *testing.T) {
-	stream := flactest.Streams(t)["tiny16.flac"]
-	info, samples := flactest.Samples(t, stream)
+	stream := codectest.Streams(t)["tiny16.flac"]
+	info, samples := codectest.Samples(t, stream)
 	l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: 2, Signed: true}
 	size := int64(len(samples) * 2)
 	good := flacPayload(size, l, stream)
@@ -157,7 +157,7 @@ func TestFLACBlockErrors(t *testing.T) {
 // TestFLACForgedSizeAllocation: a tiny payload declaring a huge size must
 // fail without allocating anything near that size.
 func TestFLACForgedSizeAllocation(t *testing.T) {
-	stream := flactest.Streams(t)["tiny16.flac"]
+	stream := codectest.Streams(t)["tiny16.flac"]
 	l := PCMLayout{Channels: 2, BitsPerSample: 16, BytesPerSample: 2, Signed: true}
 	src := flacPayload(1<<36, l, stream)
 	var before, after runtimeMem
@@ -172,10 +172,10 @@ func TestFLACForgedSizeAllocation(t *testing.T) {
 }
 
 func FuzzFLAC(f *testing.F) {
-	streams := flactest.Streams(f)
+	streams := codectest.Streams(f)
 	for _, name := range []string{"tiny16.flac", "s12-mono.flac"} {
 		stream := streams[name]
-		info, samples := flactest.Samples(f, stream)
+		info, samples := codectest.Samples(f, stream)
 		nb := (info.BitsPerSample + 7) / 8
 		l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: nb, Signed: true}
 		f.Add(flacPayload(int64(len(samples)*nb), l, stream))
@@ -214,7 +214,7 @@ func BenchmarkFLAC(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	info, samples := flactest.Samples(b, stream)
+	info, samples := codectest.Samples(b, stream)
 	l := PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: (info.BitsPerSample + 7) / 8, Signed: true}
 	pcm := packReference(samples, l)
 	payload := flacPayload(int64(len(pcm)), l, stream)

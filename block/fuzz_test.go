@@ -3,7 +3,7 @@ package block
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/godwarfs/godwarfs/block/internal/flactest"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,7 +110,7 @@ func FuzzDecompress(f *testing.F) {
 		}
 		f.Add(uint8(CompLZMA), out)
 	}
-	stream := flactest.Streams(f)["tiny16.flac"]
+	stream := codectest.Streams(f)["tiny16.flac"]
 	f.Add(uint8(CompFLAC), flacPayload(480, PCMLayout{Channels: 2, BitsPerSample: 16, BytesPerSample: 2, Signed: true}, stream))
 	f.Fuzz(func(t *testing.T, comp uint8, src []byte) {
 		c := Compression(comp % 8)

@@ -4,6 +4,7 @@ package encode
 
 import (
 	"bytes"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
@@ -21,7 +22,7 @@ func forcedBCJ(src []byte, f *xzfmt.Filter) ([]byte, error) {
 // every filter, including arm64 which the reference does not write, on
 // random data (every code path of the filters) and on an executable.
 func TestBCJDecodersMatchLiblzma(t *testing.T) {
-	inputs := [][]byte{randomBytes(256<<10, 5), executableBytes(t, 512<<10), {0xE8, 1, 2}}
+	inputs := [][]byte{codectest.RandomBytes(256<<10, 5), codectest.ExecutableBytes(t, 512<<10), {0xE8, 1, 2}}
 	for _, f := range xzfmt.Filters {
 		for i, src := range inputs {
 			stream, err := forcedBCJ(src, &f)

@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"math/rand/v2"
-	"os"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"os/exec"
 	"slices"
 	"strings"
@@ -14,32 +13,6 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/block/internal/xzfmt"
 )
-
-// executableBytes is up to n bytes of a real executable: the test
-// binary itself.
-func executableBytes(t testing.TB, n int) []byte {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("skipped: no path to the test binary: %v", err)
-	}
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Skipf("skipped: cannot read the test binary: %v", err)
-	}
-	return b[:min(n, len(b))]
-}
-
-// randomBytes has plenty of accidental instruction patterns for every
-// filter (an E8 every 128 bytes, a BL every 256 words, ...).
-func randomBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
 
 // xzFilterIDs returns the filter chain of the first block of an xz
 // payload, read from its header, as the one element of a list (the
@@ -88,7 +61,7 @@ func TestXZBinaryReadByXZTool(t *testing.T) {
 	if err != nil {
 		t.Skip("skipped: no xz tool to read the streams with")
 	}
-	src := append(randomBytes(16<<10, 3), executableBytes(t, 128<<10)...)
+	src := append(codectest.RandomBytes(16<<10, 3), codectest.ExecutableBytes(t, 128<<10)...)
 	for _, name := range xzfmt.Writable {
 		f := xzfmt.ByName(name)
 		for _, ctor := range []struct {

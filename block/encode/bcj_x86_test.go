@@ -6,6 +6,7 @@ package encode
 
 import (
 	"bytes"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
@@ -16,7 +17,7 @@ import (
 // chain that is smaller than LZMA2 alone and reads back exactly; on data
 // where the filter does not help, LZMA2 alone is kept. Both encoders.
 func TestLZMABinary(t *testing.T) {
-	exe := executableBytes(t, 512<<10)
+	exe := codectest.ExecutableBytes(t, 512<<10)
 	if len(exe) < 256<<10 {
 		t.Skipf("skipped: test binary only %d bytes", len(exe))
 	}

@@ -4,6 +4,7 @@ package encode
 
 import (
 	"bytes"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ func TestLZMAFramingMatchesXZ(t *testing.T) {
 	if err != nil {
 		t.Skip("skipped: no xz tool to compare with")
 	}
-	text, exe := goSource(t)[:300<<10], executableBytes(t, 300<<10)
+	text, exe := goSource(t)[:300<<10], codectest.ExecutableBytes(t, 300<<10)
 	for _, tc := range []struct {
 		spec, preset string
 		src          []byte
@@ -71,7 +72,7 @@ func TestLZMAFramingMatchesXZ(t *testing.T) {
 // for each input.
 func TestLZMAWorkspaceSameStreams(t *testing.T) {
 	t.Parallel()
-	text, exe, noise := goSource(t), executableBytes(t, 200<<10), testNoise(64<<10)
+	text, exe, noise := goSource(t), codectest.ExecutableBytes(t, 200<<10), testNoise(64<<10)
 	checkWorkspaceSame(t, []workspaceStep{
 		{"lzma:level=9", text[:200<<10], false},
 		{"lzma:level=9", text[100<<10 : 300<<10], false}, // same dictionary size: tables reused

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/godwarfs/godwarfs/block"
-	"github.com/godwarfs/godwarfs/block/internal/flactest"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 )
 
 // The helpers of package block's FLAC tests that need block's types.
@@ -48,7 +48,7 @@ func BenchmarkFLACEncode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	info, samples := flactest.Samples(b, stream)
+	info, samples := codectest.Samples(b, stream)
 	l := block.PCMLayout{Channels: info.Channels, BitsPerSample: info.BitsPerSample, BytesPerSample: (info.BitsPerSample + 7) / 8, Signed: true}
 	pcm := packReference(samples, l)
 	for _, level := range []int{0, 5, 8} {

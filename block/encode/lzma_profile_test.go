@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"math"
 	"strings"
 	"testing"
@@ -26,8 +27,8 @@ func TestWordStructured(t *testing.T) {
 		want bool
 	}{
 		{"Go source", goSource(t), false},
-		{"random bytes", randomBytes(1<<20, 3), false},
-		{"executable", executableBytes(t, 1<<20), true},
+		{"random bytes", codectest.RandomBytes(1<<20, 3), false},
+		{"executable", codectest.ExecutableBytes(t, 1<<20), true},
 		{"uint32 table", table, true},
 		{"16-bit PCM", pcm, true},
 		{"under 64 KiB", goSource(t)[:60<<10], true},
@@ -40,7 +41,7 @@ func TestWordStructured(t *testing.T) {
 }
 
 func TestLZMAProfile(t *testing.T) {
-	text, exe := goSource(t), executableBytes(t, 1<<20)
+	text, exe := goSource(t), codectest.ExecutableBytes(t, 1<<20)
 	for _, tc := range []struct {
 		name                  string
 		src                   []byte
@@ -65,7 +66,7 @@ func TestLZMAProfile(t *testing.T) {
 // TestLZMAPBStreams: both encoders write the profile's pb into the stream
 // (the first LZMA2 chunk's properties byte), and what they write reads back.
 func TestLZMAPBStreams(t *testing.T) {
-	text, exe := goSource(t), executableBytes(t, 1<<20)
+	text, exe := goSource(t), codectest.ExecutableBytes(t, 1<<20)
 	ctors := []struct {
 		name string
 		new  func(string) (Compressor, error)

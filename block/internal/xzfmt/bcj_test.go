@@ -2,46 +2,19 @@ package xzfmt
 
 import (
 	"bytes"
-	"math/rand/v2"
-	"os"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"testing"
 )
-
-// executableBytes is up to n bytes of a real x86-64 (or whatever this
-// machine runs) executable: the test binary itself.
-func executableBytes(t testing.TB, n int) []byte {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("skipped: no path to the test binary: %v", err)
-	}
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Skipf("skipped: cannot read the test binary: %v", err)
-	}
-	return b[:min(n, len(b))]
-}
-
-// randomBytes has plenty of accidental instruction patterns for every
-// filter (an E8 every 128 bytes, a BL every 256 words, ...).
-func randomBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
 
 // TestBCJRoundTrip: decoding undoes encoding for every filter, start
 // offset and length, and encoding does change the data.
 func TestBCJRoundTrip(t *testing.T) {
-	exe := executableBytes(t, 1<<20)
+	exe := codectest.ExecutableBytes(t, 1<<20)
 	for _, f := range Filters {
 		for _, in := range []struct {
 			name string
 			data []byte
-		}{{"random", randomBytes(1<<18, 1)}, {"executable", exe}, {"short", []byte{0xE8, 1, 2, 3, 0, 0xEB}}} {
+		}{{"random", codectest.RandomBytes(1<<18, 1)}, {"executable", exe}, {"short", []byte{0xE8, 1, 2, 3, 0, 0xEB}}} {
 			for _, start := range []uint32{0, 16, 0xFFFFFFF0, 0x1235} {
 				start &^= f.Align - 1
 				for _, cut := range []int{0, 1, 3} {
@@ -77,7 +50,7 @@ func TestBCJNames(t *testing.T) {
 // undoes its encoder.
 func FuzzBCJ(f *testing.F) {
 	f.Add([]byte{0xE8, 0, 0, 0, 0, 0xE8, 0xFF, 0xFF, 0xFF, 0xFF}, uint32(0))
-	f.Add(randomBytes(256, 9), uint32(12))
+	f.Add(codectest.RandomBytes(256, 9), uint32(12))
 	f.Fuzz(func(t *testing.T, data []byte, start uint32) {
 		for _, flt := range Filters {
 			start := start &^ (flt.Align - 1)

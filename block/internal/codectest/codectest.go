@@ -1,9 +1,12 @@
-// Package flactest holds the FLAC test streams of package block/flac and
-// the helpers the decoder's and the encoders' tests share.
-package flactest
+// Package codectest holds the test inputs that the tests of block's
+// decoders and of the encoders in block/encode share: real executable
+// bytes and random data for the BCJ filters, and the FLAC test streams of
+// package block/flac.
+package codectest
 
 import (
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -56,4 +59,30 @@ func Samples(t testing.TB, stream []byte) (flac.StreamInfo, []int64) {
 		}
 	}
 	return d.Info(), all
+}
+
+// ExecutableBytes is up to n bytes of a real executable of this machine's
+// architecture: the test binary itself.
+func ExecutableBytes(t testing.TB, n int) []byte {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("skipped: no path to the test binary: %v", err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Skipf("skipped: cannot read the test binary: %v", err)
+	}
+	return b[:min(n, len(b))]
+}
+
+// RandomBytes has plenty of accidental instruction patterns for every BCJ
+// filter (an E8 every 128 bytes, a BL every 256 words, ...).
+func RandomBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
 }
