@@ -270,18 +270,22 @@ func TestUserMount(t *testing.T) {
 		fixtures.FUSEUnusable(t, err.Error())
 	}
 	const uid, gid = 65534, 65534
-	img, err := filepath.Abs(defaultImage(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Access(img, unix.R_OK); err != nil {
-		t.Skip(err)
-	}
 	base, err := os.MkdirTemp("", "dwarfs-user")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(base)
+	// The fixture may sit in a checkout the unprivileged user cannot
+	// enter (a clone in a 0700 temporary directory), so the user
+	// mounts a copy inside its own directory.
+	data, err := os.ReadFile(defaultImage(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(base, "image.dwarfs")
+	if err := os.WriteFile(img, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	mnt := filepath.Join(base, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
