@@ -21,7 +21,7 @@ QUICK ?=
 # Packages that hold testing.F fuzzers; each fuzzer runs briefly in `make test`.
 FUZZPKGS := ./block/ ./block/internal/xzfmt/ ./block/flac/ ./block/ricepp/ ./metadata/ ./dedup/ ./dedup/formats/ ./internal/mountopts/ ./source/ ./internal/dwarfsextract/ ./tarinput/ ./ociinput/ ./imagesig/ ./ociartifact/ ./internal/brotli/ ./source/internal/httpfetch/
 
-.PHONY: all build build-static cross dist test-cross test-arm64 test-arm test-386 test-s390x test-windows deps cdeps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-media bench-remote bench-remote-open bench-registry-lazy bench-shards bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
+.PHONY: all build build-static cross dist test-cross test-arm64 test-arm test-386 test-s390x test-windows deps cdeps man test vet unit nocgo fuzz-short demo bench bench-build bench-read bench-recompress bench-compare bench-categorize bench-media bench-remote bench-remote-open bench-registry-lazy bench-shards bench-distributed bench-order bench-scale bench-scale-cores bench-mount bench-multi check-compat check-filters check-codecs check-ricepp clean
 
 all: build
 
@@ -83,7 +83,7 @@ QEMU_ARM64 ?= qemu-aarch64-static
 QEMU_ARM ?= qemu-arm-static
 QEMU_S390X ?= qemu-s390x-static
 WINE ?= wine
-NOFUSE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/gofuse/ -e /internal/apprun -e /internal/moduletest -e /fusefs -e /cmd/dwarfs -e /cmd/godwarfs -e /internal/dwarfs$$ -e /bench/ -e /internal/wintest)
+NOFUSE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/gofuse/ -e /internal/apprun -e /internal/moduletest -e /fusefs -e /cmd/dwarfs -e /cmd/godwarfs -e /internal/dwarfs$$ -e /bench/ -e /internal/wintest -e /internal/clustertest)
 WINDOWS_PKGS = . ./block/ ./metadata/ ./internal/manifest/ ./internal/dwarfsextract/ ./internal/dwarfs/ ./internal/cli/ ./internal/chmod/ ./internal/glob/ ./internal/mountopts/
 
 test-cross: test-arm64 test-arm test-386 test-s390x test-windows
@@ -224,7 +224,15 @@ nocgo:
 	CGO_ENABLED=0 $(GOCMD) build ./...
 	CGO_ENABLED=0 $(GOCMD) test -count=1 ./block/ ./block/encode/ ./writer/
 
-test: cdeps vet unit moduletest race nocgo fuzz-short
+test: cdeps vet unit deploy-test moduletest race nocgo fuzz-short
+
+# The recipes in deploy/: the Kubernetes manifests decoded with the API's
+# types. deploy/ is a module of its own, so that the Kubernetes modules stay
+# out of this module's requirements. (The Slurm recipe runs on a real
+# cluster in internal/clustertest, part of unit.)
+.PHONY: deploy-test
+deploy-test:
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The set-up of a cgo build (build, vet, unit, race and so make demo and
 # make test): as root where apt-get is, install the headers of liblzma and
@@ -331,6 +339,11 @@ bench-registry-lazy: build
 # beside a single build; see bench/shards.sh.
 bench-shards: build
 	BIN=$(abspath $(BIN)) ./bench/shards.sh
+
+# The CDNJS-like tree built from loopback S3 as 4 shards (--shard=K/4)
+# one at a time and merged, beside a single build; see bench/distributed.sh.
+bench-distributed: build
+	BIN=$(abspath $(BIN)) ./bench/distributed.sh
 
 # The single build beside one shard per top-level directory merged, and
 # beside the whole-tree order, for several corpora; see bench/order.sh.
