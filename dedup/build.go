@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/shard"
 )
 
 type builder struct {
@@ -72,38 +74,16 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	if err := opt.checkCategorize(); err != nil {
 		return nil, Stats{}, err
 	}
-	b := &builder{opt: &opt}
-	b.bufs.New = func() any { buf := make([]byte, 1<<20); return &buf }
-	warn := func(format string, args ...any) {
-		if opt.Log != nil {
-			fmt.Fprintf(opt.Log, "warning: "+format+"\n", args...)
-		}
-	}
-	b.sc = &scanner{opt: &opt, root: opt.Input, links: map[devIno]*inode{}, stats: &b.stats, warn: warn}
-	b.stats.Phase = "scanning"
-	if opt.Tree != nil {
-		b.stats.Phase = PhaseReading
-	}
-	b.phase(b.stats.Phase)
-	b.report()
+	b := newBuilder(&opt)
 	t0 := time.Now()
-	var root *entry
-	var err error
-	switch {
-	case opt.Tree != nil:
-		if opt.InputList != nil {
-			return nil, b.stats, errors.New("an input list cannot select from a tree source")
-		}
-		root, err = b.sc.fromTree(ctx, b)
-	case opt.Input == "" && opt.Base != nil:
-		// Only base trees (a merge).
-	case opt.InputList != nil:
-		root, err = b.sc.fromList(opt.InputList)
-	default:
-		root, err = b.sc.walk(ctx)
-	}
+	root, err := b.scanTree(ctx)
 	if err != nil {
 		return nil, b.stats, err
+	}
+	if root != nil && opt.Select != nil {
+		if err := b.selectTree(root); err != nil {
+			return nil, b.stats, err
+		}
 	}
 	if root != nil {
 		if b.cz, err = b.newCategorizers(root); err != nil {
@@ -233,6 +213,109 @@ func (b *builder) familyOrdered(c *content) bool {
 		}
 	}
 	return true
+}
+
+func newBuilder(opt *Options) *builder {
+	b := &builder{opt: opt}
+	b.bufs.New = func() any { buf := make([]byte, 1<<20); return &buf }
+	warn := func(format string, args ...any) {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "warning: "+format+"\n", args...)
+		}
+	}
+	b.sc = &scanner{opt: opt, root: opt.Input, links: map[devIno]*inode{}, stats: &b.stats, warn: warn}
+	return b
+}
+
+// scanTree reads the input tree: the directory, the input list's paths
+// or the tree source. It returns nil for a build of base trees only.
+func (b *builder) scanTree(ctx context.Context) (*entry, error) {
+	opt := b.opt
+	b.stats.Phase = "scanning"
+	if opt.Tree != nil {
+		b.stats.Phase = PhaseReading
+	}
+	b.phase(b.stats.Phase)
+	b.report()
+	switch {
+	case opt.Tree != nil:
+		if opt.InputList != nil {
+			return nil, errors.New("an input list cannot select from a tree source")
+		}
+		return b.sc.fromTree(ctx, b)
+	case opt.Input == "" && opt.Base != nil:
+		return nil, nil // only base trees (a merge)
+	case opt.InputList != nil:
+		return b.sc.fromList(opt.InputList)
+	default:
+		return b.sc.walk(ctx)
+	}
+}
+
+// List scans the input as Build would (the directory, input list or tree
+// source, with the filters, the type options and RemoveEmpty) and lists
+// every entry but the root, in path order, as the shard planner takes it.
+func List(ctx context.Context, opt Options) ([]shard.Entry, error) {
+	if opt.OpenFile == nil {
+		opt.OpenFile = openRead
+	}
+	if opt.Base != nil {
+		return nil, errors.New("list: a build on base images cannot be listed")
+	}
+	b := newBuilder(&opt)
+	root, err := b.scanTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if opt.RemoveEmpty {
+		removeEmptyDirs(root)
+	}
+	return listTree(root), nil
+}
+
+// listTree lists the entries below root in path order.
+func listTree(root *entry) []shard.Entry {
+	var out []shard.Entry
+	var visit func(e *entry)
+	visit = func(e *entry) {
+		for _, c := range e.children {
+			le := shard.Entry{Path: c.rel, Dir: c.ino.kind == kDir}
+			if c.ino.kind == kReg || c.ino.kind == kLink {
+				le.Size = c.ino.size
+			}
+			out = append(out, le)
+			visit(c)
+		}
+	}
+	visit(root)
+	slices.SortFunc(out, func(a, b shard.Entry) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// selectTree applies Options.Select to the scanned tree.
+func (b *builder) selectTree(root *entry) error {
+	if b.opt.RemoveEmpty && b.opt.Base == nil {
+		// Before listing, so that the listing is the tree that is built.
+		removeEmptyDirs(root)
+	}
+	keep, err := b.opt.Select(listTree(root))
+	if err != nil {
+		return err
+	}
+	var prune func(e *entry)
+	prune = func(e *entry) {
+		kept := e.children[:0]
+		for _, c := range e.children {
+			if keep(c.rel) {
+				prune(c)
+				kept = append(kept, c)
+			}
+		}
+		clear(e.children[len(kept):])
+		e.children = kept
+	}
+	prune(root)
+	return nil
 }
 
 func (b *builder) phase(name string) {

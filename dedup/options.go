@@ -14,6 +14,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/godwarfs/godwarfs/shard"
 )
 
 // Order selects how file contents are arranged in the block stream.
@@ -84,6 +86,13 @@ type Options struct {
 	// InputAt, a slash separated path ("" for the root).
 	Base    *Base
 	InputAt string
+
+	// Select, if set, is given the scanned tree (after the filters and
+	// RemoveEmpty) as the shard planner takes it: every entry but the
+	// root, in path order. The entries for which the returned keep
+	// reports false are left out, a directory with everything below it:
+	// a shard build (see package shard) keeps the paths its shard holds.
+	Select func([]shard.Entry) (keep func(path string) bool, err error)
 
 	// Exclude lists OS paths never to include (the output image and its
 	// temporary file when they are written inside the input tree).

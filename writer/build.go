@@ -15,6 +15,7 @@ import (
 	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/shard"
 	"github.com/godwarfs/godwarfs/source"
 )
 
@@ -123,6 +124,8 @@ type BuildOptions struct {
 	MemoryLimit int64
 	// Header is written before the image (mkdwarfs --header).
 	Header []byte
+	// Shard, if set, builds one shard of the input (see ShardOptions).
+	Shard *ShardOptions
 }
 
 // BuildResult summarises a build.
@@ -140,6 +143,8 @@ type BuildResult struct {
 	// Sums are, with Target.Sums, the BLAKE3 of the sections written
 	// (block.Writer.Sums).
 	Sums map[[32]byte][32]byte
+	// Plan is the plan a shard build (BuildOptions.Shard) made.
+	Plan *shard.Plan
 }
 
 // Build writes an image of the directory opts.Scan.Input to opts.Output.
@@ -152,6 +157,11 @@ func Build(ctx context.Context, opts BuildOptions) (*BuildResult, error) {
 		{&t.MetadataCompression, DefaultMetadataCompression}, {&t.HistoryCompression, DefaultHistoryCompression}} {
 		if *s.spec == "" {
 			*s.spec = s.def
+		}
+	}
+	if opts.Shard != nil {
+		if err := opts.Shard.check(t.History); err != nil {
+			return nil, err
 		}
 	}
 	return buildImage(ctx, opts, nil)
@@ -180,23 +190,28 @@ func buildImage(ctx context.Context, opts BuildOptions, base *bases) (*BuildResu
 		}
 	}
 	tl := newTimeline(scan.Verbosef)
-	stats, pipe, err := build(ctx, opts, scan, out, base, tl)
+	var plan *shard.Plan
+	if opts.Shard != nil {
+		scan.Select = opts.Shard.selector(&plan)
+	}
+	stats, pipe, err := build(ctx, opts, scan, out, base, tl, &plan)
 	if err != nil {
 		return nil, err
 	}
 	if err := out.Commit(ctx); err != nil {
 		return nil, err
 	}
-	return &BuildResult{Stats: stats, ImageBytes: out.Size(), Timeline: tl.finish(pipe), Sums: pipe.bw.Sums()}, nil
+	return &BuildResult{Stats: stats, ImageBytes: out.Size(), Timeline: tl.finish(pipe), Sums: pipe.bw.Sums(), Plan: plan}, nil
 }
 
 // build writes the whole image to out, marking its phases on tl; with
 // base (Append, Merge) the base images' blocks come first, copied raw,
-// and their history entries before the new one. Its phases: check every
+// and their history entries before the new one; a shard build's entry
+// records the shard of *plan. Its phases: check every
 // compression spec, start the pipeline, copy the base blocks, scan and
 // segment into new blocks, encode the metadata while the last blocks
 // compress, and write the metadata and history after them.
-func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases, tl *timeline) (_ dedup.Stats, _ *pipeline, retErr error) {
+func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Writer, base *bases, tl *timeline, plan **shard.Plan) (_ dedup.Stats, _ *pipeline, retErr error) {
 	t := &opts.Target
 	comps, cc, err := checkSpecs(t, base, scan.Log)
 	if err != nil {
@@ -270,7 +285,15 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	if base != nil {
 		prior = base.history
 	}
-	if err := comps.writeHistory(bw, prior, t.History, t.HistoryCompression, scan.Now); err != nil {
+	hist := t.History
+	if opts.Shard != nil {
+		if *plan == nil {
+			return stats, pipe, errors.New("shard build: the input was not planned")
+		}
+		rec := shard.Record{Index: opts.Shard.Index, Count: opts.Shard.Count, Digest: (*plan).Digest}
+		hist.Arguments = rec.AddTo(hist.Arguments)
+	}
+	if err := comps.writeHistory(bw, prior, hist, t.HistoryCompression, scan.Now); err != nil {
 		return stats, pipe, err
 	}
 	return stats, pipe, bw.Close()

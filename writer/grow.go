@@ -117,6 +117,8 @@ type baseImage struct {
 	fs    *metadata.FS
 	limit int64
 	cache *decodedBlocks // made by hasher
+	// history holds the image's history entries.
+	history []metadata.HistoryRecord
 }
 
 // bases are the input images of Append or Merge, in order.
@@ -124,6 +126,8 @@ type bases struct {
 	images  []*baseImage
 	blocks  int
 	history []metadata.HistoryRecord
+	// shards is set when the images are the shards of one plan.
+	shards bool
 }
 
 // openBase opens an input image and reads its metadata and history.
@@ -186,7 +190,7 @@ func (bi *baseImage) load(b *bases, check bool) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s, err)
 		}
-		b.history = append(b.history, h.Entries...)
+		bi.history = append(bi.history, h.Entries...)
 	}
 	return nil
 }
@@ -206,8 +210,21 @@ func openBases(ctx context.Context, names []string, check bool) (*bases, error) 
 		}
 		b.images = append(b.images, bi)
 		b.blocks += bi.im.NumBlocks()
+		b.history = append(b.history, bi.history...)
 	}
 	return b, nil
+}
+
+// reorder puts the images (and their places, at) in the given order.
+func (b *bases) reorder(order []int, at []string) {
+	images, places := make([]*baseImage, len(order)), make([]string, len(order))
+	b.history = nil
+	for i, j := range order {
+		images[i], places[i] = b.images[j], at[j]
+		b.history = append(b.history, images[i].history...)
+	}
+	b.images = images
+	copy(at, places)
 }
 
 func (b *bases) close() {
@@ -440,6 +457,15 @@ func Merge(ctx context.Context, opts MergeOptions) (*BuildResult, error) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	defer b.close()
+	order, err := checkShards(b)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	b.reorder(order, at)
+	if b.shards && opts.History.Omit {
+		// The last shard's entry would be the merged image's last.
+		return nil, fmt.Errorf("merge: a merge of shards needs its own history entry, or the image would read as the last shard: %w", ErrUsage)
+	}
 	scan := dedup.ImageOptions(b.images[0].fs)
 	if opts.Configure != nil {
 		opts.Configure(&scan)

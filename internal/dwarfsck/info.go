@@ -8,6 +8,7 @@ import (
 	"github.com/godwarfs/godwarfs/block"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
+	"github.com/godwarfs/godwarfs/shard"
 )
 
 // Category is the per-category block summary.
@@ -42,6 +43,8 @@ type Info struct {
 	ResNsec                     uint32 // > 0: subsecond resolution in ns
 	Categories                  []Category
 	Previous                    []metadata.HistoryEntry
+	// Shard is the shard a shard image records (mkdwarfs --shard).
+	Shard *shard.Record
 }
 
 // Gather collects the summary of an open image.
@@ -63,6 +66,13 @@ func Gather(im *godwarfs.Image) (*Info, error) {
 		}
 		info.HasHistory = true
 		info.History = append(info.History, h.Entries...)
+	}
+	cmdlines := make([][]string, len(info.History))
+	for i, h := range info.History {
+		cmdlines[i] = h.Arguments
+	}
+	if r, ok := shard.FromHistory(cmdlines); ok {
+		info.Shard = &r
 	}
 	info.CreatedBy, info.CreatedOn = md.DwarfsVersion, md.CreateTimestamp
 	info.Features, info.HasFeatures = md.Features, md.HasFeatures
@@ -244,6 +254,9 @@ func (info *Info) Text(f Features) string {
 	if len(info.Features) > 0 {
 		fmt.Fprintf(&b, "features: %s\n", strings.Join(info.Features, ", "))
 	}
+	if info.Shard != nil {
+		fmt.Fprintf(&b, "shard: %s\n", info.Shard)
+	}
 	if f&FeatMetadataSummary == 0 {
 		return b.String()
 	}
@@ -335,6 +348,9 @@ func (info *Info) JSON() map[string]any {
 		m["time_resolution"] = float64(info.ResNsec) / 1e9
 	} else {
 		m["time_resolution"] = info.ResSec
+	}
+	if info.Shard != nil {
+		m["shard"] = map[string]any{"index": info.Shard.Index, "count": info.Shard.Count, "plan_digest": info.Shard.Digest}
 	}
 	if info.HasHistory {
 		hist := []any{}

@@ -82,6 +82,11 @@ var options = []cli.Option{
 	{Long: "merge-into-root", Help: "with --merge: put the trees of the images given without NAME= into the root"},
 	{Long: "no-merge-dedup", Help: "with --merge: keep files of different images apart even when their contents are equal (without it, files of a size two images have are read and hashed, which decodes their blocks; no block is changed either way)"},
 	{Long: "replace", Help: "with --append or --merge: a path in a later tree replaces the same path in an earlier one (default: an error, unless both are directories)"},
+	// Building in shards (see shard.go).
+	{Long: "shard", HasValue: true, Arg: "K/N", Help: "build shard K (counted from 0, as SLURM_ARRAY_TASK_ID and JOB_COMPLETION_INDEX) of N: the part of the tree the plan gives it, with the directories leading there; the history records K, N and the plan's digest (see SHARDS)"},
+	{Long: "shard-depth", HasValue: true, Arg: "D", Default: "1", Help: "with --shard: plan by the entries at depth D (1: the root's entries); a directory holding more than 1/N of the bytes is split at the next level"},
+	{Long: "shard-plan", Help: "with --shard (K/N or N): print the plan as JSON (each shard's paths and bytes, and the plan's digest) and build nothing"},
+	{Long: "shard-digest", HasValue: true, Arg: "DIGEST", Help: "with --shard: fail unless the input plans to this digest (from --shard-plan), so that every shard is built from the same tree"},
 	// Categorizers (see CATEGORIZERS in the manual).
 	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order, the first to claim a file wins (binary, fits, hotness, incompressible, pcmaudio); without a list: fits,pcmaudio,binary,incompressible, with -C incompressible::null and the level's pcmaudio/waveform and fits/image settings unless set"},
 	{Long: "hotness-list", HasValue: true, Arg: "FILE", Help: "with --categorize=hotness: file listing the hot files, one path a line relative to -i (a leading / is ignored; the dwarfs driver's -o analysis_file writes such a list); their data goes into the category hotness"},
@@ -104,6 +109,7 @@ func Program() *cli.Program {
 			"-i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]",
 			"-i IMAGE --append DIR [--append-at PATH] -o NEW [OPTIONS...]",
 			"--merge [NAME=]IMAGE... [--merge-into-root] -o NEW [OPTIONS...]",
+			"-i DIR --shard=K/N [--shard-depth=D] -o SHARD [OPTIONS...] | --shard=N --shard-plan",
 		},
 		Options:  options,
 		LongHelp: "long-help",

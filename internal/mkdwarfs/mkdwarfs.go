@@ -75,6 +75,10 @@ type Config struct {
 	LogLevel     int
 	Progress     string
 	DebugFilter  string // --debug-filter mode: print filter effects only
+	// Shard is set by --shard; ShardPlan (--shard-plan) prints its plan
+	// instead of building.
+	Shard     *writer.ShardOptions
+	ShardPlan bool
 	// Rewrite is set when an existing image (Build.Input) is rewritten
 	// (--recompress, --rebuild-metadata, --change-block-size).
 	Rewrite *writer.RewriteOptions
@@ -152,6 +156,12 @@ func Main(ctx context.Context, args []string, stdio cli.Stdio) int {
 	}
 	if cfg.DebugFilter != "" {
 		if err := dedup.DebugFilter(cfg.Build, cfg.DebugFilter, stdout); err != nil {
+			return prog.Fail(stderr, err)
+		}
+		return cli.ExitOK
+	}
+	if cfg.ShardPlan {
+		if _, err := build(ctx, cfg, stdout, nil); err != nil {
 			return prog.Fail(stderr, err)
 		}
 		return cli.ExitOK
@@ -276,6 +286,7 @@ func mainBuild(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 func moreHelp(w io.Writer, r *cli.Result) {
 	fmt.Fprint(w, recompressHelp)
 	fmt.Fprint(w, growHelp)
+	fmt.Fprint(w, shardHelp)
 	fmt.Fprint(w, "\nSizes accept k, m, g, t suffixes (powers of 1024).\n")
 	if r.Has("long-help") {
 		fmt.Fprintln(w)
@@ -312,6 +323,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		func() error { return categorizeOptions(p, cfg) },
 		func() error { return perCategoryOptions(p, cfg) },
 		func() error { return metadataPackOptions(p, cfg) },
+		func() error { return shardOptions(p, cfg, recomp, grow) },
 	} {
 		if err := phase(); err != nil {
 			return nil, err
@@ -377,7 +389,7 @@ func ioOptions(p *cli.Result, cfg *Config, stdin io.Reader, recomp, grow bool) e
 			return usagef("invalid --debug-filter mode %q", v)
 		}
 	}
-	if cfg.Output, ok = p.Lookup("output"); !ok && cfg.DebugFilter == "" {
+	if cfg.Output, ok = p.Lookup("output"); !ok && cfg.DebugFilter == "" && !p.Has("shard-plan") {
 		return cli.Missing("output")
 	}
 	cfg.Force = p.Has("force")
@@ -766,7 +778,10 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		debug.FreeOSMemory()
 	}
 	defer func() { restore() }()
-	res, err := writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: cfg.MemLimit, Header: cfg.Header})
+	if cfg.ShardPlan {
+		return nil, printPlan(ctx, cfg, scan, stdout)
+	}
+	res, err := writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: cfg.MemLimit, Header: cfg.Header, Shard: cfg.Shard})
 	if err == nil && oci != nil && cfg.OCIConfig != "" {
 		if werr := os.WriteFile(cfg.OCIConfig, oci.Config(), 0o644); werr != nil {
 			return res, fmt.Errorf("the image was written, but not the container image config: %w", werr)
