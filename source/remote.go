@@ -400,32 +400,54 @@ func (r *remote) retry(ctx context.Context, off, n int64, op func(context.Contex
 	if r.changed.Load() && n > 0 {
 		return 0, r.rangeErr(off, n, ErrChanged)
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
-	defer cancel()
-	wait := r.o.RetryWait
-	for attempt := 1; ; attempt++ {
+	attempt, err := retryLoop(ctx, r.o, func(ctx context.Context, attempt int) error {
 		r.c.requests.Add(1)
 		if attempt > 1 {
 			r.c.retries.Add(1)
 		}
-		err := op(ctx)
+		return op(ctx)
+	})
+	if err == nil {
+		return attempt, nil
+	}
+	r.c.errors.Add(1)
+	if errors.Is(err, ErrChanged) && !r.changed.Swap(true) {
+		r.o.Logf("%s: %v; all further reads fail", r.f.Name(), err)
+	}
+	return attempt, r.rangeErr(off, n, err)
+}
+
+// Retry runs op with the rules every remote read follows: an error
+// marked Retryable is tried again after a backoff (o.RetryWait, doubling,
+// full jitter, at least a server's Retry-After) while o.Attempts and
+// o.Timeout, which bounds all attempts and waits, last; any other error,
+// and ErrChanged, ends it at once. Backends use it for requests that are
+// not range reads of an image (listings, uploads).
+func Retry(ctx context.Context, o Options, op func(context.Context) error) error {
+	_, err := retryLoop(ctx, o.withDefaults(), func(ctx context.Context, _ int) error { return op(ctx) })
+	return err
+}
+
+// retryLoop is Retry for options with their defaults; it returns the
+// number of attempts made. The error says why it gave up.
+func retryLoop(ctx context.Context, o Options, op func(ctx context.Context, attempt int) error) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	wait := o.RetryWait
+	for attempt := 1; ; attempt++ {
+		err := op(ctx, attempt)
 		if err == nil {
 			return attempt, nil
 		}
 		if errors.Is(err, ErrChanged) {
-			if !r.changed.Swap(true) {
-				r.o.Logf("%s: %v; all further reads fail", r.f.Name(), err)
-			}
-			r.c.errors.Add(1)
-			return attempt, r.rangeErr(off, n, err)
+			return attempt, err
 		}
 		var rt *retryable
-		if !errors.As(err, &rt) || attempt >= r.o.Attempts || ctx.Err() != nil {
-			r.c.errors.Add(1)
+		if !errors.As(err, &rt) || attempt >= o.Attempts || ctx.Err() != nil {
 			if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
-				err = fmt.Errorf("%w (gave up after %v)", err, r.o.Timeout)
+				err = fmt.Errorf("%w (gave up after %v)", err, o.Timeout)
 			}
-			return attempt, r.rangeErr(off, n, fmt.Errorf("%w (attempt %d of %d)", err, attempt, r.o.Attempts))
+			return attempt, fmt.Errorf("%w (attempt %d of %d)", err, attempt, o.Attempts)
 		}
 		// Full jitter: sleep a random time up to the backoff, but at
 		// least what the server asked for.
@@ -439,8 +461,7 @@ func (r *remote) retry(ctx context.Context, off, n int64, op func(context.Contex
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			r.c.errors.Add(1)
-			return attempt, r.rangeErr(off, n, fmt.Errorf("%w (gave up after %v)", err, r.o.Timeout))
+			return attempt, fmt.Errorf("%w (gave up after %v)", err, o.Timeout)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/internal/cli"
+	"github.com/godwarfs/godwarfs/source/s3source"
 	"github.com/godwarfs/godwarfs/writer"
 )
 
@@ -88,12 +89,22 @@ func growOptions(cfg *Config, p *cli.Result) error {
 		}
 		mo := &writer.MergeOptions{Target: t, Replace: p.Has("replace"), NoCheck: p.Has("no-check"), Header: cfg.Header,
 			KeepApart: p.Has("no-merge-dedup")}
+		cfg.mergeIntoRoot = p.Has("merge-into-root")
 		for _, a := range p.Args {
 			in := writer.MergeInput{Image: a}
-			if name, img, ok := explicitName(a); ok {
+			name, img, named := explicitName(a)
+			if named {
 				in = writer.MergeInput{Image: img, At: name}
-			} else if !p.Has("merge-into-root") {
+			} else if !cfg.mergeIntoRoot {
 				in.At = writer.DefaultMergeAt(a)
+			}
+			// s3://BUCKET/PREFIX/shard-*.dwarfs: expanded when the merge
+			// runs, from the listing.
+			if s3source.HasGlob(in.Image) {
+				if cfg.mergeGlobs == nil {
+					cfg.mergeGlobs = map[int]bool{}
+				}
+				cfg.mergeGlobs[len(mo.Inputs)] = named
 			}
 			mo.Inputs = append(mo.Inputs, in)
 		}
@@ -175,6 +186,9 @@ func runGrow(ctx context.Context, cfg *Config, stdout io.Writer, progress func(w
 	if cfg.Merge != nil {
 		mo := *cfg.Merge
 		mo.Stdout, mo.Progress = stdout, progress
+		if err := expandMergeGlobs(ctx, cfg, &mo); err != nil {
+			return nil, err
+		}
 		return writer.Merge(ctx, mo)
 	}
 	ao := *cfg.Append

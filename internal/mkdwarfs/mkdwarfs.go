@@ -29,6 +29,7 @@ import (
 	"github.com/godwarfs/godwarfs/ociinput"
 	"github.com/godwarfs/godwarfs/source/httpsource"
 	_ "github.com/godwarfs/godwarfs/source/remote" // images at http(s)://, s3:// and docker://
+	"github.com/godwarfs/godwarfs/source/s3source"
 	"github.com/godwarfs/godwarfs/tarinput"
 	"github.com/godwarfs/godwarfs/writer"
 )
@@ -92,13 +93,20 @@ type Config struct {
 	OCIInput   string
 	OCIOptions ociinput.Options
 	OCIConfig  string
-	Stdin      io.Reader
+	// S3Input is the s3://BUCKET/PREFIX/ whose objects Build.Input
+	// names.
+	S3Input string
+	Stdin   io.Reader
 	// Append or Merge is set when images grow (--append, --merge).
 	Append *writer.AppendOptions
 	Merge  *writer.MergeOptions
 	// Signer, when set (--sign), signs the output once it is written:
 	// OUTPUT.sig (see package imagesig).
 	Signer ssh.Signer
+	// mergeGlobs marks the merge inputs that are s3:// patterns, true
+	// for those given with NAME=; mergeIntoRoot is --merge-into-root.
+	mergeGlobs    map[int]bool
+	mergeIntoRoot bool
 	// warnings are shown once logging is set up (at --log-level warn and
 	// above); notes at --log-level verbose.
 	warnings []string
@@ -170,6 +178,9 @@ func Main(ctx context.Context, args []string, stdio cli.Stdio) int {
 	if strings.HasPrefix(cfg.Output, ociartifact.Scheme) {
 		return mainPush(ctx, cfg, stdout, stderr)
 	}
+	if s3source.IsURL(cfg.Output) {
+		return mainUpload(ctx, cfg, stdout, stderr)
+	}
 	if cfg.Rewrite != nil {
 		return mainRewrite(ctx, cfg, stdout, stderr)
 	}
@@ -190,23 +201,7 @@ func mainPush(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 		return Program().Fail(stderr, fmt.Errorf("a temporary file for the image: %w", err))
 	}
 	defer os.RemoveAll(dir)
-	cfg.Output = filepath.Join(dir, "image.dwarfs")
-	// Rewrites and grows took their target from the command line.
-	if cfg.Rewrite != nil {
-		cfg.Rewrite.Target.Output = cfg.Output
-	}
-	if cfg.Append != nil {
-		cfg.Append.Target.Output = cfg.Output
-	}
-	if cfg.Merge != nil {
-		cfg.Merge.Target.Output = cfg.Output
-	}
-	var code int
-	if cfg.Rewrite != nil {
-		code = mainRewrite(ctx, cfg, stdout, stderr)
-	} else {
-		code = mainBuild(ctx, cfg, stdout, stderr)
-	}
+	code := buildInto(ctx, cfg, filepath.Join(dir, "image.dwarfs"), stdout, stderr)
 	if code != cli.ExitOK && code != cli.ExitPartial {
 		return code
 	}
@@ -231,6 +226,26 @@ func mainPush(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// buildInto builds, rewrites or grows the image as cfg says, into the
+// file output instead of the one the command line names.
+func buildInto(ctx context.Context, cfg *Config, output string, stdout, stderr io.Writer) int {
+	cfg.Output = output
+	// Rewrites and grows took their target from the command line.
+	if cfg.Rewrite != nil {
+		cfg.Rewrite.Target.Output = cfg.Output
+	}
+	if cfg.Append != nil {
+		cfg.Append.Target.Output = cfg.Output
+	}
+	if cfg.Merge != nil {
+		cfg.Merge.Target.Output = cfg.Output
+	}
+	if cfg.Rewrite != nil {
+		return mainRewrite(ctx, cfg, stdout, stderr)
+	}
+	return mainBuild(ctx, cfg, stdout, stderr)
 }
 
 // mainBuild builds an image from a directory, archive or container
@@ -769,6 +784,11 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		defer oci.Close()
 		scan.Tree = oci.Source()
 	}
+	if cfg.S3Input != "" {
+		src := s3Tree(cfg)
+		defer src.Close()
+		scan.Tree = src
+	}
 	// Once the tree is scanned, what the heap gains is block buffers that
 	// die when written, while the scan's structures stay live; the scan
 	// itself, which allocates much and keeps little, keeps the default.
@@ -828,6 +848,19 @@ func inputFormat(p *cli.Result, cfg *Config, stdin io.Reader) error {
 		if p.Has(o) {
 			return usagef("--%s needs a container image input (oci:, docker-archive:, docker://)", o)
 		}
+	}
+	if s3source.IsURL(in) && (format == "" || format == "auto") {
+		if cfg.Build.InputList != nil {
+			return usagef("--input-list cannot select from an S3 input")
+		}
+		if cfg.DebugFilter != "" {
+			return usagef("--debug-filter needs a directory input")
+		}
+		if _, _, err := s3source.SplitURL(in); err != nil {
+			return &cli.UsageError{Msg: err.Error()}
+		}
+		cfg.S3Input = in
+		return nil
 	}
 	switch format {
 	case "", "auto":

@@ -63,6 +63,27 @@ func open(ctx context.Context, name string, o source.Options) (source.Fetcher, e
 	if err != nil {
 		return nil, err
 	}
+	c, err := NewClient(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, key, err)
+	}
+	return &s3Fetcher{bucket: bucket, objKey: key, endpoint: c.endpoint, client: c.client, tr: c.tr}, nil
+}
+
+// Client is an S3 client set up as image reads set theirs up: o.S3's
+// endpoint, region, path style and profile, else the environment and the
+// shared configuration files; anonymous without credentials; the SDK's
+// own retries off, source.Retry deciding instead.
+type Client struct {
+	client   *s3.Client
+	tr       *http.Transport
+	endpoint string
+	o        source.Options
+}
+
+// NewClient returns a Client for the options o (o.Workers sizes its
+// connection pool; the retry fields bound its requests).
+func NewClient(ctx context.Context, o source.Options) (*Client, error) {
 	lo := []func(*config.LoadOptions) error{config.WithRetryMaxAttempts(1)}
 	if o.S3.Region != "" {
 		lo = append(lo, config.WithRegion(o.S3.Region))
@@ -82,7 +103,7 @@ func open(ctx context.Context, name string, o source.Options) (source.Fetcher, e
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
-		return nil, fmt.Errorf("s3://%s/%s: loading AWS configuration: %w", bucket, key, err)
+		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
@@ -116,8 +137,11 @@ func open(ctx context.Context, name string, o source.Options) (source.Fetcher, e
 		so.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		so.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
-	return &s3Fetcher{bucket: bucket, objKey: key, endpoint: endpoint, client: client, tr: tr}, nil
+	return &Client{client: client, tr: tr, endpoint: endpoint, o: o}, nil
 }
+
+// Close releases the client's idle connections.
+func (c *Client) Close() { c.tr.CloseIdleConnections() }
 
 // pathStyleHost reports endpoints that cannot carry the bucket in the host
 // name: IP addresses and localhost, as used by self-hosted services.
