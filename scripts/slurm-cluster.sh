@@ -184,6 +184,7 @@ JobCompType=jobcomp/none
 ReturnToService=2
 SlurmdParameters=config_overrides
 MinJobAge=600
+MailProg=/bin/true
 SlurmdTimeout=30
 InactiveLimit=0
 KillWait=5
