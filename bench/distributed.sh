@@ -120,14 +120,12 @@ timed() {
 }
 
 # The plan: how many bytes of the tree each shard reads.
-"$BIN/mkdwarfs" -i "$in" --shard-plan --shard=0/"$SHARDS" >"$work/plan.json" 2>"$work/plan.log" ||
-	"$BIN/mkdwarfs" -i "$in" --shard-plan="$SHARDS" >"$work/plan.json" 2>>"$work/plan.log" ||
+"$BIN/mkdwarfs" -i "$in" --shard="$SHARDS" --shard-plan >"$work/plan.json" 2>"$work/plan.log" ||
 	die "--shard-plan failed: $(tail -5 "$work/plan.log")"
 mapfile -t plan_bytes < <(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))
-shards = p["shards"] if isinstance(p, dict) else p
-for s in sorted(shards, key=lambda s: s["shard"]):
+for s in sorted(p["shards"], key=lambda s: s["index"]):
     print(s["bytes"])' "$work/plan.json")
 [[ ${#plan_bytes[@]} == "$SHARDS" ]] || die "the plan has ${#plan_bytes[@]} shards, want $SHARDS"
 
