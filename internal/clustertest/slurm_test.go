@@ -145,8 +145,8 @@ var terminal = map[string]bool{
 	"PREEMPTED": true, "OUT_OF_MEMORY": true, "BOOT_FAIL": true, "DEADLINE": true,
 }
 
-// wait polls slurmctld until the job (every task of an array of tasks
-// tasks) has ended, and returns its records. The limit only guards
+// wait polls slurmctld until the job has ended (for an array job, each
+// of its tasks records), and returns the records. The limit only guards
 // against a hung cluster.
 func (c *cluster) wait(t *testing.T, id string, tasks int) []job {
 	t.Helper()
