@@ -15,6 +15,11 @@
 // copying the input images' blocks byte for byte (mkdwarfs --append,
 // --merge); they are builds that start from the images' trees.
 //
+// A Build with BuildOptions.Shard builds one shard of a tree as package
+// shard plans it, and records it in the image's history; a Merge whose
+// inputs are shards checks that they are every shard of one plan, once,
+// before it writes anything.
+//
 // All go through the same back half: one ordered, bounded compression
 // pipeline (the output does not depend on the number of workers), one
 // writer of the metadata and history sections, and one atomic commit (a

@@ -442,7 +442,10 @@ func Append(ctx context.Context, opts AppendOptions) (*BuildResult, error) {
 // share their chunks in an input share them in the output. The metadata
 // is made anew with the first input's options (see
 // MergeOptions.Configure), and the history holds the inputs' entries in
-// order and a new one.
+// order and a new one. When any input is a shard image (ShardOptions),
+// the inputs must be every shard of one plan, each once (else the error
+// wraps ErrShard, naming the missing, duplicate and foreign inputs), and
+// they are merged in shard order.
 func Merge(ctx context.Context, opts MergeOptions) (*BuildResult, error) {
 	if len(opts.Inputs) == 0 {
 		return nil, fmt.Errorf("merge: no input images: %w", ErrUsage)

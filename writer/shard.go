@@ -106,7 +106,7 @@ func checkShards(b *bases) ([]int, error) {
 	for i, bi := range b.images {
 		switch {
 		case !isShard[i]:
-			problems = append(problems, fmt.Sprintf("%s is not a shard (its history records none, as the last entry of a shard build)", bi.name))
+			problems = append(problems, fmt.Sprintf("%s is not a shard (its history does not end with a shard build)", bi.name))
 		case recs[i].Digest != plan:
 			problems = append(problems, fmt.Sprintf("%s is shard %s of another plan, %s", bi.name, recs[i].Spec(), recs[i].Digest))
 		default:

@@ -17,6 +17,9 @@ var manual = cli.Manual{
 			"-d 0 prints only the creator lines; 1 adds the version and the metadata summary; 2 (the default) " +
 				"the history; 3 the list of sections; 4 every inode; 5 the chunks of every file; 6 and 7 the whole " +
 				"metadata as JSON. Feature names select parts directly, e.g. -d version,history.",
+			"The summary of a shard image (mkdwarfs --shard) has the line \"shard: K/N plan DIGEST\" (in " +
+				"--json, \"shard\" with index, count and plan_digest): it is shard K of N of the plan DIGEST, " +
+				"as its history records it.",
 		}},
 		{Title: "SIGNATURES", Paragraphs: []string{
 			"--sign=KEY signs the image with an SSH private key (ed25519, ecdsa or rsa; unencrypted) and writes " +

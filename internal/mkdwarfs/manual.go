@@ -15,7 +15,8 @@ var manual = cli.Manual{
 		"Given a tar archive with -i (or - for standard input), mkdwarfs builds the image from its " +
 			"members, without extracting them; see TAR INPUT.",
 		"Images can also grow without being recompressed: --append adds a directory to an existing " +
-			"image, and --merge joins images (see GROWING IMAGES).",
+			"image, and --merge joins images (see GROWING IMAGES). A tree can be built in shards on " +
+			"several machines and merged (see SHARDS).",
 		"The images are compatible with the reference DwarFS tools (format 2.5 is written; every 2.x image can be read).",
 		"Examples:",
 		"  mkdwarfs -i /usr/share/doc -o doc.dwarfs\n  mkdwarfs -i tree -o tree.dwarfs -l 9 -F '- *.o'\n  mkdwarfs -i old.dwarfs -o new.dwarfs --recompress -C lzma:level=9\n" +
@@ -149,6 +150,46 @@ var manual = cli.Manual{
 				"times are not carried over. The history holds the images' entries, in order, and a new one. " +
 				"A corrupt or truncated image is an error naming it; as with any build, nothing is left " +
 				"under the output name when a run fails or is interrupted.",
+		}},
+		{Title: "SHARDS", Paragraphs: []string{
+			"A tree too large for one machine is built in shards, one per task of a job array (Slurm's " +
+				"SLURM_ARRAY_TASK_ID, Kubernetes' JOB_COMPLETION_INDEX, both counted from 0), and the shards " +
+				"are merged: mkdwarfs -i TREE --shard=K/N -o shard-K.dwarfs on each task, then mkdwarfs " +
+				"--merge --merge-into-root shard-*.dwarfs -o TREE.dwarfs, which copies the shards' blocks as " +
+				"they are.",
+			"Every shard build scans the whole tree, as a build would (filters, --input-list, a tar " +
+				"archive, --with-devices and --remove-empty-dirs apply), and plans it; the plan depends only " +
+				"on the paths, sizes and types of the entries, not on the order a directory lists them in " +
+				"nor on the machine. It cuts the tree at depth --shard-depth (default 1: the root's " +
+				"entries): the entries there, and the files, symlinks and empty directories above it, are " +
+				"the units. A directory holding more than 1/N of the bytes is no unit but cut again one " +
+				"level deeper, until its parts fit or are files. The units are placed largest first, each " +
+				"into the shard with the fewest bytes so far (the lowest index on a tie; units of equal size " +
+				"in path order). A shard holds its units, everything below them, and the directories leading " +
+				"to them, with their own attributes; so directories are shared between shards, and a shard " +
+				"with no unit holds the root alone. --shard-plan (with --shard=N or K/N) prints the plan as " +
+				"JSON, each shard's index, paths (its units) and bytes, and the plan's digest, and builds " +
+				"nothing.",
+			"The digest is a SHA-256 of the listing, N, the depth and the planning rules. A shard image " +
+				"records K, N and the digest in its history entry, as the options --shard=K/N and " +
+				"--shard-digest=DIGEST of its command line (with --no-history-command-line the entry records " +
+				"only these; --no-history cannot be given); dwarfsck shows it as \"shard: K/N plan DIGEST\". " +
+				"--shard-digest=DIGEST on a shard build makes it fail unless the tree plans to DIGEST, e.g. " +
+				"the one --shard-plan printed before the tasks started, so that a tree that changes while the " +
+				"shards are built fails early. An image is a shard when its newest history entry is a shard " +
+				"build's and no other entry is; an image made from a shard by --recompress or --append is not.",
+			"When any image given to --merge is a shard, they must all be shards of one plan, every K " +
+				"from 0 to N-1 once: otherwise the merge fails before writing, naming each shard that is " +
+				"missing, given twice, of another plan (the plan most images have, or the first's, is the " +
+				"one), or an image that is no shard. A merged image can then be merged with other images. " +
+				"The shards are joined in shard order whatever order they are given in. With " +
+				"--merge-into-root they make the original tree: the directories shards share merge. Hard " +
+				"links whose paths are in different shards become a file in each shard, stored once in the " +
+				"merged image unless --no-merge-dedup but no longer linked; a shard plan at depth 1 keeps " +
+				"links within one top-level directory together, unless that directory is cut. A merge of " +
+				"shards needs its own history entry (not --no-history), or the result would read as a " +
+				"shard. Data shared between shards is not deduplicated below whole files, so a plan works " +
+				"best when its units are what the data does not cross, like one directory per project.",
 		}},
 		{Title: "SELF-MOUNTING EXECUTABLES", Paragraphs: []string{
 			"mkdwarfs -i APPDIR -o APP --runtime=FILE writes the runtime FILE (a dwarfs-run binary; " +

@@ -286,6 +286,9 @@ func mainBuild(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 			head = "runtime"
 		}
 		printSummary(stderr, res, int64(len(cfg.Header)), head, time.Since(start))
+		if res.Plan != nil {
+			printShard(stderr, cfg.Shard.Index, res.Plan)
+		}
 	}
 	if cfg.LogLevel >= logVerbose && res.Timeline != nil {
 		// Where the time went: each phase's wall and CPU time.

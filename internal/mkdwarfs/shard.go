@@ -109,3 +109,9 @@ func printPlan(ctx context.Context, cfg *Config, scan dedup.Options, stdout io.W
 	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
 }
+
+// printShard says which part of the plan a shard build holds.
+func printShard(w io.Writer, k int, p *shard.Plan) {
+	s := p.Shards[k]
+	fmt.Fprintf(w, "shard %d/%d of plan %s: %d paths, %d of %d bytes\n", k, p.Count, p.Digest, len(s.Paths), s.Bytes, p.Bytes)
+}

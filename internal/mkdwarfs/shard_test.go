@@ -3,6 +3,7 @@
 package mkdwarfs
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -368,5 +369,49 @@ func TestShardUsage(t *testing.T) {
 	if code, stdout, errs := runck(out); code != 0 || !strings.Contains(stdout, "shard: 1/2 plan "+plan.Digest+"\n") ||
 		!strings.Contains(stdout, "args: mkdwarfs --shard=1/2 --shard-digest="+plan.Digest+"\n") {
 		t.Errorf("dwarfsck: exit %d, %s%s", code, stdout, errs)
+	}
+}
+
+// TestShardTarInput plans a tar archive of the tree: another lister feeds
+// the same planner, and the archive plans as the directory does (its hard
+// links are separate files of the same size).
+func TestShardTarInput(t *testing.T) {
+	src := shardTree(t, false)
+	archive := filepath.Join(t.TempDir(), "tree.tar")
+	f, err := os.Create(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(f)
+	if err := tw.AddFS(os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dirPlan, tarPlan := shardPlan(t, "-i", src, "--shard", "3"), shardPlan(t, "-i", archive, "--shard", "3")
+	if dirPlan.Digest != tarPlan.Digest {
+		t.Errorf("the archive plans to %s, the directory to %s", tarPlan.Digest, dirPlan.Digest)
+	}
+	dir := t.TempDir()
+	imgs := buildShards(t, archive, dir, 3)
+	out := filepath.Join(dir, "merged.dwarfs")
+	mk(t, append([]string{"--merge", "--merge-into-root", "-o", out, "--log-level", "warn"}, imgs...)...)
+	got, _ := readBack(t, out)
+	for p, n := range expected(t, src) {
+		g, ok := got[p]
+		if !ok {
+			t.Errorf("%s is missing", p)
+			continue
+		}
+		if g.mode&syscall.S_IFMT != n.mode&syscall.S_IFMT || g.content != n.content || g.target != n.target {
+			t.Errorf("%s: %v, want %v", p, g, n)
+		}
+	}
+	if len(got) != len(expected(t, src)) {
+		t.Errorf("%d entries, want %d", len(got), len(expected(t, src)))
 	}
 }
