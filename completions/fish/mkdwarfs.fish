@@ -1,11 +1,11 @@
 # fish completion for mkdwarfs, generated from its option table by go run ./man.
 complete -c mkdwarfs -l input -s i -r -F -d 'path to root directory, or a tar archive'
 complete -c mkdwarfs -l input-format -x -d 'what -i is: dir, tar'
-complete -c mkdwarfs -l tmpdir -r -F -d 'where a compressed or piped tar input is decoded to'
+complete -c mkdwarfs -l tmpdir -r -F -d 'where a compressed or piped tar input is decoded to, the objects of...'
 complete -c mkdwarfs -l platform -x -d 'the platform to take from a multi-platform container image'
 complete -c mkdwarfs -l oci-config -r -F -d 'write the container image\'s config'
 complete -c mkdwarfs -l input-list -r -F -d 'file with the paths to include, one a line, or - for stdin: relativ...'
-complete -c mkdwarfs -l output -s o -r -F -d 'image output name, - for stdout, or docker://REGISTRY/REPO:TAG to p...'
+complete -c mkdwarfs -l output -s o -r -F -d 'image output name, - for stdout, docker://REGISTRY/REPO:TAG to push...'
 complete -c mkdwarfs -l force -s f -d 'overwrite an existing output image'
 complete -c mkdwarfs -l sign -r -F -d 'sign the output image, once written, with the SSH private key in KE...'
 complete -c mkdwarfs -l compress-level -s l -x -d 'compression level'

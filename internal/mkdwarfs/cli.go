@@ -7,13 +7,13 @@ func usagef(format string, args ...any) error { return cli.Usagef(format, args..
 // options are mkdwarfs's command line options; --help, --version and --man
 // come from package cli.
 var options = []cli.Option{
-	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory, or a tar archive (- for standard input; see --input-format), or a container image (oci:DIR[:REF], docker-archive:FILE, docker://REGISTRY/REPO:TAG|@DIGEST; see CONTAINER IMAGES), or an image with --recompress, --rebuild-metadata, --change-block-size or --append"},
+	{Long: "input", Short: "i", HasValue: true, Arg: "DIR", Help: "path to root directory, or a tar archive (- for standard input; see --input-format), or a container image (oci:DIR[:REF], docker-archive:FILE, docker://REGISTRY/REPO:TAG|@DIGEST; see CONTAINER IMAGES), or the objects under s3://BUCKET/PREFIX/ (see OBJECT STORAGE), or an image with --recompress, --rebuild-metadata, --change-block-size or --append"},
 	{Long: "input-format", HasValue: true, Arg: "FMT", Default: "auto", Help: "what -i is: dir, tar (plain, or compressed with gzip, xz, zstd or bzip2, told by its first bytes), or auto (a directory, else a file with a tar header or a compression's magic; - is a tar)"},
-	{Long: "tmpdir", HasValue: true, Arg: "DIR", Help: "where a compressed or piped tar input is decoded to (default: $TMPDIR or /tmp); the first 16 MiB stay in memory"},
+	{Long: "tmpdir", HasValue: true, Arg: "DIR", Help: "where a compressed or piped tar input is decoded to, the objects of an s3:// input are fetched to and an image for docker:// or s3:// is built (default: $TMPDIR or /tmp); the first 16 MiB of a tar stay in memory"},
 	{Long: "platform", HasValue: true, Arg: "OS/ARCH[/VARIANT]", Help: "the platform to take from a multi-platform container image (default: this machine's)"},
 	{Long: "oci-config", HasValue: true, Arg: "FILE", Help: "write the container image's config (JSON: entrypoint, env, user, working dir, labels, ...) to FILE once the image is built"},
 	{Long: "input-list", HasValue: true, Arg: "FILE", Help: "file with the paths to include, one a line, or - for stdin: relative to -i DIR (default: the current directory), or absolute below it; includes devices and specials; not with -F"},
-	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, - for stdout, or docker://REGISTRY/REPO:TAG to push the image to a container registry (see REGISTRIES)"},
+	{Long: "output", Short: "o", HasValue: true, Arg: "FILE", Help: "image output name, - for stdout, docker://REGISTRY/REPO:TAG to push the image to a container registry (see REGISTRIES), or s3://BUCKET/KEY to upload it once complete (see OBJECT STORAGE)"},
 	{Long: "force", Short: "f", Help: "overwrite an existing output image"},
 	{Long: "sign", HasValue: true, Arg: "KEY_FILE", Help: "sign the output image, once written, with the SSH private key in KEY_FILE (unencrypted; ed25519, ecdsa or rsa), writing OUTPUT.sig; check it with dwarfsck --verify (see SIGNATURES in dwarfsck(1))"},
 	{Long: "compress-level", Short: "l", HasValue: true, Arg: "N", Default: "7", Help: "compression level (0=fast, 9=best, see -H)"},
@@ -78,7 +78,7 @@ var options = []cli.Option{
 	{Long: "append", HasValue: true, Arg: "DIR", Help: "with -i IMAGE: add DIR's tree to the image, copying its blocks as they are; only data the image does not hold is compressed"},
 	{Long: "append-at", HasValue: true, Arg: "PATH", Help: "with --append: put DIR's tree at PATH in the image (default: its entries join the root)"},
 	{Long: "append-index-size", HasValue: true, Arg: "SIZE", Default: "1g", Help: "with --append: how much of the image's block data (its last blocks) is decoded and indexed so that new data can refer to matching segments in it; held in memory while segmenting (0: match whole files only)"},
-	{Long: "merge", Help: "join the images given as arguments ([NAME=]IMAGE, files or URLs) into one, copying their blocks as they are; each tree goes to the directory NAME (default: the file name without .dwarfs)"},
+	{Long: "merge", Help: "join the images given as arguments ([NAME=]IMAGE, files or URLs, or s3://BUCKET/PREFIX/shard-*.dwarfs patterns) into one, copying their blocks as they are; each tree goes to the directory NAME (default: the file name without .dwarfs)"},
 	{Long: "merge-into-root", Help: "with --merge: put the trees of the images given without NAME= into the root"},
 	{Long: "no-merge-dedup", Help: "with --merge: keep files of different images apart even when their contents are equal (without it, files of a size two images have are read and hashed, which decodes their blocks; no block is changed either way)"},
 	{Long: "replace", Help: "with --append or --merge: a path in a later tree replaces the same path in an earlier one (default: an error, unless both are directories)"},
@@ -106,6 +106,7 @@ func Program() *cli.Program {
 			"-i DIR -o IMAGE [OPTIONS...]",
 			"-i ARCHIVE.tar[.gz|.xz|.zst|.bz2]|- [--input-format=tar] -o IMAGE [OPTIONS...]",
 			"--input-list FILE|- [-i DIR] -o IMAGE [OPTIONS...]",
+			"-i s3://BUCKET/PREFIX/ -o IMAGE|s3://BUCKET/KEY [OPTIONS...]",
 			"-i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]",
 			"-i IMAGE --append DIR [--append-at PATH] -o NEW [OPTIONS...]",
 			"--merge [NAME=]IMAGE... [--merge-into-root] -o NEW [OPTIONS...]",

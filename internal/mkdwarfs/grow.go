@@ -26,7 +26,8 @@ Growing images without recompressing them:
     --merge-into-root the root).
   A path in two trees is an error naming it unless both are directories
   (their entries merge) or --replace is given (the later one wins).
-  Images may be files or http(s):// or s3:// URLs. The metadata is made
+  Images may be files or http(s):// or s3:// URLs; an s3:// URL may be
+  a pattern (s3://BUCKET/shards/shard-*.dwarfs) over the listing. The metadata is made
   with the (first) image's block size, time resolution, packing and
   times unless -S, --time-resolution, -P, --keep-all-times, ... are given.
 `

@@ -14,6 +14,8 @@ var manual = cli.Manual{
 			"metadata options such as --set-owner and --chmod), and --change-block-size re-chunks the file data.",
 		"Given a tar archive with -i (or - for standard input), mkdwarfs builds the image from its " +
 			"members, without extracting them; see TAR INPUT.",
+		"Given s3://BUCKET/PREFIX/ with -i, mkdwarfs builds the image from the objects under the " +
+			"prefix, and -o s3://BUCKET/KEY uploads the image once it is complete (see OBJECT STORAGE).",
 		"Images can also grow without being recompressed: --append adds a directory to an existing " +
 			"image, and --merge joins images (see GROWING IMAGES). A tree can be built in shards on " +
 			"several machines and merged (see SHARDS).",
@@ -81,6 +83,42 @@ var manual = cli.Manual{
 				"options, -i docker://... is a container image to convert (see CONTAINER IMAGES). " +
 				"With --sign the signature is pushed after the image (see below).",
 		}, cli.RegistryManual...)},
+		{Title: "OBJECT STORAGE", Paragraphs: []string{
+			"-i s3://BUCKET/PREFIX/ builds the image from the objects whose keys start with PREFIX/ (a " +
+				"PREFIX without the trailing slash gets one; s3://BUCKET/ takes the whole bucket). A key's " +
+				"part after the prefix is the file's path; the directories the keys imply are made, and a " +
+				"key ending in / makes a directory even when nothing is below it (an empty one). Objects " +
+				"carry no file attributes, so every file has mode 644 and every directory 755, all owned " +
+				"by 0:0 (--set-owner, --set-group and --chmod change that); a file's modification time is " +
+				"its object's LastModified, a directory's that of its own key ending in /, else the newest " +
+				"of what it holds. Sizes and times come from the listing alone, read page by page " +
+				"(ListObjectsV2). A key whose path has an empty, . or .. element, or a path that is both an " +
+				"object and a directory, is an error naming the keys. Filters, ordering, categorizers and " +
+				"levels work as for a directory; --input-list does not.",
+			"The objects are fetched when the build first reads them and ahead of its reads, in the " +
+				"order it scans, by 16 parallel ranged GETs of up to 8 MiB. Each is pinned to the ETag and " +
+				"size the listing gave (If-Match): an object that changed or was deleted since the listing " +
+				"fails the build with an error naming its key, and no image is written. Throttling, server " +
+				"errors, resets and cut bodies are retried, listing pages included, as range reads of " +
+				"remote images are (five attempts within 60 seconds, backing off). Fetched bytes stay in an " +
+				"unlinked temporary file in --tmpdir for the build's second pass: it needs room for the " +
+				"objects' total size.",
+			"-o s3://BUCKET/KEY builds, rewrites or merges the image into a temporary file (in --tmpdir) " +
+				"and, once that succeeded, uploads it with a multipart upload: parts of 8 MiB, four or -N " +
+				"at a time, each retried as above. The object appears at the key only when the upload " +
+				"completes; a failed or interrupted build or upload aborts it, so that neither an object " +
+				"nor stored parts are left. An existing object is an error unless -f is given. With --sign " +
+				"the signature goes to KEY.sig once the image is there, where dwarfsck --verify looks.",
+			"--merge takes s3:// patterns as well as images: s3://BUCKET/shards/shard-*.dwarfs stands for " +
+				"the objects whose keys match it (*, ? and [...] as in path.Match, not matching /), sorted by " +
+				"key; a pattern that matches nothing is an error naming it. Images built on several machines " +
+				"then merge, each into the directory its name gives:",
+			"  mkdwarfs -i s3://bucket/src/ -o s3://bucket/images/src.dwarfs\n  mkdwarfs -i s3://bucket/doc/ -o s3://bucket/images/doc.dwarfs\n  mkdwarfs --merge 's3://bucket/images/*.dwarfs' -o s3://bucket/all.dwarfs",
+			"Every S3 access is configured as for the images mkdwarfs reads at s3:// URLs: the endpoint " +
+				"from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, the region from AWS_REGION, credentials from " +
+				"the AWS variables, AWS_PROFILE and the shared files (~/.aws), else anonymous; an endpoint " +
+				"on an IP address or localhost is addressed path-style.",
+		}},
 		{Title: "ENVIRONMENT", Paragraphs: []string{
 			"SOURCE_DATE_EPOCH (seconds since 1970, see reproducible-builds.org) replaces the current " +
 				"time in the creation timestamp, the history entry and --set-time now, so two builds of the " +

@@ -35,6 +35,8 @@ func TestS3ErrClassifies(t *testing.T) {
 		{"server error", resp(503), true, false, false, "HTTP status 503"},
 		// A reply the SDK could not read carries no status.
 		{"unreadable reply", resp(0), true, false, false, "unreadable reply (reply)"},
+		// A listing cut short: a success whose body does not parse.
+		{"unreadable body", resp(200), true, false, false, "HTTP status 200 with an unreadable body (reply)"},
 		{"deadline", context.DeadlineExceeded, true, false, false, "timed out"},
 		{"canceled", context.Canceled, false, false, true, "canceled"},
 		{"transport", errors.New("connection reset by peer"), true, false, false, "reset"},

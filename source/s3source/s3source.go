@@ -237,6 +237,8 @@ func s3Err(err error) error {
 		msg := fmt.Sprintf("HTTP status %d", code)
 		if code == 0 {
 			msg = fmt.Sprintf("unreadable reply (%v)", re.Err)
+		} else if code < 300 {
+			msg = fmt.Sprintf("HTTP status %d with an unreadable body (%v)", code, re.Err)
 		} else if errors.As(err, &api) {
 			msg += " " + api.ErrorCode()
 		}
@@ -244,9 +246,10 @@ func s3Err(err error) error {
 		switch {
 		case code == http.StatusPreconditionFailed:
 			return fmt.Errorf("%w (server answered %s)", source.ErrChanged, msg)
-		// Code 0: the SDK wrapped a response it could not read (a torn
-		// or garbled reply), which is no answer from the server at all.
-		case code == 0, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout, code >= 500:
+		// Code 0, or a success whose body the SDK could not parse (a
+		// listing cut short): a torn or garbled reply, which is no
+		// answer from the server at all.
+		case code < 300, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout, code >= 500:
 			var after time.Duration
 			if re.Response != nil {
 				after = httpfetch.RetryAfter(re.Response.Header.Get("Retry-After"))

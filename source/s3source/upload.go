@@ -20,7 +20,7 @@ import (
 
 // UploadOptions tune Upload.
 type UploadOptions struct {
-	// PartSize is the size of each part but the last (default 16 MiB,
+	// PartSize is the size of each part but the last (default 8 MiB,
 	// raised as needed to stay within S3's 10,000 parts; at least 5 MiB,
 	// S3's minimum).
 	PartSize int64
@@ -46,7 +46,7 @@ func (c *Client) Upload(ctx context.Context, bucket, key string, r io.ReaderAt, 
 	name := "s3://" + bucket + "/" + key
 	partSize := uo.PartSize
 	if partSize <= 0 {
-		partSize = 16 << 20
+		partSize = 8 << 20
 	}
 	partSize = max(partSize, minPart, (size+maxParts-1)/maxParts)
 	workers := uo.Workers
