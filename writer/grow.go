@@ -131,20 +131,20 @@ type bases struct {
 }
 
 // openBase opens an input image and reads its metadata and history.
-func openBase(ctx context.Context, name string, check bool, b *bases) (*baseImage, error) {
+func openBase(ctx context.Context, name string, check bool) (*baseImage, error) {
 	src, err := source.Open(ctx, name, source.Options{})
 	if err != nil {
 		return nil, err
 	}
 	bi := &baseImage{name: src.Name(), src: src}
-	if err := bi.load(b, check); err != nil {
+	if err := bi.load(check); err != nil {
 		src.Close()
 		return nil, fmt.Errorf("%s: %w", bi.name, err)
 	}
 	return bi, nil
 }
 
-func (bi *baseImage) load(b *bases, check bool) error {
+func (bi *baseImage) load(check bool) error {
 	off := int64(-1)
 	if o, ok := source.ImageOffset(bi.src); ok {
 		off = o
@@ -203,7 +203,7 @@ func openBases(ctx context.Context, names []string, check bool) (*bases, error) 
 			b.close()
 			return nil, err
 		}
-		bi, err := openBase(ctx, n, check, b)
+		bi, err := openBase(ctx, n, check)
 		if err != nil {
 			b.close()
 			return nil, err
