@@ -352,6 +352,10 @@ func (s *Source) ReadTree(ctx context.Context, progress func(int64), warn func(s
 	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	context.AfterFunc(ctx, s.stop)
+	// The build reads the first file soon: start there.
+	s.mu.Lock()
+	s.pos = 0
+	s.mu.Unlock()
 	for range s.o.Source.Workers {
 		s.wg.Add(1)
 		go s.fetcher()
