@@ -295,6 +295,11 @@ func (s *Source) ReadTree(ctx context.Context, progress func(int64), warn func(s
 		return nil, err
 	}
 	s.bucket = bucket
+	if len(ents) == 1 && ents[0].Object.Key == "" {
+		// Most likely a typo, or an image's URL without the option that
+		// rewrites it.
+		return nil, fmt.Errorf("%s: no objects below the prefix", s.url)
+	}
 	root := &dedup.TreeNode{}
 	dirs := map[string]*dedup.TreeNode{"": root}
 	for _, e := range ents {
