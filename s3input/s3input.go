@@ -226,9 +226,12 @@ type Source struct {
 	c      *s3source.Client
 	bucket string
 	spill  *os.File
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// spillName is the spill file's name while it is still to be
+	// removed.
+	spillName string
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 
 	objs []*object // files in the order the build scans them
 	cum  []int64   // cum[i]: bytes of objs[:i]
@@ -292,6 +295,11 @@ func (s *Source) ReadTree(ctx context.Context, progress func(int64), warn func(s
 		return nil, err
 	}
 	s.bucket = bucket
+	if len(ents) == 1 && ents[0].Object.Key == "" {
+		// Most likely a typo, or an image's URL without the option that
+		// rewrites it.
+		return nil, fmt.Errorf("%s: no objects below the prefix", s.url)
+	}
 	root := &dedup.TreeNode{}
 	dirs := map[string]*dedup.TreeNode{"": root}
 	for _, e := range ents {
@@ -342,10 +350,17 @@ func (s *Source) ReadTree(ctx context.Context, progress func(int64), warn func(s
 		return nil, fmt.Errorf("%s: a temporary file for the fetched objects: %w", s.url, err)
 	}
 	// Unlinked at once where the system allows it: nothing is left
-	// behind, whatever happens.
-	os.Remove(s.spill.Name())
+	// behind, whatever happens. Windows refuses to remove an open file;
+	// there it goes when it is closed.
+	if os.Remove(s.spill.Name()) != nil {
+		s.spillName = s.spill.Name()
+	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	context.AfterFunc(ctx, s.stop)
+	// The build reads the first file soon: start there.
+	s.mu.Lock()
+	s.pos = 0
+	s.mu.Unlock()
 	for range s.o.Source.Workers {
 		s.wg.Add(1)
 		go s.fetcher()
@@ -375,10 +390,14 @@ func (s *Source) Close() error {
 	if s.c != nil {
 		s.c.Close()
 	}
-	if s.spill != nil {
-		return s.spill.Close()
+	if s.spill == nil {
+		return nil
 	}
-	return nil
+	err := s.spill.Close()
+	if s.spillName != "" {
+		os.Remove(s.spillName)
+	}
+	return err
 }
 
 // start assigns o its place in the spill file and queues its parts.

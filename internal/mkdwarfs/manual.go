@@ -93,7 +93,8 @@ var manual = cli.Manual{
 				"its object's LastModified, a directory's that of its own key ending in /, else the newest " +
 				"of what it holds. Sizes and times come from the listing alone, read page by page " +
 				"(ListObjectsV2). A key whose path has an empty, . or .. element, or a path that is both an " +
-				"object and a directory, is an error naming the keys. Filters, ordering, categorizers and " +
+				"object and a directory, is an error naming the keys, and so is a prefix with no object below " +
+				"it. Filters, ordering, categorizers and " +
 				"levels work as for a directory; --input-list does not.",
 			"The objects are fetched when the build first reads them and ahead of its reads, in the " +
 				"order it scans, by 16 parallel ranged GETs of up to 8 MiB. Each is pinned to the ETag and " +

@@ -791,6 +791,9 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 		src := s3Tree(cfg)
 		defer src.Close()
 		scan.Tree = src
+		if v := cfg.Build.Verbosef; v != nil {
+			defer func() { v("fetched %d bytes of objects from %s", src.Fetched(), cfg.S3Input) }()
+		}
 	}
 	// Once the tree is scanned, what the heap gains is block buffers that
 	// die when written, while the scan's structures stay live; the scan

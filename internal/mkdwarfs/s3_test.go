@@ -370,6 +370,7 @@ func TestS3Build(t *testing.T) {
 			{[]string{"-i", dir, "-o", "s3://bkt/dir/"}, "not a prefix"},
 			{[]string{"-i", "s3://no-such-bucket/x/", "-o", filepath.Join(out, "x.dwarfs")}, "listing s3://no-such-bucket/x/"},
 			{[]string{"-i", "s3://bkt/in/", "--input-list", "/dev/null", "-o", filepath.Join(out, "x.dwarfs")}, "--input-list cannot select from an S3 input"},
+			{[]string{"-i", "s3://bkt/merged.dwarfs", "-o", filepath.Join(out, "x.dwarfs")}, "s3://bkt/merged.dwarfs: no objects below the prefix"},
 		} {
 			if msg := mkErr(t, append(tc.args, quiet...)...); !strings.Contains(msg, tc.want) {
 				t.Errorf("%v: %s, want %q", tc.args, msg, tc.want)
