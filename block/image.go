@@ -11,9 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/godwarfs/godwarfs/internal/blake3"
 	"github.com/godwarfs/godwarfs/internal/mmap"
-	"github.com/zeebo/blake3"
-	"github.com/zeebo/xxh3"
+	"github.com/godwarfs/godwarfs/internal/xxh3"
 )
 
 const (
