@@ -27,9 +27,14 @@ all: build
 
 # The driver encodes nothing, so it is built without cgo: no libc, no
 # libFLAC or liblzma mapped, no threads made by pthread (see README: Builds).
+# So is the self-mounting runtime, which also decodes only the core
+# compressions (RUNTIMEFLAGS), to stay small: every packed application
+# carries a copy.
+RUNTIMEFLAGS = -tags corecodecs
 build: cdeps
-	$(GOCMD) build -o $(BIN)/ $$($(GOCMD) list ./cmd/... | grep -v '/cmd/dwarfs$$')
+	$(GOCMD) build -o $(BIN)/ $$($(GOCMD) list ./cmd/... | grep -v -e '/cmd/dwarfs$$' -e '/cmd/dwarfs-run$$')
 	CGO_ENABLED=0 $(GOCMD) build -o $(BIN)/ ./cmd/dwarfs
+	CGO_ENABLED=0 $(GOCMD) build $(RUNTIMEFLAGS) -o $(BIN)/ ./cmd/dwarfs-run
 
 # The manual pages in man/, generated from the tools' option tables and
 # texts (a test fails when they are out of date).
@@ -39,6 +44,7 @@ man:
 # One static binary per command, pure-Go encoders (see README: Builds).
 build-static:
 	CGO_ENABLED=0 $(GOCMD) build -o $(BIN)/static/ ./cmd/...
+	CGO_ENABLED=0 $(GOCMD) build $(RUNTIMEFLAGS) -o $(BIN)/static/ ./cmd/dwarfs-run
 
 # Release targets: static (CGO_ENABLED=0) builds, OS/ARCH; linux/arm is
 # ARMv7 (GOARM). On Windows and 32-bit Linux dwarfs cannot mount (no FUSE
@@ -62,6 +68,7 @@ cross:
 	  echo "cross $$os/$$arch"; \
 	  rm -rf $(BIN)/cross/$$os-$$arch; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GOCMD) build $(CROSSFLAGS) -o $(BIN)/cross/$$os-$$arch/ ./cmd/...; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GOCMD) build $(CROSSFLAGS) $(RUNTIMEFLAGS) -o $(BIN)/cross/$$os-$$arch/ ./cmd/dwarfs-run; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$(GOARM) $(GOCMD) vet $$(GOOS=$$os GOARCH=$$arch $(GOCMD) list ./... | grep -v /internal/gofuse/); \
 	done
 
@@ -143,6 +150,7 @@ deps:
 vet: cdeps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GOCMD) vet ./...
+	$(GOCMD) vet $(RUNTIMEFLAGS) ./block/ ./internal/apprun/ ./cmd/dwarfs-run/
 	$(GO) vet ./block/encode/
 	$(GOCMD) vet -tags benchremote,wintest,refdwarfs$(if $(GOTAGS),$(comma)$(GOTAGS)) ./bench/remote/ ./internal/wintest/ ./internal/mkdwarfs/
 

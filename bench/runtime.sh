@@ -12,37 +12,49 @@
 #
 #   ROUNDS=5 REF_DWARFS=/path/to/dwarfs bench/runtime.sh
 #
-# GOROOT_SRC is the toolchain to pack (default: `go env GOROOT`). The
-# reference and squashfuse parts are skipped, with a message, when
-# REF_DWARFS is unset or squashfuse/mksquashfs are missing. Needs root
-# (drop_caches).
+# GOROOT_SRC is the toolchain to pack (default: `go env GOROOT`), with
+# the mkdwarfs options MKDWARFS_OPTS (default: none; the default level's
+# zstd:level=22 takes minutes on a busy machine, -l4 seconds). REF_DWARFS
+# defaults to ~/.cache/reference-dwarfs/dwarfs when that exists. The
+# reference and squashfuse parts are skipped, with a message, when there
+# is no reference driver or squashfuse/mksquashfs are missing. The order
+# of the three runs turns each round; the ratios are the medians of the
+# rounds' ratios. Needs root (drop_caches).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need_root "dropping the page cache"
 ROUNDS=${ROUNDS:-5}
 ensure_bin mkdwarfs
 mkdir -p "$BIN"
-(cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$BIN/dwarfs-run" ./cmd/dwarfs-run) || die "building dwarfs-run failed"
+# As make build and make cross build it (RUNTIMEFLAGS), stripped.
+(cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -tags corecodecs -o "$BIN/dwarfs-run" ./cmd/dwarfs-run) || die "building dwarfs-run failed"
 goroot=${GOROOT_SRC:-$(go env GOROOT)}
 work=${WORK:-$BENCH_DIR/runtime}
 rm -rf "$work"
 mkdir -p "$work/app/pkg" "$work/mnt"
 cp -a "$goroot/bin" "$work/app/bin"
 cp -a "$goroot/pkg/tool" "$work/app/pkg/tool"
+# With HOLD set, AppRun waits for that file once go has answered, so
+# that the runtime's peak RSS can be read while it still serves.
 cat >"$work/app/AppRun" <<'APPRUN'
 #!/bin/sh
-GOROOT="$APPDIR" exec "$APPDIR/bin/go" version
+[ -z "$HOLD" ] && GOROOT="$APPDIR" exec "$APPDIR/bin/go" version
+GOROOT="$APPDIR" "$APPDIR/bin/go" version
+while [ ! -e "$HOLD" ]; do sleep 0.05; done
 APPRUN
 chmod +x "$work/app/AppRun"
 
 log "packing $(du -sh "$work/app" | cut -f1) of $goroot"
-"$BIN/mkdwarfs" -i "$work/app" -o "$work/app.run" --runtime="$BIN/dwarfs-run" --no-progress
-"$BIN/mkdwarfs" -i "$work/app" -o "$work/app.dwarfs" --no-progress
+# shellcheck disable=SC2086 # MKDWARFS_OPTS is a list of options
+"$BIN/mkdwarfs" -i "$work/app" -o "$work/app.run" --runtime="$BIN/dwarfs-run" --no-progress ${MKDWARFS_OPTS:-}
+# shellcheck disable=SC2086
+"$BIN/mkdwarfs" -i "$work/app" -o "$work/app.dwarfs" --no-progress ${MKDWARFS_OPTS:-}
 rt_size=$(stat -c %s "$BIN/dwarfs-run")
 run_size=$(stat -c %s "$work/app.run")
 img_size=$(stat -c %s "$work/app.dwarfs")
 
 ref=${REF_DWARFS:-}
+[[ -z $ref && -x $HOME/.cache/reference-dwarfs/dwarfs ]] && ref=$HOME/.cache/reference-dwarfs/dwarfs
 [[ -n $ref && ! -x $ref ]] && die "REF_DWARFS=$ref is not executable"
 [[ -z $ref ]] && log "REF_DWARFS not set: skipping the reference driver"
 sqfs=""
@@ -71,26 +83,49 @@ mounted() {
 }
 
 declare -A sum
+ratios_ref="" ratios_sqfs=""
+kinds=(run)
+[[ -n $ref ]] && kinds+=(ref)
+[[ -n $sqfs ]] && kinds+=(sqfs)
 for r in $(seq "$ROUNDS"); do
-	cold; t=$(first_output "$work/app.run"); sum[run]="${sum[run]:-} $t"
-	if [[ -n $ref ]]; then
-		cold; t=$(mounted fusermount3\ -u "$ref" "$work/app.dwarfs"); sum[ref]="${sum[ref]:-} $t"
-	fi
-	if [[ -n $sqfs ]]; then
-		cold; t=$(mounted fusermount3\ -u squashfuse "$sqfs"); sum[sqfs]="${sum[sqfs]:-} $t"
-	fi
+	# Each round starts at another of the runs.
+	order=("${kinds[@]:$(((r - 1) % ${#kinds[@]}))}" "${kinds[@]:0:$(((r - 1) % ${#kinds[@]}))}")
+	declare -A t=()
+	for k in "${order[@]}"; do
+		cold
+		case $k in
+		run) t[run]=$(first_output "$work/app.run") ;;
+		ref) t[ref]=$(mounted fusermount3\ -u "$ref" "$work/app.dwarfs") ;;
+		sqfs) t[sqfs]=$(mounted fusermount3\ -u squashfuse "$sqfs") ;;
+		esac
+		sum[$k]="${sum[$k]:-} ${t[$k]}"
+	done
+	log "round $r, in the order ${order[*]}: $(for k in "${kinds[@]}"; do printf '%s=%ss ' "$k" "${t[$k]}"; done)"
+	[[ -n $ref ]] && ratios_ref="$ratios_ref $(ratio "${t[run]}" "${t[ref]}")"
+	[[ -n $sqfs ]] && ratios_sqfs="$ratios_sqfs $(ratio "${t[run]}" "${t[sqfs]}")"
+	unset t
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "n/a") }'; }
-rss=$( { /usr/bin/time -f %M "$work/app.run" >/dev/null; } 2>&1 | tail -1)
+
+# The runtime's peak RSS (VmHWM of the process that serves the mount),
+# read while AppRun holds on, after go has answered, page cache cold.
+cold
+rm -f "$work/hold"
+HOLD=$work/hold "$work/app.run" >"$work/out" &
+pid=$!
+while ! [[ -s $work/out ]] && kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo n/a)
+touch "$work/hold"
+wait "$pid" || die "the packed file failed: $(cat "$work/out")"
 
 machine_note
 printf '%-32s %s\n' "time to first output (median of $ROUNDS, cold):" ""
 printf '  %-30s %s s\n' "dwarfs-run" "$(median <<<"${sum[run]}")"
-[[ -n $ref ]] && printf '  %-30s %s s\n' "reference dwarfs + AppRun" "$(median <<<"${sum[ref]}")"
-[[ -n $sqfs ]] && printf '  %-30s %s s\n' "squashfuse + AppRun" "$(median <<<"${sum[sqfs]}")"
+[[ -n $ref ]] && printf '  %-30s %s s (dwarfs-run %s x)\n' "reference dwarfs + AppRun" "$(median <<<"${sum[ref]}")" "$(median <<<"$ratios_ref")"
+[[ -n $sqfs ]] && printf '  %-30s %s s (dwarfs-run %s x)\n' "squashfuse + AppRun" "$(median <<<"${sum[sqfs]}")" "$(median <<<"$ratios_sqfs")"
 printf '%-32s\n' "sizes:"
-printf '  %-30s %s MiB\n' "runtime" "$(mib "$rt_size")"
-printf '  %-30s %s MiB (%s x image + runtime)\n' "packed file" "$(mib "$run_size")" "$(ratio "$run_size" $((img_size + rt_size)))"
-printf '  %-30s %s MiB\n' "image" "$(mib "$img_size")"
-[[ -n $sqfs ]] && printf '  %-30s %s MiB\n' "squashfs" "$(mib "$(stat -c %s "$sqfs")")"
+printf '  %-30s %s bytes\n' "runtime" "$rt_size"
+printf '  %-30s %s bytes (%s x image + runtime)\n' "packed file" "$run_size" "$(awk -v a="$run_size" -v b=$((img_size + rt_size)) 'BEGIN { printf "%.4f", a / b }')"
+printf '  %-30s %s bytes\n' "image" "$img_size"
+[[ -n $sqfs ]] && printf '  %-30s %s bytes (%s x the image)\n' "squashfs (zstd)" "$(stat -c %s "$sqfs")" "$(ratio "$(stat -c %s "$sqfs")" "$img_size")"
 printf '%-32s %s KiB\n' "runtime peak RSS:" "$rss"

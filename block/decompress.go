@@ -69,16 +69,8 @@ func Decompress(c Compression, src []byte, limit int64) ([]byte, error) {
 		return decompressZstd(src, nil, limit)
 	case CompLZ4, CompLZ4HC:
 		return decompressLZ4(src, nil, limit)
-	case CompBrotli:
-		return decompressBrotli(src, nil, limit)
-	case CompLZMA:
-		return decompressXZ(src, nil, limit)
-	case CompRICEPP:
-		return decompressRicepp(src, nil, limit)
-	case CompFLAC:
-		return decompressFLAC(src, nil, limit)
 	}
-	return nil, unsupported(c)
+	return decompressExtra(c, src, nil, limit)
 }
 
 // DecompressInto is Decompress, but decodes into dst's storage when it is
@@ -95,16 +87,10 @@ func DecompressInto(c Compression, src, dst []byte, limit int64) ([]byte, error)
 		return decompressZstd(src, dst, limit)
 	case CompLZ4, CompLZ4HC:
 		return decompressLZ4(src, dst, limit)
-	case CompBrotli:
-		return decompressBrotli(src, dst, limit)
-	case CompLZMA:
-		return decompressXZ(src, dst, limit)
-	case CompRICEPP:
-		return decompressRicepp(src, dst, limit)
-	case CompFLAC:
-		return decompressFLAC(src, dst, limit)
+	case CompNone:
+		return Decompress(c, src, limit)
 	}
-	return Decompress(c, src, limit)
+	return decompressExtra(c, src, dst, limit)
 }
 
 // outBuf returns dst resized to n bytes if it can hold them, else a new
@@ -133,19 +119,8 @@ func UncompressedSize(c Compression, src []byte) (int64, error) {
 			return 0, corruptf("lz4 payload of %d bytes has no size prefix", len(src))
 		}
 		return int64(binary.LittleEndian.Uint32(src)), nil
-	case CompBrotli, CompFLAC:
-		n, _, err := readUvarint(src)
-		return n, err
-	case CompRICEPP:
-		return riceppSize(src)
-	case CompLZMA:
-		info, err := parseXZ(src)
-		if err != nil {
-			return 0, err
-		}
-		return info.total, nil
 	}
-	return 0, unsupported(c)
+	return sizeExtra(c, src)
 }
 
 // SizeFromHeader returns the uncompressed size a payload of compression c

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/godwarfs/godwarfs/internal/blake3"
 	"github.com/godwarfs/godwarfs/internal/mmap"
-	"github.com/zeebo/blake3"
-	"github.com/zeebo/xxh3"
+	"github.com/godwarfs/godwarfs/internal/xxh3"
 )
 
 const (
@@ -112,6 +112,9 @@ type Image struct {
 	// (ExpectSums): with checkSHA, payloads are checked against them
 	// instead of against their headers' SHA-512/256.
 	sums [][32]byte
+	// sumHash makes the hash of sums. ExpectSums sets it, so that a
+	// program that never checks a signature does not link BLAKE3.
+	sumHash func() hash.Hash
 	// Read buffers of verify: checking every section of an image at open
 	// would otherwise leave one garbage buffer per section.
 	verifyBufs sync.Pool
@@ -742,6 +745,7 @@ func (im *Image) ExpectSums(sums [][32]byte) error {
 		return fmt.Errorf("%s: %d sums for %d sections: %w", im.name, len(sums), len(im.sections), ErrCorrupt)
 	}
 	im.sums = sums
+	im.sumHash = func() hash.Hash { return blake3.New() }
 	return nil
 }
 
@@ -750,7 +754,7 @@ func (im *Image) ExpectSums(sums [][32]byte) error {
 // SHA-512/256 of the header.
 func (im *Image) strongCheck(s Section, payload []byte) error {
 	if im.sums != nil {
-		if got := SectionBLAKE3(s, payload); got != im.sums[s.Index] {
+		if got := sectionSum(im.sumHash(), s, payload); got != im.sums[s.Index] {
 			return im.sectionErr(s, ErrChecksum, "checksum mismatch (blake3 want %x got %x)", im.sums[s.Index], got)
 		}
 		return nil
@@ -870,7 +874,7 @@ func (im *Image) verify(s Section, full bool) error {
 	if full {
 		strong = sha512.New512_256()
 		if im.sums != nil {
-			strong = blake3.New()
+			strong = im.sumHash()
 		}
 	}
 	s, err := im.streamHash(s, strong)

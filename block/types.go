@@ -94,6 +94,18 @@ func (c Compression) String() string {
 // still be unsupported for decoding).
 func (c Compression) Known() bool { return int(c) < len(compNames) }
 
+// Core reports whether c is one of the core compressions (none, LZ4,
+// LZ4HC, ZSTD), which every build of this package decodes. The others
+// are left out of programs built with the corecodecs tag, such as the
+// self-mounting runtime cmd/dwarfs-run.
+func (c Compression) Core() bool {
+	switch c {
+	case CompNone, CompLZ4, CompLZ4HC, CompZSTD:
+		return true
+	}
+	return false
+}
+
 // ParseCompression maps an algorithm name ("zstd", "lzma", "null", ...,
 // case-insensitive) to its id. "null" and "none" both mean CompNone.
 func ParseCompression(name string) (Compression, error) {

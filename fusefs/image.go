@@ -173,7 +173,7 @@ type inodeInfo struct {
 }
 
 // InodeInfo implements Source.
-func (s *ImageSource) InodeInfo(ino uint32) (any, error) {
+func (s *ImageSource) InodeInfo(ino uint32) ([]byte, error) {
 	in, err := s.im.InodeInfo(ino)
 	if err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (s *ImageSource) InodeInfo(ino uint32) (any, error) {
 			info.Chunks = append(info.Chunks, ci)
 		}
 	}
-	return info, nil
+	return info.appendJSON(nil), nil
 }
 
 // preload decodes the selected blocks in the background, stopping once

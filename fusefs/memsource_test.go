@@ -4,6 +4,7 @@ package fusefs_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -212,12 +213,12 @@ func (m *memSource) Info() fusefs.FsInfo {
 
 func (m *memSource) CacheStats() fusefs.CacheStats { return fusefs.CacheStats{Capacity: 1 << 20} }
 
-func (m *memSource) InodeInfo(ino uint32) (any, error) {
+func (m *memSource) InodeInfo(ino uint32) ([]byte, error) {
 	a, err := m.Stat(ino)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"mode": a.Mode, "uid": a.UID}, nil
+	return json.Marshal(map[string]any{"mode": a.Mode, "uid": a.UID})
 }
 
 // paths lists all paths below the root, for walking tests.

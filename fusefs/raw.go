@@ -4,7 +4,6 @@ package fusefs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -904,21 +903,13 @@ func (d *driver) xattrValue(ino uint32, name string) ([]byte, fuse.Status) {
 		if !ok {
 			return nil, fuse.ENODATA
 		}
-		b, err := json.Marshal(st)
-		if err != nil {
-			return nil, fuse.EIO
-		}
-		return b, fuse.OK
+		return statsJSON(st), fuse.OK
 	case name == XattrInodeInfo:
 		info, err := d.src.InodeInfo(ino)
 		if err != nil {
 			return nil, d.status(err)
 		}
-		b, err := json.Marshal(info)
-		if err != nil {
-			return nil, fuse.EIO
-		}
-		return b, fuse.OK
+		return info, fuse.OK
 	}
 	return nil, fuse.ENODATA
 }

@@ -83,9 +83,9 @@ type Source interface {
 	Tidy(maxAge time.Duration)
 	Info() FsInfo
 	CacheStats() CacheStats
-	// InodeInfo returns a JSON-marshalable description of the inode
-	// (for the user.dwarfs.inodeinfo xattr).
-	InodeInfo(ino uint32) (any, error)
+	// InodeInfo returns a description of the inode as a JSON object
+	// (the value of the user.dwarfs.inodeinfo xattr).
+	InodeInfo(ino uint32) ([]byte, error)
 }
 
 // File is a regular file opened through a Source. Its methods are called

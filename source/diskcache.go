@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zeebo/xxh3"
+	"github.com/godwarfs/godwarfs/internal/xxh3"
 )
 
 // The disk cache keeps fetched ranges of remote objects, one file per

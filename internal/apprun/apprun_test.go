@@ -53,7 +53,8 @@ var (
 	buildErr   error
 )
 
-// runtimePath builds cmd/dwarfs-run once (static, as it ships).
+// runtimePath builds cmd/dwarfs-run once (static, with the core
+// compressions only, as it ships).
 func runtimePath(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -63,7 +64,7 @@ func runtimePath(t *testing.T) string {
 			return
 		}
 		runtimeBin = filepath.Join(dir, "dwarfs-run")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", runtimeBin, "github.com/godwarfs/godwarfs/cmd/dwarfs-run")
+		cmd := exec.Command("go", "build", "-trimpath", "-tags", "corecodecs", "-o", runtimeBin, "github.com/godwarfs/godwarfs/cmd/dwarfs-run")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -73,6 +74,30 @@ func runtimePath(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return runtimeBin
+}
+
+// maxRuntimeSize is issue #51's bound on the runtime, stripped, for
+// linux/amd64: every packed application carries a copy.
+const maxRuntimeSize = 4 << 20
+
+// TestRuntimeSize builds the runtime as make cross does, stripped, for
+// linux/amd64, and holds it to its bound.
+func TestRuntimeSize(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "dwarfs-run")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-tags", "corecodecs", "-o", bin, "github.com/godwarfs/godwarfs/cmd/dwarfs-run")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dwarfs-run for linux/amd64, stripped: %d bytes", fi.Size())
+	if fi.Size() > maxRuntimeSize {
+		t.Errorf("dwarfs-run for linux/amd64, stripped, is %d bytes, over the bound of %d (4 MiB): see what it links with go tool nm -size -sort size",
+			fi.Size(), maxRuntimeSize)
+	}
 }
 
 func TestMain(m *testing.M) {
@@ -544,6 +569,18 @@ func TestRuntimeBadImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	off := fi.Size()
+	// An image whose metadata is LZMA, which the runtime does not decode
+	// (mkdwarfs --runtime refuses to pack one).
+	lzma := filepath.Join(t.TempDir(), "lzma.dwarfs")
+	var stderr bytes.Buffer
+	if code := mkdwarfs.Main(context.Background(), []string{"mkdwarfs", "-i", appTree(t), "-o", lzma, "--no-progress", "-l9"},
+		cli.Stdio{Out: io.Discard, Err: &stderr}); code != 0 {
+		t.Fatalf("mkdwarfs -l9: exit %d: %s", code, stderr.String())
+	}
+	img, err := os.ReadFile(lzma)
+	if err != nil {
+		t.Fatal(err)
+	}
 	corrupt := func(at int64) []byte {
 		c := bytes.Clone(b)
 		for i := range int64(16) {
@@ -554,11 +591,13 @@ func TestRuntimeBadImage(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data []byte
+		want string
 	}{
-		{"missing", b[:off]},
-		{"truncated", b[:off+(int64(len(b))-off)/2]},
-		{"bad magic", corrupt(off)},
-		{"corrupt metadata", corrupt(int64(len(b)) - 400)},
+		{"missing", b[:off], "nothing is appended to the runtime"},
+		{"truncated", b[:off+(int64(len(b))-off)/2], ""},
+		{"bad magic", corrupt(off), ""},
+		{"corrupt metadata", corrupt(int64(len(b)) - 400), ""},
+		{"lzma", append(b[:off:off], img...), "its blocks are LZMA-compressed, and this runtime decodes only none, lz4, lz4hc and zstd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -577,6 +616,9 @@ func TestRuntimeBadImage(t *testing.T) {
 					!strings.Contains(msg, fmt.Sprintf("offset %d", off)) || r.stdout != "" {
 					t.Errorf("%s=%s: exit %d, stderr %q, stdout %q; want 127 and one line naming %s and offset %d",
 						ExtractEnv, extract, r.code, r.stderr, r.stdout, app, off)
+				}
+				if !strings.Contains(msg, tc.want) {
+					t.Errorf("%s=%s: stderr %q does not say %q", ExtractEnv, extract, msg, tc.want)
 				}
 				if after := mountedDirs(t, "/"); len(after) != len(before) {
 					t.Errorf("mounts changed: %v -> %v", before, after)

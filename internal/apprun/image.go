@@ -15,6 +15,7 @@ import (
 
 	"github.com/godwarfs/godwarfs"
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/internal/imageaccess"
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
@@ -92,6 +93,21 @@ func (a *appFile) image() (*godwarfs.Image, error) {
 	})
 	if err != nil {
 		return nil, a.bad(err)
+	}
+	// A block compression this build leaves out fails here, not in
+	// the middle of the application's start or of an extraction. Images
+	// have one block compression but for categories and blocks stored
+	// as they are, so the first block's says it: one header read.
+	bi := imageaccess.Of(im).Blocks
+	if bs := bi.Find(block.SectionBlock); len(bs) > 0 {
+		s, err := bi.Header(bs[0])
+		if err == nil && !s.Compression.Decodable() {
+			err = fmt.Errorf("its blocks are %s-compressed, and this runtime decodes only none, lz4, lz4hc and zstd", s.Compression)
+		}
+		if err != nil {
+			im.Close()
+			return nil, a.bad(err)
+		}
 	}
 	return im, nil
 }

@@ -248,6 +248,11 @@ var manual = cli.Manual{
 				"with --append) the newest with an --entry counts. --hotness-list with --categorize=hotness, " +
 				"from a list the dwarfs driver's -o analysis_file wrote while the application started, puts " +
 				"what it reads first into blocks of their own, as for any image.",
+			"The runtime decodes zstd, lz4, lz4hc and uncompressed sections only, which keeps it small " +
+				"(every packed application carries a copy). With --runtime, mkdwarfs refuses a compression " +
+				"outside these and names the options that ask for one: the lzma of -l8 and -l9, or the flac " +
+				"and ricepp that --categorize gives audio and FITS images (-C pcmaudio/waveform::zstd and " +
+				"-C fits/image::zstd choose another).",
 		}},
 		{Title: "LOGGING", Paragraphs: []string{
 			"--log-level sets what is reported on standard error: error, warn (also unreadable inputs " +

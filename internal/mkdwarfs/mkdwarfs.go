@@ -340,6 +340,7 @@ func configFrom(p *cli.Result, args []string, stdin io.Reader) (*Config, error) 
 		func() error { return runtimeOptions(p, cfg, recomp) },
 		func() error { return categorizeOptions(p, cfg) },
 		func() error { return perCategoryOptions(p, cfg) },
+		func() error { return runtimeCodecs(cfg) },
 		func() error { return metadataPackOptions(p, cfg) },
 		func() error { return shardOptions(p, cfg, recomp, grow) },
 	} {

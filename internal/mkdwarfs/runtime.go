@@ -6,8 +6,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/godwarfs/godwarfs/block/encode"
 	"github.com/godwarfs/godwarfs/internal/cli"
 )
 
@@ -93,6 +95,46 @@ func checkEntry(cfg *Config, ent string, given bool) error {
 		return fmt.Errorf("--runtime: %s has no %s to run (name the program with --entry): %w", in, defaultEntry, err)
 	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
 		return fmt.Errorf("--runtime: %s in %s is not an executable file", ent, in)
+	}
+	return nil
+}
+
+// runtimeCodecs refuses, with --runtime, a compression the runtime does
+// not decode: it is built with only the core ones (block.Compression.Core),
+// to stay small, as every packed application carries a copy.
+func runtimeCodecs(cfg *Config) error {
+	if !cfg.Executable {
+		return nil
+	}
+	specs := []struct{ opt, spec string }{
+		{"compression", cfg.Compression}, {"schema-compression", cfg.SchemaComp},
+		{"metadata-compression", cfg.MetaComp}, {"history-compression", cfg.HistoryComp},
+	}
+	cats := make([]string, 0, len(cfg.CategoryComp))
+	for cat := range cfg.CategoryComp {
+		cats = append(cats, cat)
+	}
+	slices.Sort(cats)
+	for _, cat := range cats {
+		specs = append(specs, struct{ opt, spec string }{"compression", cat + "::" + cfg.CategoryComp[cat]})
+	}
+	var bad []string
+	for _, s := range specs {
+		_, spec, ok := strings.Cut(s.spec, "::")
+		if !ok {
+			spec = s.spec
+		}
+		comp, err := encode.NewCompressor(spec)
+		if err != nil {
+			return cli.BadValue(s.opt, s.spec, err.Error())
+		}
+		if c := comp.Compression(); !c.Core() {
+			bad = append(bad, fmt.Sprintf("--%s %s (%s)", s.opt, s.spec, strings.ToLower(c.String())))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("--runtime: the runtime reads only zstd, lz4, lz4hc and uncompressed sections; choose one of those instead of %s",
+			strings.Join(bad, ", "))
 	}
 	return nil
 }

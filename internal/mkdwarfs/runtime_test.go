@@ -74,6 +74,10 @@ func TestRuntimeOptionErrors(t *testing.T) {
 		{"runtime not ELF", []string{"-i", app, "-o", out, "--runtime=" + notELF}, "runtime " + notELF + " is not an ELF executable", false},
 		{"runtime missing", []string{"-i", app, "-o", out, "--runtime=" + rt + ".none"}, "reading the runtime: open " + rt + ".none", false},
 		{"no runtime beside mkdwarfs", []string{"-i", app, "-o", out, "--runtime"}, "reading the runtime: open ", false},
+		{"lzma blocks", []string{"-i", app, "-o", out, "--runtime=" + rt, "-C", "lzma"}, "--runtime: the runtime reads only zstd, lz4, lz4hc and uncompressed sections; choose one of those instead of --compression lzma (lzma)\n", false},
+		{"level with lzma", []string{"-i", app, "-o", out, "--runtime=" + rt, "-l9"}, "instead of --compression lzma:level=9 (lzma), --metadata-compression lzma:level=9 (lzma)\n", false},
+		{"brotli metadata", []string{"-i", app, "-o", out, "--runtime=" + rt, "--metadata-compression=brotli"}, "instead of --metadata-compression brotli (brotli)\n", false},
+		{"flac category", []string{"-i", app, "-o", out, "--runtime=" + rt, "--categorize"}, "instead of --compression fits/image::ricepp (ricepp), --compression pcmaudio/waveform::flac:level=5 (flac)\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := run(tc.args...)
