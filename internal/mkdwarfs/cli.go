@@ -82,6 +82,12 @@ var options = []cli.Option{
 	{Long: "merge-into-root", Help: "with --merge: put the trees of the images given without NAME= into the root"},
 	{Long: "no-merge-dedup", Help: "with --merge: keep files of different images apart even when their contents are equal (without it, files of a size two images have are read and hashed, which decodes their blocks; no block is changed either way)"},
 	{Long: "replace", Help: "with --append or --merge: a path in a later tree replaces the same path in an earlier one (default: an error, unless both are directories)"},
+	// Updating images (see update.go).
+	{Long: "update", HasValue: true, Arg: "DIR", Help: "with -i IMAGE: make an image of DIR's tree, keeping the image's blocks for the files DIR still has (same path, size and mtime, or see --update-check); only changed and new data is compressed, and blocks nothing refers to any more are dropped"},
+	{Long: "update-check", HasValue: true, Arg: "path|hash", Default: "path", Help: "with --update: how unchanged files are found: path (same path, size and mtime; they are not read) or hash (same contents; every file is read)"},
+	{Long: "max-dead", HasValue: true, Arg: "PERCENT", Default: "20", Help: "with --update or --apply-upper: when more than this share of the kept blocks' bytes is dead (no file refers to it), the blocks with dead data are rewritten: their live data is compressed anew with the new data"},
+	{Long: "compact", Help: "with --update or --apply-upper: rewrite the blocks with dead data whatever --max-dead says"},
+	{Long: "apply-upper", HasValue: true, Arg: "DIR", Help: "with -i IMAGE: apply an overlayfs upper directory to the image's tree (whiteouts delete, opaque directories replace, other entries add or replace), as --update does"},
 	// Categorizers (see CATEGORIZERS in the manual).
 	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order, the first to claim a file wins (binary, fits, hotness, incompressible, pcmaudio); without a list: fits,pcmaudio,binary,incompressible, with -C incompressible::null and the level's pcmaudio/waveform and fits/image settings unless set"},
 	{Long: "hotness-list", HasValue: true, Arg: "FILE", Help: "with --categorize=hotness: file listing the hot files, one path a line relative to -i (a leading / is ignored; the dwarfs driver's -o analysis_file writes such a list); their data goes into the category hotness"},
@@ -104,6 +110,7 @@ func Program() *cli.Program {
 			"-i IMAGE -o NEW --recompress[=MODE] | --rebuild-metadata | --change-block-size [OPTIONS...]",
 			"-i IMAGE --append DIR [--append-at PATH] -o NEW [OPTIONS...]",
 			"--merge [NAME=]IMAGE... [--merge-into-root] -o NEW [OPTIONS...]",
+			"-i IMAGE --update DIR | --apply-upper UPPER [--compact] -o NEW [OPTIONS...]",
 		},
 		Options:  options,
 		LongHelp: "long-help",
