@@ -105,11 +105,17 @@ func (b *builder) newUpdater() (*updater, error) {
 
 // baseFile returns the base content at rel (nil: no regular file there).
 func (up *updater) baseFile(rel string) *content {
+	c, _ := up.baseInode(rel)
+	return c
+}
+
+// baseInode returns the base content and inode at rel.
+func (up *updater) baseInode(rel string) (*content, *inode) {
 	e := up.byPath[rel]
 	if e == nil || e.ino.kind != kReg {
-		return nil
+		return nil, nil
 	}
-	return up.ofInode[e.ino]
+	return up.ofInode[e.ino], e.ino
 }
 
 // storedTime is t as an image of time resolution res stores it.
@@ -130,8 +136,9 @@ func (up *updater) linkUnchanged(files []*inode) []*inode {
 	res := up.b.opt.TimeResolution
 	rest := files[:0:0]
 	for _, f := range files {
-		c := up.baseFile(f.relPath())
-		if c == nil || c.size != f.size || storedTime(f.mtime, res) != c.rep.mtime {
+		// The file's own mtime: files of one content have their own.
+		c, in := up.baseInode(f.relPath())
+		if c == nil || c.size != f.size || storedTime(f.mtime, res) != in.mtime {
 			rest = append(rest, f)
 			continue
 		}

@@ -44,6 +44,8 @@ func updateTree(t testing.TB) string {
 		"big/large.bin": rnd(300000), "gone/x.bin": rnd(200000), "gone/y.bin": rnd(150000),
 		"mod/m.bin": rnd(100000), "mod/same-size.bin": rnd(20000), "ren/r.bin": rnd(40000),
 		"tools/run.sh": []byte("#!/bin/sh\necho hi\n"),
+		// Equal contents, mtimes of their own.
+		"dup/1.txt": []byte("the same\n"), "dup/2.txt": []byte("the same\n"), "dup/3.txt": []byte("the same\n"),
 	}
 	for rel, data := range files {
 		write(t, filepath.Join(root, rel), data)
@@ -243,6 +245,18 @@ func TestUpdateCLI(t *testing.T) {
 			log := mk(t, args...)
 			if !strings.Contains(log, "update:") {
 				t.Errorf("no update counts in the log:\n%s", log)
+			}
+			if tc.name == "unchanged" {
+				// Every file is found by path, size and mtime, so none is read.
+				files := map[string]bool{}
+				for _, n := range want {
+					if n.mode&syscall.S_IFMT == syscall.S_IFREG {
+						files[n.inoKey] = true
+					}
+				}
+				if w := fmt.Sprintf(" %d files have the path, size and mtime of a base file", len(files)); !strings.Contains(log, w) {
+					t.Errorf("log lacks %q:\n%s", w, log)
+				}
 			}
 			got, _ := readBack(t, out)
 			compareTrees(t, want, got, cmpOpts{})
