@@ -46,6 +46,10 @@ type Options struct {
 	PreloadCategory []string
 	PreloadAll      bool
 	AnalysisFile    string
+	// Upper and Work make the mount writable (upper=, work=): the image
+	// is the lower layer of an overlayfs with these upper and work
+	// directories.
+	Upper, Work string
 	BlockAllocator  string // malloc or mmap: accepted, see --help
 	PerfmonTrace    string // perfmon=VALUE: accepted, no effect
 	DebugLevel      string
