@@ -13,7 +13,11 @@
 //
 // Append adds a directory to an existing image and Merge joins images,
 // copying the input images' blocks byte for byte (mkdwarfs --append,
-// --merge); they are builds that start from the images' trees.
+// --merge); they are builds that start from the images' trees. Update
+// makes an image of a changed tree (or of an image with an overlayfs upper
+// directory applied) from an old image, reusing the chunks of unchanged
+// files and copying the old blocks still referred to (mkdwarfs --update,
+// --apply-upper).
 //
 // All go through the same back half: one ordered, bounded compression
 // pipeline (the output does not depend on the number of workers), one
