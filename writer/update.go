@@ -76,7 +76,10 @@ func Update(ctx context.Context, opts UpdateOptions) (*BuildResult, error) {
 	bi := b.images[0]
 	scan := dedup.ImageOptions(bi.fs)
 	scan.Input = opts.Input
-	scan.WindowBits = AppendWindowBits
+	if !opts.Compact {
+		// Compaction segments most of the data again: a build's window.
+		scan.WindowBits = AppendWindowBits
+	}
 	if opts.Configure != nil {
 		opts.Configure(&scan)
 	}

@@ -109,7 +109,8 @@ func updateOptions(cfg *Config, p *cli.Result, t writer.Target, mergeImage func(
 		o.Input = dir
 		o.BlockSizeBits, o.TimeResolution, o.KeepAllTimes = img.BlockSizeBits, img.TimeResolution, img.KeepAllTimes
 		o.NoHardlinks, o.Pack, o.NoCreateTime = img.NoHardlinks, img.Pack, img.NoCreateTime
-		if !p.Has("window-size") {
+		if !p.Has("window-size") && !p.Has("compact") {
+			// Compaction segments most of the data again: a build's window.
 			o.WindowBits = writer.AppendWindowBits
 		}
 		mergeImage(o)
