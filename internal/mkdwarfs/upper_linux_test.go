@@ -3,6 +3,7 @@
 package mkdwarfs
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -14,9 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/fusefs"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/mountopts"
+	"github.com/godwarfs/godwarfs/writer"
 )
 
 // tmpfsDir mounts a tmpfs for upper directories: overlayfs refuses some
@@ -204,6 +207,36 @@ func TestApplyUpperBad(t *testing.T) {
 				t.Error("keep/a.bin: lost")
 			}
 		})
+	}
+	noTemps(t, dir)
+}
+
+// TestApplyUpperChanging changes a file of the upper directory while the
+// update segments: the update fails naming it and leaves no output.
+func TestApplyUpperChanging(t *testing.T) {
+	old := updateTree(t)
+	dir := t.TempDir()
+	oldImg := filepath.Join(dir, "old.dwarfs")
+	mk(t, "-i", old, "-o", oldImg, "-l", "1", "-S", "16", "--log-level", "warn")
+	upper := t.TempDir()
+	victim := filepath.Join(upper, "added.txt")
+	write(t, victim, []byte("added in the upper directory\n"))
+	out := filepath.Join(dir, "new.dwarfs")
+	_, err := writer.Update(context.Background(), writer.UpdateOptions{
+		Target: writer.Target{Output: out, BlockCompression: "zstd:level=1"}, Image: oldImg, Upper: upper, MaxDead: -1,
+		Configure: func(o *dedup.Options) {
+			o.Phase = func(name string) {
+				if name == "segmenting" {
+					write(t, victim, []byte("changed while the update ran\n"))
+				}
+			}
+		},
+	})
+	if !errors.Is(err, dedup.ErrChanged) || !strings.Contains(err.Error(), victim) {
+		t.Fatalf("got %v, want an error naming %s as changed", err, victim)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output exists after a failed update: %v", err)
 	}
 	noTemps(t, dir)
 }
