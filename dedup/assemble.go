@@ -75,6 +75,9 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 
 	// Chunks.
 	holeIdx := uint32(b.blockBase + b.stats.Blocks)
+	if b.blockOrder != nil {
+		holeIdx = uint32(len(b.blockOrder))
+	}
 	var maxData uint32
 	hasHoles := false
 	contentsInTable := make([]*content, 0, len(n.regs))

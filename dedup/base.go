@@ -44,7 +44,8 @@ type Base struct {
 	Hash func(tree int, ino uint32) ([]byte, error)
 	// BlockData, if set, returns the decoded data of base block n; the
 	// segmenter then also matches new data against the windows of the
-	// base blocks IndexBlocks names, so that new files that share data
+	// base blocks IndexBlocks names (an update chooses them itself), so
+	// that new files that share data
 	// with base files refer to it instead of storing it again. This holds
 	// those blocks' data in memory while segmenting.
 	BlockData   func(n int) ([]byte, error)
@@ -54,6 +55,9 @@ type Base struct {
 	// the later copies' data stays in their blocks but nothing refers to
 	// it. Only files of a size that two trees have are hashed.
 	MatchAcross bool
+	// Update, if set, makes the build an update of the one base tree to
+	// the scanned input (see Update).
+	Update *Update
 }
 
 // BaseTree is one existing image's tree.
@@ -421,7 +425,8 @@ func (b *builder) matchAcross(ctx context.Context, base []*content) ([]*content,
 
 // matchBase stores each scanned file whose size and hash equal those of
 // a base file as that file, and returns the others.
-func (b *builder) matchBase(base []*content, files []*inode, hashOn bool) ([]*inode, error) {
+// hashes holds base contents' hashes already known (nil: none).
+func (b *builder) matchBase(base []*content, files []*inode, hashOn bool, hashes map[*content][]byte) ([]*inode, error) {
 	hf := b.opt.Base.Hash
 	if hf == nil || !hashOn {
 		return files, nil
@@ -430,7 +435,9 @@ func (b *builder) matchBase(base []*content, files []*inode, hashOn bool) ([]*in
 	for _, c := range base {
 		bySize[c.size] = append(bySize[c.size], c)
 	}
-	hashes := map[*content][]byte{}
+	if hashes == nil {
+		hashes = map[*content][]byte{}
+	}
 	var rest []*inode
 	for _, f := range files {
 		var match *content

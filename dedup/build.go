@@ -28,6 +28,11 @@ type builder struct {
 	blockBase int
 	baseSizes map[int64]int
 	baseIdx   *baseIndex
+	// upd is an update's state (Base.Update); blockOrder, if not nil,
+	// lists the blocks in image order by their numbers while segmenting
+	// (an update puts the kept base blocks after the new ones).
+	upd        *updater
+	blockOrder []int
 }
 
 // Build scans opt.Input, writes all blocks to sink (in block-number order)
@@ -74,6 +79,10 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	if err := opt.checkCategorize(); err != nil {
 		return nil, Stats{}, err
 	}
+	if opt.Base != nil {
+		base := *opt.Base // the builder's to change (IndexBlocks)
+		opt.Base = &base
+	}
 	b := newBuilder(&opt)
 	t0 := time.Now()
 	root, err := b.scanTree(ctx)
@@ -95,7 +104,14 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 			removeEmptyDirs(root) // the scanned tree's only
 		}
 		b.blockBase = opt.Base.Blocks
-		if root, err = b.grow(root); err != nil {
+		if opt.Base.Update != nil {
+			if root == nil {
+				return nil, b.stats, errors.New("an update needs an input tree")
+			}
+			if b.upd, err = b.newUpdater(); err != nil {
+				return nil, b.stats, err
+			}
+		} else if root, err = b.grow(root); err != nil {
 			return nil, b.stats, err
 		}
 	}
@@ -103,7 +119,12 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	b.verbosef("found %d regular files [%v]", len(files), since(&t0))
 	// Base files have their chunks already; only scanned files are read.
 	var baseFiles []*inode
-	if opt.Base != nil {
+	if b.upd != nil {
+		b.baseSizes = b.upd.sizes()
+		files = b.upd.linkUnchanged(files)
+		baseFiles = b.upd.linked
+		b.verbosef("%d files have the path, size and mtime of a base file", len(baseFiles))
+	} else if opt.Base != nil {
 		b.baseSizes = baseSizes(files)
 		scanned := files[:0:0]
 		for _, f := range files {
@@ -136,12 +157,16 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	}
 	b.phase("ordering")
 	var base []*content
-	if opt.Base != nil {
+	if b.upd != nil {
+		if base, files, err = b.updateContents(ctx, root, files, hashOn); err != nil {
+			return nil, b.stats, err
+		}
+	} else if opt.Base != nil {
 		base = baseContents(baseFiles)
 		if base, err = b.matchAcross(ctx, base); err != nil {
 			return nil, b.stats, err
 		}
-		if files, err = b.matchBase(base, files, hashOn); err != nil {
+		if files, err = b.matchBase(base, files, hashOn, nil); err != nil {
 			return nil, b.stats, err
 		}
 	}
@@ -187,6 +212,14 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 		return nil, b.stats, err
 	}
 	adoptCopies(copies)
+	if b.upd != nil {
+		if err := b.upd.verify(root); err != nil {
+			return nil, b.stats, err
+		}
+		if err := b.upd.keepBlocks(ctx, order.unique); err != nil {
+			return nil, b.stats, err
+		}
+	}
 	b.verbosef("segmented %d bytes into %d blocks of %d bytes; %d segment matches saved %d bytes [%v]",
 		b.stats.SegmentedBytes, b.stats.Blocks, b.stats.BlockBytes, b.stats.SegMatches, b.stats.SegMatchBytes, since(&t0))
 	b.phase("metadata")

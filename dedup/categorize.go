@@ -726,13 +726,29 @@ func (b *builder) baseCategoryMetadata(md *metadata.Metadata, unique []*content)
 		}
 		return i
 	}
-	md.BlockCategories = make([]uint32, 0, base.Blocks+len(b.blockCats))
-	for i := range base.Blocks {
-		name := CategoryDefault
-		if i < len(base.BlockCategories) {
-			name = base.BlockCategories[i]
+	// The blocks by their numbers while segmenting, in image order: base
+	// blocks are below base.Blocks.
+	order := b.blockOrder
+	if order == nil {
+		order = make([]int, base.Blocks+len(b.blockCats))
+		for i := range order {
+			order[i] = i
 		}
-		md.BlockCategories = append(md.BlockCategories, add(name))
+	}
+	catName := func(n int) string {
+		if n >= base.Blocks {
+			return b.blockCats[n-base.Blocks].name()
+		}
+		if n < len(base.BlockCategories) {
+			return base.BlockCategories[n]
+		}
+		return CategoryDefault
+	}
+	md.BlockCategories = make([]uint32, 0, len(order))
+	for _, n := range order {
+		if n < base.Blocks {
+			md.BlockCategories = append(md.BlockCategories, add(catName(n)))
+		}
 	}
 	if len(b.opt.Categorize) > 0 {
 		_, names := categoryPlan(unique, b.opt.rank, b.cz.less)
@@ -740,38 +756,39 @@ func (b *builder) baseCategoryMetadata(md *metadata.Metadata, unique []*content)
 			add(kindNames[k])
 		}
 	}
-	for _, cat := range b.blockCats {
-		md.BlockCategories = append(md.BlockCategories, add(cat.name()))
+	md.BlockCategories = md.BlockCategories[:0]
+	for _, n := range order {
+		md.BlockCategories = append(md.BlockCategories, add(catName(n)))
 	}
 	md.HasCategoryNames, md.HasBlockCategories = true, true
 	md.CategoryMetadataJSON, md.HasCategoryMetadataJSON = []string{}, true
 	md.BlockCategoryMetadata, md.HasBlockCategoryMetadata = nil, true
 	jsonIdx := map[string]uint32{}
-	for i := range base.Blocks {
-		j, ok := base.BlockCategoryMetadata[i]
-		if !ok {
-			continue
+	catJSON := func(n int) string {
+		if n >= base.Blocks {
+			return b.cz.metadataJSON(b.blockCats[n-base.Blocks])
 		}
-		k, ok := jsonIdx[j]
-		if !ok {
-			k = uint32(len(md.CategoryMetadataJSON))
-			jsonIdx[j] = k
-			md.CategoryMetadataJSON = append(md.CategoryMetadataJSON, j)
-		}
-		md.BlockCategoryMetadata = append(md.BlockCategoryMetadata, metadata.KV32{Key: uint32(i), Value: k})
+		return base.BlockCategoryMetadata[n]
 	}
-	for i, cat := range b.blockCats {
-		j := b.cz.metadataJSON(cat)
-		if j == "" {
-			continue
+	// The base blocks' metadata first, as their names.
+	for pass := range 2 {
+		for i, n := range order {
+			if (n < base.Blocks) != (pass == 0) {
+				continue
+			}
+			j := catJSON(n)
+			if j == "" {
+				continue
+			}
+			k, ok := jsonIdx[j]
+			if !ok {
+				k = uint32(len(md.CategoryMetadataJSON))
+				jsonIdx[j] = k
+				md.CategoryMetadataJSON = append(md.CategoryMetadataJSON, j)
+			}
+			md.BlockCategoryMetadata = append(md.BlockCategoryMetadata, metadata.KV32{Key: uint32(i), Value: k})
 		}
-		k, ok := jsonIdx[j]
-		if !ok {
-			k = uint32(len(md.CategoryMetadataJSON))
-			jsonIdx[j] = k
-			md.CategoryMetadataJSON = append(md.CategoryMetadataJSON, j)
-		}
-		md.BlockCategoryMetadata = append(md.BlockCategoryMetadata, metadata.KV32{Key: uint32(base.Blocks + i), Value: k})
 	}
+	slices.SortFunc(md.BlockCategoryMetadata, func(x, y metadata.KV32) int { return int(x.Key) - int(y.Key) })
 	b.opt.dropCategories(md)
 }

@@ -226,6 +226,14 @@ type Stats struct {
 	Errors                                   int   // skipped entries (ContinueOnErr)
 	TreeBytes                                int64 // size of all regular files, hard links once
 	ArchiveBytes                             int64 // input read by a TreeSource (PhaseReading)
+	// An update's files (Base.Update): regular files whose path the base
+	// has with the same contents, with other contents, that it lacks, and
+	// its files whose path the tree lacks; the base blocks rewritten
+	// (compaction) and dropped (nothing refers to them), and the dead
+	// bytes of the base blocks kept.
+	Unchanged, Changed, New, Deleted int
+	RewrittenBlocks, DroppedBlocks   int
+	DeadBytes                        int64
 
 	// Running state for progress displays.
 	Phase          string // PhaseReading (Options.Tree only), "scanning" (reading and hashing files), then "segmenting"

@@ -237,7 +237,23 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 	hookScan(&scan, tl, rep, cc)
 	// Blocks of base images come first, copied raw.
 	firstNew := 0
-	if base != nil {
+	var sub *submitter
+	if base != nil && base.update {
+		// An update's kept base blocks follow the new ones: dedup says
+		// which once it has made those.
+		bc := *scan.Base
+		u := *bc.Update
+		u.Keep = func(ctx context.Context, kept []int) error {
+			if err := sub.flush(); err != nil {
+				return err
+			}
+			base.kept = kept
+			rep.update(func(p *Progress) { p.BlocksCopied = len(kept) })
+			tl.mark("copying")
+			return base.copyKept(ctx, pipe, kept, rep.update)
+		}
+		bc.Update, scan.Base = &u, &bc
+	} else if base != nil {
 		tl.mark("copying")
 		rep.update(func(p *Progress) { p.BlocksCopied = base.blocks })
 		if err := base.copyBlocks(ctx, pipe, rep.update); err != nil {
@@ -248,7 +264,7 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		}
 		firstNew = base.blocks
 	}
-	sub := &submitter{pipe: pipe, cc: cc, rep: rep, next: firstNew, first: firstNew}
+	sub = &submitter{pipe: pipe, cc: cc, rep: rep, next: firstNew, first: firstNew}
 	md, stats, err := dedup.BuildCategorized(ctx, scan, sub.add)
 	if err == nil {
 		err = sub.flush()
@@ -259,7 +275,11 @@ func build(ctx context.Context, opts BuildOptions, scan dedup.Options, out io.Wr
 		// lzma:9, outside the Go heap) are only starting: return it to
 		// the system so the two do not add up in the peak.
 		debug.FreeOSMemory()
-		rep.update(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, firstNew+stats.Blocks })
+		total := firstNew + stats.Blocks
+		if base != nil && base.update {
+			total = len(base.kept) + stats.Blocks
+		}
+		rep.update(func(p *Progress) { p.Stats, p.Phase, p.BlocksTotal = stats, PhaseCompressing, total })
 		tl.mark(PhaseCompressing)
 	}
 	var meta []encodedSection

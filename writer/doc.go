@@ -13,7 +13,11 @@
 //
 // Append adds a directory to an existing image and Merge joins images,
 // copying the input images' blocks byte for byte (mkdwarfs --append,
-// --merge); they are builds that start from the images' trees.
+// --merge); they are builds that start from the images' trees. Update
+// makes an image of a changed tree (or of an image with an overlayfs upper
+// directory applied) from an old image, reusing the chunks of unchanged
+// files and copying the old blocks still referred to (mkdwarfs --update,
+// --apply-upper).
 //
 // A Build with BuildOptions.Shard builds one shard of a tree as package
 // shard plans it, and records it in the image's history; a Merge whose

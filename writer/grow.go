@@ -128,6 +128,10 @@ type bases struct {
 	history []metadata.HistoryRecord
 	// shards is set when the images are the shards of one plan.
 	shards bool
+	// update: the blocks are copied after the new ones, only those in
+	// kept (see dedup.Update).
+	update bool
+	kept   []int
 }
 
 // openBase opens an input image and reads its metadata and history.
@@ -360,9 +364,18 @@ func grow(ctx context.Context, t Target, scan dedup.Options, b *bases, memLimit 
 		return nil, err
 	}
 	r.CopiedBlocks = b.blocks
+	if b.update {
+		r.CopiedBlocks = len(b.kept)
+		for _, n := range b.kept {
+			s, _ := b.images[0].im.Block(n)
+			r.CopiedBytes += s.Length
+		}
+	}
 	for _, bi := range b.images {
 		for _, s := range bi.im.Blocks() {
-			r.CopiedBytes += s.Length
+			if !b.update {
+				r.CopiedBytes += s.Length
+			}
 		}
 		f := bi.src.Stats()
 		r.Fetched.Requests += f.Requests

@@ -135,7 +135,7 @@ func argsFrom(argv0 string, r *cli.Result) (*Args, error) {
 		return nil, &mountopts.Error{Option: "attach", Err: errors.New("is an option of dwarfs multi")}
 	}
 	// The daemon changes to "/" before it opens these files.
-	for _, f := range []*string{&a.Options.AnalysisFile, &a.Options.Verify, &a.Options.Signature} {
+	for _, f := range []*string{&a.Options.AnalysisFile, &a.Options.Verify, &a.Options.Signature, &a.Options.Upper, &a.Options.Work} {
 		if *f != "" && !source.IsRemote(*f) {
 			if abs, err := filepath.Abs(*f); err == nil {
 				*f = abs
@@ -432,9 +432,29 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 		defer f.Close()
 		dopts.Analysis = f
 	}
-	srv, err := fusefs.Mount(a.MountPoint, src, fusefs.Config{Options: dopts, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true})
+	mnt := a.MountPoint
+	var ov *overlay
+	if a.Options.Upper != "" {
+		// Writable: the image goes on a private mount, the overlay on
+		// the mount point.
+		if ov, err = newOverlay(a.MountPoint, a.Options.Upper, a.Options.Work); err != nil {
+			return fail(err)
+		}
+		mnt = ov.lower
+	}
+	srv, err := fusefs.Mount(mnt, src, fusefs.Config{Options: dopts, Debug: a.Debug, Stderr: c.Stderr, FsName: fsname, LimitMemory: true})
 	if err != nil {
+		if ov != nil {
+			ov.cleanup()
+		}
 		return fail(err)
+	}
+	if ov != nil {
+		if err := ov.mount(); err != nil {
+			_ = srv.Unmount()
+			ov.cleanup()
+			return fail(err)
+		}
 	}
 	report(nil)
 	if daemon {
@@ -444,6 +464,15 @@ func (c *CLI) runForeground(a *Args, ready *os.File) int {
 	select {
 	case <-srv.Done():
 	case <-sigs:
+		if ov != nil {
+			// The image's mount goes with the overlay's.
+			if err := ov.unmount(); err != nil {
+				fmt.Fprintf(c.Stderr, "dwarfs: %v\n", err)
+				return ExitFail
+			}
+			<-srv.Done()
+			return ExitOK
+		}
 		if err := srv.Unmount(); err != nil {
 			fmt.Fprintf(c.Stderr, "dwarfs: %v\n", err)
 			return ExitFail

@@ -2,6 +2,7 @@ package dwarfsck
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/godwarfs/godwarfs"
@@ -36,13 +37,16 @@ type Info struct {
 	FsSize                      uint64
 	AllocatedSize               *uint64
 	CompBlocks, UncompBlocks    int64
-	CompMeta, UncompMeta        int64
-	FsOptions                   []string // fs_options names, reference text order
-	TableOptions                []string // string table packing names
-	ResSec                      uint32
-	ResNsec                     uint32 // > 0: subsecond resolution in ns
-	Categories                  []Category
-	Previous                    []metadata.HistoryEntry
+	// DeadBytes are the uncompressed block bytes no chunk refers to (an
+	// update's dropped files, see mkdwarfs --max-dead).
+	DeadBytes            int64
+	CompMeta, UncompMeta int64
+	FsOptions            []string // fs_options names, reference text order
+	TableOptions         []string // string table packing names
+	ResSec               uint32
+	ResNsec              uint32 // > 0: subsecond resolution in ns
+	Categories           []Category
+	Previous             []metadata.HistoryEntry
 	// Shard is the shard a shard image records (mkdwarfs --shard).
 	Shard *shard.Record
 }
@@ -119,6 +123,11 @@ func Gather(im *godwarfs.Image) (*Info, error) {
 		uncomp[i] = n
 		info.UncompBlocks += n
 	}
+	dead, err := deadBytes(imageaccess.Of(im).FS, uncomp)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", im.Name(), err)
+	}
+	info.DeadBytes = dead
 	info.CompMeta = imageaccess.Of(im).MetadataSection.Length
 	info.UncompMeta = imageaccess.Of(im).MetadataSize
 
@@ -272,6 +281,9 @@ func (info *Info) Text(f Features) string {
 	}
 	fmt.Fprintf(&b, "compressed block size: %s (%s)\n", SizeWithUnit(info.CompBlocks), percent(info.CompBlocks, info.UncompBlocks))
 	fmt.Fprintf(&b, "uncompressed block size: %s\n", SizeWithUnit(info.UncompBlocks))
+	if info.DeadBytes > 0 {
+		fmt.Fprintf(&b, "dead block data: %s (%s)\n", SizeWithUnit(info.DeadBytes), percent(info.DeadBytes, info.UncompBlocks))
+	}
 	fmt.Fprintf(&b, "compressed metadata size: %s (%s)\n", SizeWithUnit(info.CompMeta), percent(info.CompMeta, info.UncompMeta))
 	fmt.Fprintf(&b, "uncompressed metadata size: %s\n", SizeWithUnit(info.UncompMeta))
 	optionLines(&b, "", append(append([]string(nil), info.FsOptions...), info.TableOptions...))
@@ -410,4 +422,42 @@ func (info *Info) JSON() map[string]any {
 		m["categories"] = cats
 	}
 	return m
+}
+
+// deadBytes sums the bytes of the blocks (of the uncompressed sizes given)
+// that no chunk of a file covers.
+func deadBytes(f *metadata.FS, sizes []int64) (int64, error) {
+	type span struct{ off, end int64 }
+	spans := make([][]span, len(sizes))
+	seen := map[uint32]bool{}
+	err := f.Walk(func(_ string, ino uint32, e metadata.Inode) error {
+		if e.Mode&0o170000 != 0o100000 || seen[ino] { // not a regular file
+			return nil
+		}
+		seen[ino] = true
+		chunks, err := f.FileChunks(ino)
+		for _, c := range chunks {
+			if !c.Hole && int(c.Block) < len(sizes) {
+				spans[c.Block] = append(spans[c.Block], span{int64(c.Offset), int64(c.Offset) + int64(c.Size)})
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	var dead int64
+	for b, ss := range spans {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].off < ss[j].off })
+		var live, end int64
+		for _, s := range ss {
+			s.off = max(s.off, end)
+			if s.end > s.off {
+				live += s.end - s.off
+				end = s.end
+			}
+		}
+		dead += max(sizes[b]-live, 0)
+	}
+	return dead, nil
 }

@@ -87,6 +87,12 @@ var options = []cli.Option{
 	{Long: "shard-depth", HasValue: true, Arg: "D", Default: "1", Help: "with --shard: plan by the entries at depth D (1: the root's entries); a directory holding more than 1/N of the bytes is split at the next level"},
 	{Long: "shard-plan", Help: "with --shard (K/N or N): print the plan as JSON (each shard's paths and bytes, and the plan's digest) and build nothing"},
 	{Long: "shard-digest", HasValue: true, Arg: "DIGEST", Help: "with --shard: fail unless the input plans to this digest (from --shard-plan), so that every shard is built from the same tree"},
+	// Updating images (see update.go).
+	{Long: "update", HasValue: true, Arg: "DIR", Help: "with -i IMAGE: make an image of DIR's tree, keeping the image's blocks for the files DIR still has (same path, size and mtime, or see --update-check); only changed and new data is compressed, and blocks nothing refers to any more are dropped"},
+	{Long: "update-check", HasValue: true, Arg: "path|hash", Default: "path", Help: "with --update: how unchanged files are found: path (same path, size and mtime; they are not read) or hash (same contents; every file is read)"},
+	{Long: "max-dead", HasValue: true, Arg: "PERCENT", Default: "20", Help: "with --update or --apply-upper: when more than this share of the kept blocks' bytes is dead (no file refers to it), the blocks with dead data are rewritten: their live data is compressed anew with the new data"},
+	{Long: "compact", Help: "with --update or --apply-upper: rewrite the blocks with dead data whatever --max-dead says"},
+	{Long: "apply-upper", HasValue: true, Arg: "DIR", Help: "with -i IMAGE: apply an overlayfs upper directory to the image's tree (whiteouts delete, opaque directories replace, other entries add or replace), as --update does"},
 	// Categorizers (see CATEGORIZERS in the manual).
 	{Long: "categorize", HasValue: true, Optional: true, Implicit: implicitCategorizers, Arg: "LIST", Help: "enable categorizers in the given order, the first to claim a file wins (binary, fits, hotness, incompressible, pcmaudio); without a list: fits,pcmaudio,binary,incompressible, with -C incompressible::null and the level's pcmaudio/waveform and fits/image settings unless set"},
 	{Long: "hotness-list", HasValue: true, Arg: "FILE", Help: "with --categorize=hotness: file listing the hot files, one path a line relative to -i (a leading / is ignored; the dwarfs driver's -o analysis_file writes such a list); their data goes into the category hotness"},
@@ -111,6 +117,7 @@ func Program() *cli.Program {
 			"-i IMAGE --append DIR [--append-at PATH] -o NEW [OPTIONS...]",
 			"--merge [NAME=]IMAGE... [--merge-into-root] -o NEW [OPTIONS...]",
 			"-i DIR --shard=K/N [--shard-depth=D] -o SHARD [OPTIONS...] | --shard=N --shard-plan",
+			"-i IMAGE --update DIR | --apply-upper UPPER [--compact] -o NEW [OPTIONS...]",
 		},
 		Options:  options,
 		LongHelp: "long-help",

@@ -34,7 +34,7 @@ Growing images without recompressing them:
 
 // isGrow reports whether the command line appends to or merges images.
 func isGrow(p *cli.Result) bool {
-	return p.Has("append") || p.Has("merge") || p.Has("append-at") || p.Has("merge-into-root") || p.Has("append-index-size") || p.Has("no-merge-dedup")
+	return p.Has("append") || p.Has("merge") || p.Has("append-at") || p.Has("merge-into-root") || p.Has("append-index-size") || p.Has("no-merge-dedup") || isUpdate(p)
 }
 
 // growOptions fills cfg.Append or cfg.Merge from the parsed command line.
@@ -43,6 +43,9 @@ func growOptions(cfg *Config, p *cli.Result) error {
 		if p.Has(n) {
 			if p.Has("merge") {
 				return cli.Conflict("merge", n)
+			}
+			if u := updateMode(p); u != "" {
+				return cli.Conflict(u, n)
 			}
 			return cli.Conflict("append", n)
 		}
@@ -78,6 +81,9 @@ func growOptions(cfg *Config, p *cli.Result) error {
 		}
 	}
 	t := cfg.target(nil)
+	if isUpdate(p) {
+		return updateOptions(cfg, p, t, mergeImage)
+	}
 	if p.Has("merge") {
 		if p.Has("input") {
 			return cli.Conflict("merge", "input")
@@ -184,6 +190,11 @@ func explicitName(arg string) (name, image string, ok bool) {
 
 // runGrow appends or merges as cfg says.
 func runGrow(ctx context.Context, cfg *Config, stdout io.Writer, progress func(writer.Progress)) (*Result, error) {
+	if cfg.Update != nil {
+		uo := *cfg.Update
+		uo.Stdout, uo.Progress = stdout, progress
+		return writer.Update(ctx, uo)
+	}
 	if cfg.Merge != nil {
 		mo := *cfg.Merge
 		mo.Stdout, mo.Progress = stdout, progress

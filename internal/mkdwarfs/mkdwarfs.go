@@ -100,6 +100,8 @@ type Config struct {
 	// Append or Merge is set when images grow (--append, --merge).
 	Append *writer.AppendOptions
 	Merge  *writer.MergeOptions
+	// Update is set for --update and --apply-upper.
+	Update *writer.UpdateOptions
 	// Signer, when set (--sign), signs the output once it is written:
 	// OUTPUT.sig (see package imagesig).
 	Signer ssh.Signer
@@ -242,6 +244,9 @@ func buildInto(ctx context.Context, cfg *Config, output string, stdout, stderr i
 	if cfg.Merge != nil {
 		cfg.Merge.Target.Output = cfg.Output
 	}
+	if cfg.Update != nil {
+		cfg.Update.Target.Output = cfg.Output
+	}
 	if cfg.Rewrite != nil {
 		return mainRewrite(ctx, cfg, stdout, stderr)
 	}
@@ -270,7 +275,7 @@ func mainBuild(ctx context.Context, cfg *Config, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("%w (use -f to overwrite)", err)
 	case errors.Is(err, dedup.ErrPathExists):
 		err = fmt.Errorf("%w (use --replace to let the later one win)", err)
-	case cfg.Merge == nil && cfg.Append == nil:
+	case cfg.Merge == nil && cfg.Append == nil && cfg.Update == nil:
 	case errors.Is(err, writer.ErrUsage), errors.Is(err, writer.ErrSameFile):
 		err = &cli.UsageError{Msg: err.Error()}
 	}
@@ -305,6 +310,7 @@ func moreHelp(w io.Writer, r *cli.Result) {
 	fmt.Fprint(w, recompressHelp)
 	fmt.Fprint(w, growHelp)
 	fmt.Fprint(w, shardHelp)
+	fmt.Fprint(w, updateHelp)
 	fmt.Fprint(w, "\nSizes accept k, m, g, t suffixes (powers of 1024).\n")
 	if r.Has("long-help") {
 		fmt.Fprintln(w)
@@ -751,7 +757,7 @@ func Run(ctx context.Context, cfg *Config, stdout io.Writer) (*Result, error) {
 }
 
 func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(writer.Progress)) (*Result, error) {
-	if cfg.Append != nil || cfg.Merge != nil {
+	if cfg.Append != nil || cfg.Merge != nil || cfg.Update != nil {
 		return runGrow(ctx, cfg, stdout, progress)
 	}
 	t := cfg.target(stdout)

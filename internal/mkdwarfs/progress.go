@@ -178,6 +178,10 @@ func (p *progress) status() (status, bool) {
 	case phaseWriting:
 		st.current = ""
 	}
+	if st.phase != phaseScanning && st.phase != phaseWriting && s.Unchanged+s.Changed+s.New+s.Deleted > 0 {
+		// An update: what it found, in place of the file last read.
+		st.current = updateCounts(*s)
+	}
 	return st, true
 }
 
@@ -322,6 +326,10 @@ func printSummary(w io.Writer, r *Result, head int64, headName string, d time.Du
 	if s.Errors > 0 {
 		fmt.Fprintf(w, "skipped %d unreadable entries\n", s.Errors)
 	}
+	if s.Unchanged+s.Changed+s.New+s.Deleted > 0 {
+		fmt.Fprintf(w, "update: %s; dropped %d old blocks, rewrote %d; %s of the kept blocks dead\n",
+			updateCounts(s), s.DroppedBlocks, s.RewrittenBlocks, human(s.DeadBytes))
+	}
 	if r.CopiedBlocks > 0 {
 		fmt.Fprintf(w, "copied %d blocks (%s) from the input images", r.CopiedBlocks, human(r.CopiedBytes))
 		if f := r.Fetched; f.Requests > 0 {
@@ -371,4 +379,9 @@ func (l progressLog) Write(b []byte) (int, error) {
 		p.last = ""
 	}
 	return p.w.Write(b)
+}
+
+// updateCounts says what an update found.
+func updateCounts(s dedup.Stats) string {
+	return fmt.Sprintf("%d files unchanged, %d changed, %d new, %d deleted", s.Unchanged, s.Changed, s.New, s.Deleted)
 }

@@ -46,9 +46,13 @@ type Options struct {
 	PreloadCategory []string
 	PreloadAll      bool
 	AnalysisFile    string
-	BlockAllocator  string // malloc or mmap: accepted, see --help
-	PerfmonTrace    string // perfmon=VALUE: accepted, no effect
-	DebugLevel      string
+	// Upper and Work make the mount writable (upper=, work=): the image
+	// is the lower layer of an overlayfs with these upper and work
+	// directories.
+	Upper, Work    string
+	BlockAllocator string // malloc or mmap: accepted, see --help
+	PerfmonTrace   string // perfmon=VALUE: accepted, no effect
+	DebugLevel     string
 	// Verify is an allowed signers file: the image must be signed (see
 	// package imagesig) by one of its keys; Signature is the signature
 	// file ("": IMAGE.sig).
