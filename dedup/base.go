@@ -147,8 +147,8 @@ func (b *builder) baseTree(t int) (*entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", bt.Name, displayPath(rel), err)
 		}
-		in := &inode{mode: a.Mode, uid: a.Uid, gid: a.Gid,
-			mtime: timespec{a.Mtime.Sec, int64(a.Mtime.Nsec)}}
+		in := &inode{mode: a.Mode, uid: a.Uid, gid: a.Gid}
+		in.setMtime(timespec{a.Mtime.Sec, int64(a.Mtime.Nsec)})
 		if b.opt.KeepAllTimes {
 			x := in.ext()
 			x.atime = timespec{a.Atime.Sec, int64(a.Atime.Nsec)}

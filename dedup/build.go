@@ -227,7 +227,7 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 			var n int64
 			for _, g := range copies {
 				n += g.size
-				b.debugf("family copy: %s (%d bytes) also stored with %s", g.copyOf.rep.relPath(), g.size, g.rep.relPath())
+				b.debugf("family copy: %s (%d bytes) also stored with %s", g.copyOf().rep.relPath(), g.size, g.rep.relPath())
 			}
 			b.verbosef("%d contents shared across families are also stored in the other families (%d bytes)", len(copies), n)
 		}
@@ -392,16 +392,6 @@ func (b *builder) number(root *entry, base, scanned []*content) *numbering {
 	n.all = append(n.all, n.specials...)
 	for i, in := range n.all {
 		in.num = uint32(i)
-	}
-	// chunk_table order: unique inodes, then shared contents.
-	idx := 0
-	for _, in := range n.regs[:n.nUnique] {
-		in.content.index = idx
-		idx++
-	}
-	for _, c := range n.shared {
-		c.index = idx
-		idx++
 	}
 	b.stats.Dirs = len(n.dirs)
 	b.stats.Symlinks = len(n.links)

@@ -540,7 +540,7 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 		switch name {
 		case CategoryHotness:
 			if f.hot {
-				f.claimedBy = uint16(i + 1)
+				f.setClaimedBy(i + 1)
 				return
 			}
 		case formats.PCMAudio:
@@ -563,7 +563,7 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 			frags[j] = fragment{c, p.Size}
 		}
 		f.setFrags(frags)
-		f.claimedBy = uint16(i + 1)
+		f.setClaimedBy(i + 1)
 		b.tracef("%s: %s categorizer: %v", f.relPath(), name, frags)
 		return
 	}
@@ -603,7 +603,7 @@ func (b *builder) wholeFrames(f *inode, parts []formats.Part) bool {
 // does not run on the file). A file that a categorizer before it in
 // --categorize claimed is not examined.
 func (cz *categorizers) start(f *inode) *fileCat {
-	if cz == nil || cz.probe == nil || f.size == 0 || f.size < cz.inc.MinInputSize || (f.claimedBy > 0 && int(f.claimedBy) <= cz.incIdx) {
+	if cz == nil || cz.probe == nil || f.size == 0 || f.size < cz.inc.MinInputSize || (f.claimedBy() > 0 && f.claimedBy() <= cz.incIdx) {
 		return nil
 	}
 	return newFileCat(cz.inc, cz.probe)
@@ -621,7 +621,7 @@ func (cz *categorizers) applyHotness(contents []*content) {
 		if c.size == 0 || !slices.ContainsFunc(c.inodes, func(in *inode) bool { return in.hot }) {
 			continue
 		}
-		if c.rep.claimedBy == 0 || int(c.rep.claimedBy) > cz.hotIdx {
+		if c.rep.claimedBy() == 0 || c.rep.claimedBy() > cz.hotIdx {
 			c.rep.setFrags([]fragment{{catHotness, c.size}})
 		}
 	}

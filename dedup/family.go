@@ -439,15 +439,15 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 			in[k] = append(in[k], &cp)
 		}
 		orig := c
-		if c.copyOf != nil {
-			orig = c.copyOf
+		if c.copyOf() != nil {
+			orig = c.copyOf()
 		}
 		for _, k := range order {
 			if !kinIn[k] && c.size > familyCopySmall || c.size > allowance[k] {
 				continue
 			}
 			allowance[k] -= c.size
-			g := &content{rep: in[k][0], inodes: in[k], size: c.size, copyOf: orig}
+			g := &content{rep: in[k][0], inodes: in[k], size: c.size, x: &contentExtra{copyOf: orig}}
 			for _, f := range g.inodes {
 				f.content = g
 			}
@@ -470,7 +470,7 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 // the same bytes). A copy that failed to be read is not adopted.
 func adoptCopies(copies []*content) {
 	for _, g := range copies {
-		c := g.copyOf
+		c := g.copyOf()
 		if g.size == c.size && g.chunks != nil && len(g.chunks) < len(c.chunks) {
 			c.chunks = g.chunks
 		}

@@ -311,12 +311,12 @@ func TestFamilyCopies(t *testing.T) {
 	if len(copies) != 2 {
 		t.Fatalf("%d copies, want 2", len(copies))
 	}
-	if small := copies[1]; small.copyOf != cs[6] || small.rep.firstEntry.rel() != "jquery/1.12/.npmignore" {
-		t.Errorf("second copy is %s of %p, want jquery/1.12/.npmignore of %p", small.rep.firstEntry.rel(), small.copyOf, cs[6])
+	if small := copies[1]; small.copyOf() != cs[6] || small.rep.firstEntry.rel() != "jquery/1.12/.npmignore" {
+		t.Errorf("second copy is %s of %p, want jquery/1.12/.npmignore of %p", small.rep.firstEntry.rel(), small.copyOf(), cs[6])
 	}
 	g, orig := copies[0], cs[2]
-	if g.copyOf != orig || g.size != orig.size || g.rep.simDigest != orig.rep.simDigest {
-		t.Errorf("copy of %s: copyOf %p (want %p), size %d", orig.rep.firstEntry.rel(), g.copyOf, orig, g.size)
+	if g.copyOf() != orig || g.size != orig.size || g.rep.simDigest != orig.rep.simDigest {
+		t.Errorf("copy of %s: copyOf %p (want %p), size %d", orig.rep.firstEntry.rel(), g.copyOf(), orig, g.size)
 	}
 	var got []string
 	for _, in := range g.inodes {
@@ -377,7 +377,7 @@ func TestFamilyCopiesDeep(t *testing.T) {
 			p = append(p, in.firstEntry.rel())
 		}
 		got = append(got, p)
-		if g.copyOf == nil || g.copyOf.copyOf != nil {
+		if g.copyOf() == nil || g.copyOf().copyOf() != nil {
 			t.Errorf("copy %q is not of an original", p)
 		}
 	}
@@ -391,9 +391,9 @@ func TestFamilyCopiesDeep(t *testing.T) {
 
 func TestAdoptCopies(t *testing.T) {
 	c := &content{size: 10, chunks: []pchunk{{block: 0, off: 0, size: 4}, {block: 0, off: 8, size: 6}}}
-	fewer := &content{size: 10, copyOf: c, chunks: []pchunk{{block: 3, off: 0, size: 10}}}
-	more := &content{size: 10, copyOf: c, chunks: []pchunk{{block: 4, off: 0, size: 2}, {block: 4, off: 5, size: 3}, {block: 4, off: 9, size: 5}}}
-	failed := &content{size: 0, copyOf: c} // a read error emptied it
+	fewer := &content{size: 10, x: &contentExtra{copyOf: c}, chunks: []pchunk{{block: 3, off: 0, size: 10}}}
+	more := &content{size: 10, x: &contentExtra{copyOf: c}, chunks: []pchunk{{block: 4, off: 0, size: 2}, {block: 4, off: 5, size: 3}, {block: 4, off: 9, size: 5}}}
+	failed := &content{size: 0, x: &contentExtra{copyOf: c}} // a read error emptied it
 	adoptCopies([]*content{more, failed, fewer})
 	if !slices.Equal(c.chunks, fewer.chunks) {
 		t.Errorf("chunks %+v, want the copy's %+v", c.chunks, fewer.chunks)

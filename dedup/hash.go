@@ -225,7 +225,7 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 					// Before the format categorizers in --categorize: its
 					// result wins over theirs.
 					f.setFrags(frags)
-					f.claimedBy = uint16(b.cz.incIdx + 1)
+					f.setClaimedBy(b.cz.incIdx + 1)
 				}
 			}
 			b.sc.mu.Lock()
@@ -530,13 +530,41 @@ type content struct {
 	inodes []*inode
 	size   int64
 	chunks []pchunk
+	// x holds what only categorized contents and family copies have
+	// (nil: none of it).
+	x *contentExtra
+}
+
+type contentExtra struct {
 	// fragChunks holds the chunks of each of rep.frags while the
 	// category streams are segmented.
 	fragChunks [][]pchunk
-	index      int // chunk_table index
 	// copyOf is, for a family's copy of a content (see familyCopies),
 	// the content it is a copy of.
 	copyOf *content
+}
+
+func (c *content) fragChunks() [][]pchunk {
+	if c.x == nil {
+		return nil
+	}
+	return c.x.fragChunks
+}
+
+func (c *content) setFragChunks(fc [][]pchunk) {
+	if fc != nil || c.x != nil {
+		if c.x == nil {
+			c.x = &contentExtra{}
+		}
+		c.x.fragChunks = fc
+	}
+}
+
+func (c *content) copyOf() *content {
+	if c.x == nil {
+		return nil
+	}
+	return c.x.copyOf
 }
 
 // digestWriter returns what f's similarity digest reads: all of f, or,

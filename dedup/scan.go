@@ -39,15 +39,15 @@ type extent struct{ off, len int64 }
 type inode struct {
 	kind       kind
 	hasDigest  bool
-	hot        bool   // named in the hotness list
-	dense      bool   // as many bytes allocated as its size: no holes to look for
-	claimedBy  uint16 // the categorizer that claimed the file: its position in Categorize plus one (0: none)
+	hot        bool // named in the hotness list
+	dense      bool // as many bytes allocated as its size: no holes to look for
 	mode       uint32
 	uid, gid   uint32
 	num        uint32
 	simHash    uint32 // similarity order key
 	nlinks     uint32 // dir entries referring to this inode
-	mtime      timespec
+	mtimeNsec  uint32 // mtime in two fields: a timespec would pad the record
+	mtimeSec   int64
 	size       int64
 	hash       string    // whole-file hash ("": not hashed)
 	simDigest  [4]uint64 // nilsimsa digest
@@ -57,6 +57,21 @@ type inode struct {
 	x          *inodeExtra // nil: none of its fields set
 }
 
+func (f *inode) mtime() timespec { return timespec{f.mtimeSec, int64(f.mtimeNsec)} }
+
+func (f *inode) setMtime(t timespec) { f.mtimeSec, f.mtimeNsec = t.sec, uint32(t.nsec) }
+
+// claimedBy is the categorizer that claimed the file: its position in
+// Categorize plus one (0: none).
+func (f *inode) claimedBy() int {
+	if f.x == nil {
+		return 0
+	}
+	return int(f.x.claimedBy)
+}
+
+func (f *inode) setClaimedBy(i int) { f.ext().claimedBy = uint16(i) }
+
 // inodeExtra holds what few inodes have.
 type inodeExtra struct {
 	atime, ctime timespec // only with Options.KeepAllTimes
@@ -64,10 +79,11 @@ type inodeExtra struct {
 	target       string
 	// osPath is the path to open where it is not the input root joined
 	// with the first entry's path: the root, and a TreeSource's files.
-	osPath  string
-	extents []extent   // nil: not sparse
-	frags   []fragment // categorizer result; nil: all default
-	base    *baseRef   // a file of a base image (nil: scanned)
+	osPath    string
+	extents   []extent   // nil: not sparse
+	frags     []fragment // categorizer result; nil: all default
+	base      *baseRef   // a file of a base image (nil: scanned)
+	claimedBy uint16     // see inode.claimedBy
 }
 
 // ext returns f's extra fields, allocating them.
@@ -121,9 +137,9 @@ func (f *inode) base() *baseRef {
 
 func (f *inode) times() (a, m, c timespec) {
 	if f.x == nil {
-		return timespec{}, f.mtime, timespec{}
+		return timespec{}, f.mtime(), timespec{}
 	}
-	return f.x.atime, f.mtime, f.x.ctime
+	return f.x.atime, f.mtime(), f.x.ctime
 }
 
 // osPath is the path f is read from: for a TreeSource's file, its name in

@@ -493,14 +493,14 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 	}
 	// Join each file's fragments' chunks, in file order.
 	for _, c := range unique {
-		if c.fragChunks != nil {
+		if c.fragChunks() != nil {
 			c.chunks = nil
 			if c.size > 0 {
-				for _, ch := range c.fragChunks {
+				for _, ch := range c.fragChunks() {
 					c.chunks = append(c.chunks, ch...)
 				}
 			}
-			c.fragChunks = nil
+			c.setFragChunks(nil)
 		}
 	}
 	return nil
@@ -592,8 +592,8 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 			ranges = []frange{{0, c.size, 0}}
 			bytes = c.size
 		} else {
-			if c.fragChunks == nil {
-				c.fragChunks = make([][]pchunk, len(c.rep.frags()))
+			if c.fragChunks() == nil {
+				c.setFragChunks(make([][]pchunk, len(c.rep.frags())))
 			}
 			var pos int64
 			for i, f := range c.rep.frags() {
@@ -632,10 +632,10 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 			c.chunks = outs[0]
 		} else {
 			for i, r := range ranges {
-				c.fragChunks[r.idx] = outs[i]
+				c.x.fragChunks[r.idx] = outs[i]
 			}
 		}
-		if c.copyOf == nil { // a family copy is not more input (progress)
+		if c.copyOf() == nil { // a family copy is not more input (progress)
 			b.stats.SegmentedBytes += bytes
 		}
 		nchunks := 0

@@ -44,15 +44,16 @@ func statPath(osPath string, follow, allTimes bool) (*inode, statLinks, error) {
 		mode:  uint32(st.Mode),
 		uid:   st.Uid,
 		gid:   st.Gid,
-		mtime: timespec{int64(st.Mtim.Sec), int64(st.Mtim.Nsec)},
 		size:  st.Size,
 		dense: int64(st.Blocks)*512 >= st.Size,
 	}
+	mtime := timespec{int64(st.Mtim.Sec), int64(st.Mtim.Nsec)}
 	atime := timespec{int64(st.Atim.Sec), int64(st.Atim.Nsec)}
 	ctime := timespec{int64(st.Ctim.Sec), int64(st.Ctim.Nsec)}
 	if a, m, c, ok := stattime.Times(osPath, follow); ok {
-		atime, in.mtime, ctime = timespec{a.Sec, a.Nsec}, timespec{m.Sec, m.Nsec}, timespec{c.Sec, c.Nsec}
+		atime, mtime, ctime = timespec{a.Sec, a.Nsec}, timespec{m.Sec, m.Nsec}, timespec{c.Sec, c.Nsec}
 	}
+	in.setMtime(mtime)
 	in.kind = kindOf(in.mode)
 	if allTimes {
 		x := in.ext()

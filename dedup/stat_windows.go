@@ -39,10 +39,10 @@ func statPath(osPath string, follow, allTimes bool) (*inode, statLinks, error) {
 	mode := metadata.ModeOf(fi.Mode())
 	in := &inode{mode: mode, size: fi.Size(), dense: true}
 	mt := fi.ModTime()
-	in.mtime = timespec{mt.Unix(), int64(mt.Nanosecond())}
+	in.setMtime(timespec{mt.Unix(), int64(mt.Nanosecond())})
 	if allTimes {
 		x := in.ext()
-		x.atime, x.ctime = in.mtime, in.mtime
+		x.atime, x.ctime = in.mtime(), in.mtime()
 		if d, ok := fi.Sys().(*syscall.Win32FileAttributeData); ok {
 			at := d.LastAccessTime.Nanoseconds()
 			x.atime = timespec{at / 1e9, at % 1e9}

@@ -95,6 +95,19 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 	if t.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return nil, fmt.Errorf("input %s: the root is not a directory", s.root)
 	}
+	// Only hard link targets need finding again: a map of every file
+	// would cost more than the file's own records.
+	targets := map[*TreeNode]bool{}
+	var findLinks func(n *TreeNode)
+	findLinks = func(n *TreeNode) {
+		for _, c := range n.Children {
+			if c.Link != nil {
+				targets[c.Link] = true
+			}
+			findLinks(c)
+		}
+	}
+	findLinks(t)
 	inodes := map[*TreeNode]*inode{}
 	root := &entry{ino: nodeInode(t, s.opt.KeepAllTimes), top: true}
 	var add func(d *entry, n *TreeNode, dirRel string) error
@@ -111,7 +124,7 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 			in := inodes[src]
 			if in == nil {
 				in = nodeInode(src, s.opt.KeepAllTimes)
-				if src.Mode&syscall.S_IFMT == syscall.S_IFREG {
+				if src.Mode&syscall.S_IFMT == syscall.S_IFREG && targets[src] {
 					inodes[src] = in
 				}
 			}
@@ -159,9 +172,9 @@ func nodeInode(n *TreeNode, allTimes bool) *inode {
 		mode:  n.Mode,
 		uid:   n.UID,
 		gid:   n.GID,
-		mtime: timespecOf(n.Mtime),
 		dense: true,
 	}
+	in.setMtime(timespecOf(n.Mtime))
 	if allTimes {
 		x := in.ext()
 		x.atime, x.ctime = timespecOf(n.Atime), timespecOf(n.Ctime)
