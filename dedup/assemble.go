@@ -34,9 +34,17 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	// sorted (index 0 is used by the root entry), by sorting the entries'
 	// names rather than through a map, which costs several times as much
 	// per entry.
-	selfEntry := map[*entry]uint32{n.root: 0}
-	md.DirEntries = append(md.DirEntries, metadata.DirEntry{NameIndex: 0, InodeNum: 0})
-	var entryNames []string
+	// The tables are allocated at their final size: grown by appending,
+	// their copies would add up to more than they hold.
+	nents := 0
+	for _, d := range n.dirs {
+		nents += len(d.children)
+	}
+	selfEntry := make(map[*entry]uint32, len(n.dirs))
+	selfEntry[n.root] = 0
+	md.DirEntries = make([]metadata.DirEntry, 1, 1+nents)
+	md.Directories = make([]metadata.Directory, 0, len(n.dirs)+1)
+	entryNames := make([]string, 0, nents)
 	for _, d := range n.dirs {
 		parent := uint32(0)
 		if d.parent != nil {
@@ -89,6 +97,13 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	}
 	holes := metadata.NewHoleEncoder(holeIdx, md.BlockSize, maxData)
 	md.ChunkTable = make([]uint32, 0, len(contentsInTable)+1)
+	nchunks := 0
+	for _, c := range contentsInTable {
+		nchunks += len(c.chunks)
+	}
+	if nchunks > 0 {
+		md.Chunks = make([]metadata.Chunk, 0, nchunks)
+	}
 	for _, c := range contentsInTable {
 		md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
 		for _, ch := range c.chunks {
