@@ -1,7 +1,9 @@
 package dedup
 
 import (
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/godwarfs/godwarfs/internal/version"
 	"github.com/godwarfs/godwarfs/metadata"
@@ -28,21 +30,21 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 		md.CreateTimestamp = &t
 	}
 
-	// Names: deduplicated, sorted; index 0 is used by the root entry.
-	nameSet := map[string]struct{}{}
-	var walkNames func(e *entry)
-	walkNames = func(e *entry) {
-		for _, c := range e.children {
-			nameSet[c.name] = struct{}{}
-			walkNames(c)
-		}
+	// Directory entries in directory-inode order; names deduplicated and
+	// sorted (index 0 is used by the root entry), by sorting the entries'
+	// names rather than through a map, which costs several times as much
+	// per entry.
+	// The tables are allocated at their final size: grown by appending,
+	// their copies would add up to more than they hold.
+	nents := 0
+	for _, d := range n.dirs {
+		nents += len(d.children)
 	}
-	walkNames(n.root)
-	names, nameIdx := sortedIndex(nameSet)
-
-	// Directory entries in directory-inode order.
-	selfEntry := map[*entry]uint32{n.root: 0}
-	md.DirEntries = append(md.DirEntries, metadata.DirEntry{NameIndex: 0, InodeNum: 0})
+	selfEntry := make(map[*entry]uint32, len(n.dirs))
+	selfEntry[n.root] = 0
+	md.DirEntries = make([]metadata.DirEntry, 1, 1+nents)
+	md.Directories = make([]metadata.Directory, 0, len(n.dirs)+1)
+	entryNames := make([]string, 0, nents)
 	for _, d := range n.dirs {
 		parent := uint32(0)
 		if d.parent != nil {
@@ -57,20 +59,22 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 			if c.ino.kind == kDir {
 				selfEntry[c] = uint32(len(md.DirEntries))
 			}
-			md.DirEntries = append(md.DirEntries, metadata.DirEntry{NameIndex: nameIdx[c.name], InodeNum: c.ino.num})
+			md.DirEntries = append(md.DirEntries, metadata.DirEntry{InodeNum: c.ino.num})
+			entryNames = append(entryNames, c.name)
 		}
 	}
 	md.Directories = append(md.Directories, metadata.Directory{FirstEntry: uint32(len(md.DirEntries))})
+	names := sortNames(entryNames, md.DirEntries[1:])
 
 	// Symlinks: deduplicated, sorted targets.
 	tset := map[string]struct{}{}
 	for _, l := range n.links {
-		tset[l.target] = struct{}{}
+		tset[l.target()] = struct{}{}
 	}
 	targets, tIdx := sortedIndex(tset)
 	md.SymlinkTable = make([]uint32, 0, len(n.links))
 	for _, l := range n.links {
-		md.SymlinkTable = append(md.SymlinkTable, tIdx[l.target])
+		md.SymlinkTable = append(md.SymlinkTable, tIdx[l.target()])
 	}
 
 	// Chunks.
@@ -87,7 +91,7 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	contentsInTable = append(contentsInTable, n.shared...)
 	for _, c := range contentsInTable {
 		for _, ch := range c.chunks {
-			if ch.hole {
+			if ch.isHole() {
 				hasHoles = true
 			} else {
 				maxData = max(maxData, ch.size)
@@ -96,11 +100,18 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	}
 	holes := metadata.NewHoleEncoder(holeIdx, md.BlockSize, maxData)
 	md.ChunkTable = make([]uint32, 0, len(contentsInTable)+1)
+	nchunks := 0
+	for _, c := range contentsInTable {
+		nchunks += len(c.chunks)
+	}
+	if nchunks > 0 {
+		md.Chunks = make([]metadata.Chunk, 0, nchunks)
+	}
 	for _, c := range contentsInTable {
 		md.ChunkTable = append(md.ChunkTable, uint32(len(md.Chunks)))
 		for _, ch := range c.chunks {
-			if ch.hole {
-				md.Chunks = append(md.Chunks, holes.Chunk(uint64(ch.holeLen)))
+			if ch.isHole() {
+				md.Chunks = append(md.Chunks, holes.Chunk(uint64(ch.holeSize())))
 			} else {
 				md.Chunks = append(md.Chunks, metadata.Chunk{Block: ch.block, Offset: ch.off, Size: ch.size})
 			}
@@ -131,7 +142,7 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	// Devices.
 	md.Devices = make([]uint64, 0, len(n.devs))
 	for _, d := range n.devs {
-		md.Devices = append(md.Devices, d.rdev)
+		md.Devices = append(md.Devices, d.rdev())
 	}
 
 	// Inodes: modes, owners, times.
@@ -142,16 +153,16 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	// Sizes.
 	var total, hard, alloc uint64
 	for _, l := range n.links {
-		total += uint64(len(l.target))
-		alloc += uint64(len(l.target))
+		total += uint64(len(l.target()))
+		alloc += uint64(len(l.target()))
 	}
 	for _, in := range n.regs {
 		total += uint64(in.size)
 		hard += uint64(in.size) * uint64(in.nlinks-1)
 		a := uint64(in.size)
 		for _, ch := range in.content.chunks {
-			if ch.hole {
-				a -= uint64(ch.holeLen)
+			if ch.isHole() {
+				a -= uint64(ch.holeSize())
 			}
 		}
 		alloc += a
@@ -185,29 +196,50 @@ func (b *builder) inodes(md *metadata.Metadata, n *numbering) error {
 		return i
 	}
 	md.Inodes = make([]metadata.InodeData, len(n.all))
-	times := make([]inodeTimes, len(n.all))
 	for i, in := range n.all {
 		d := &md.Inodes[i]
 		d.ModeIndex = idx(modeIdx, &md.Modes, in.mode)
 		d.OwnerIndex = idx(uidIdx, &md.Uids, in.uid)
 		d.GroupIndex = idx(gidIdx, &md.Gids, in.gid)
 		if in.kind == kReg && !opt.NoHardlinks {
-			d.NlinkMinusOne = uint32(in.nlinks - 1)
+			d.NlinkMinusOne = in.nlinks - 1
 		}
-		times[i] = inodeTimes{in.atime, in.mtime, in.ctime, {}}
+	}
+	timeOf := func(i int) inodeTimes {
+		a, m, c := n.all[i].times()
+		t := inodeTimes{a, m, c, {}}
 		for k := range 3 {
 			if opt.SetTime != nil {
-				times[i][k] = timespec{sec: *opt.SetTime}
+				t[k] = timespec{sec: *opt.SetTime}
 			}
-			if times[i][k].sec < 0 {
-				times[i][k] = timespec{} // before the epoch: not representable
+			if t[k].sec < 0 {
+				t[k] = timespec{} // before the epoch: not representable
 			}
 		}
+		return t
 	}
 	opt.applyOwners(md)
 	opt.applyChmod(md)
-	encodeTimes(md, times, opt.TimeResolution, !opt.KeepAllTimes)
+	encodeTimes(md, timeOf, opt.TimeResolution, !opt.KeepAllTimes)
 	return nil
+}
+
+// sortNames returns the distinct names in byte order and sets each
+// entry's NameIndex to its name's position (ents[i] has names[i]).
+func sortNames(names []string, ents []metadata.DirEntry) []string {
+	perm := make([]int32, len(names))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
+	var out []string
+	for k, i := range perm {
+		if k == 0 || names[i] != names[perm[k-1]] {
+			out = append(out, names[i])
+		}
+		ents[i].NameIndex = uint32(len(out) - 1)
+	}
+	return out
 }
 
 // sortedIndex returns the set's strings in byte order (the reference sorts

@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -143,7 +142,7 @@ func (b *builder) baseTree(t int) (*entry, error) {
 	inodes := map[uint32]*inode{}
 	var conv func(ino uint32, name, rel string, parent *entry) (*entry, error)
 	conv = func(ino uint32, name, rel string, parent *entry) (*entry, error) {
-		e := &entry{name: name, rel: rel, parent: parent}
+		e := &entry{name: name, parent: parent, top: parent == nil}
 		if in, ok := inodes[ino]; ok {
 			e.ino = in
 			return e, nil
@@ -152,11 +151,16 @@ func (b *builder) baseTree(t int) (*entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", bt.Name, displayPath(rel), err)
 		}
-		in := &inode{mode: a.Mode, uid: a.Uid, gid: a.Gid,
-			atime: timespec{a.Atime.Sec, int64(a.Atime.Nsec)},
-			mtime: timespec{a.Mtime.Sec, int64(a.Mtime.Nsec)},
-			ctime: timespec{a.Ctime.Sec, int64(a.Ctime.Nsec)},
-			rdev:  a.Rdev}
+		in := &inode{mode: a.Mode, uid: a.Uid, gid: a.Gid}
+		in.setMtime(timespec{a.Mtime.Sec, int64(a.Mtime.Nsec)})
+		if b.opt.KeepAllTimes {
+			x := in.ext()
+			x.atime = timespec{a.Atime.Sec, int64(a.Atime.Nsec)}
+			x.ctime = timespec{a.Ctime.Sec, int64(a.Ctime.Nsec)}
+		}
+		if a.Rdev != 0 {
+			in.ext().rdev = a.Rdev
+		}
 		inodes[ino] = in
 		e.ino = in
 		switch a.Mode & syscall.S_IFMT {
@@ -164,10 +168,12 @@ func (b *builder) baseTree(t int) (*entry, error) {
 			in.kind = kDir
 		case syscall.S_IFLNK:
 			in.kind = kLink
-			if in.target, err = f.Readlink(ino); err != nil {
+			t, err := f.Readlink(ino)
+			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", bt.Name, displayPath(rel), err)
 			}
-			in.size = int64(len(in.target))
+			in.ext().target = t
+			in.size = int64(len(t))
 		case syscall.S_IFREG:
 			in.kind = kReg
 			in.size = a.Size
@@ -180,7 +186,7 @@ func (b *builder) baseTree(t int) (*entry, error) {
 			for _, c := range chunks {
 				var pc pchunk
 				if c.Hole {
-					pc = pchunk{hole: true, holeLen: int64(c.Size)}
+					pc = holeChunk(int64(c.Size))
 					key.WriteString("h" + strconv.FormatUint(c.Size, 10) + ";")
 				} else {
 					if int64(c.Block) >= int64(bt.Blocks) {
@@ -192,7 +198,7 @@ func (b *builder) baseTree(t int) (*entry, error) {
 				ref.chunks = append(ref.chunks, pc)
 			}
 			ref.key = key.String()
-			in.base = ref
+			in.ext().base = ref
 		case syscall.S_IFCHR, syscall.S_IFBLK:
 			in.kind = kDev
 		default:
@@ -241,7 +247,11 @@ func (b *builder) grow(scanned *entry) (*entry, error) {
 			tree.name = parts[len(parts)-1]
 			for i := len(parts) - 2; i >= -1; i-- {
 				d := *tree.ino
-				d.base = nil
+				if d.x != nil {
+					x := *d.x
+					x.base = nil
+					d.x = &x
+				}
 				w := &entry{ino: &d, children: []*entry{tree}}
 				if i >= 0 {
 					w.name = parts[i]
@@ -268,6 +278,8 @@ func (b *builder) grow(scanned *entry) (*entry, error) {
 		if err := place(scanned, b.opt.InputAt, b.opt.inputName()); err != nil {
 			return nil, err
 		}
+		b.scanRoot = scanned
+		b.scanAt = strings.Trim(path.Clean("/"+b.opt.InputAt), "/")
 	}
 	if root == nil {
 		return nil, errors.New("nothing to build: no base image and no input")
@@ -328,14 +340,14 @@ func baseContents(files []*inode) []*content {
 	var out []*content
 	m := map[string]*content{}
 	for _, f := range files {
-		if c, ok := m[f.base.key]; ok {
+		if c, ok := m[f.base().key]; ok {
 			c.inodes = append(c.inodes, f)
 			f.content = c
 			continue
 		}
-		c := &content{rep: f, inodes: []*inode{f}, size: f.size, chunks: f.base.chunks}
+		c := &content{rep: f, inodes: []*inode{f}, size: f.size, chunks: f.base().chunks}
 		f.content = c
-		m[f.base.key] = c
+		m[f.base().key] = c
 		out = append(out, c)
 	}
 	return out
@@ -357,7 +369,7 @@ func (b *builder) matchAcross(ctx context.Context, base []*content) ([]*content,
 	var cand []*content
 	for _, cs := range bySize {
 		for _, c := range cs[1:] {
-			if c.rep.base.tree != cs[0].rep.base.tree {
+			if c.rep.base().tree != cs[0].rep.base().tree {
 				cand = append(cand, cs...)
 				break
 			}
@@ -368,7 +380,7 @@ func (b *builder) matchAcross(ctx context.Context, base []*content) ([]*content,
 	}
 	// Hash in block order, so that each block is decoded about once.
 	sort.Slice(cand, func(i, j int) bool {
-		x, y := cand[i].rep.base, cand[j].rep.base
+		x, y := cand[i].rep.base(), cand[j].rep.base()
 		if x.tree != y.tree {
 			return x.tree < y.tree
 		}
@@ -388,9 +400,9 @@ func (b *builder) matchAcross(ctx context.Context, base []*content) ([]*content,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		h, err := hf(c.rep.base.tree, c.rep.base.ino)
+		h, err := hf(c.rep.base().tree, c.rep.base().ino)
 		if err != nil {
-			return nil, fmt.Errorf("%s: hashing %s: %w", b.opt.Base.Trees[c.rep.base.tree].Name, c.rep.relPath(), err)
+			return nil, fmt.Errorf("%s: hashing %s: %w", b.opt.Base.Trees[c.rep.base().tree].Name, c.rep.relPath(), err)
 		}
 		hashes[c] = string(h)
 		hashed += c.size
@@ -408,7 +420,7 @@ func (b *builder) matchAcross(ctx context.Context, base []*content) ([]*content,
 			if f, dup := first[k]; dup {
 				for _, in := range c.inodes {
 					in.content = f
-					b.debugf("duplicate: %s in %s has the contents of %s in %s", in.relPath(), b.opt.Base.Trees[c.rep.base.tree].Name, f.rep.relPath(), b.opt.Base.Trees[f.rep.base.tree].Name)
+					b.debugf("duplicate: %s in %s has the contents of %s in %s", in.relPath(), b.opt.Base.Trees[c.rep.base().tree].Name, f.rep.relPath(), b.opt.Base.Trees[f.rep.base().tree].Name)
 				}
 				f.inodes = append(f.inodes, c.inodes...)
 				files += int64(len(c.inodes))
@@ -441,17 +453,17 @@ func (b *builder) matchBase(base []*content, files []*inode, hashOn bool, hashes
 	var rest []*inode
 	for _, f := range files {
 		var match *content
-		if f.hash != nil || f.size == 0 {
+		if f.hash != "" || f.size == 0 {
 			for _, c := range bySize[f.size] {
 				h, ok := hashes[c]
 				if !ok && f.size > 0 {
 					var err error
-					if h, err = hf(c.rep.base.tree, c.rep.base.ino); err != nil {
-						return nil, fmt.Errorf("%s: hashing %s: %w", b.opt.Base.Trees[c.rep.base.tree].Name, c.rep.relPath(), err)
+					if h, err = hf(c.rep.base().tree, c.rep.base().ino); err != nil {
+						return nil, fmt.Errorf("%s: hashing %s: %w", b.opt.Base.Trees[c.rep.base().tree].Name, c.rep.relPath(), err)
 					}
 					hashes[c] = h
 				}
-				if f.size == 0 || bytes.Equal(h, f.hash) {
+				if f.size == 0 || string(h) == f.hash {
 					match = c
 					break
 				}
@@ -463,7 +475,7 @@ func (b *builder) matchBase(base []*content, files []*inode, hashOn bool, hashes
 		}
 		match.inodes = append(match.inodes, f)
 		f.content = match
-		b.debugf("duplicate: %s has the contents of %s in %s", f.relPath(), match.rep.relPath(), b.opt.Base.Trees[match.rep.base.tree].Name)
+		b.debugf("duplicate: %s has the contents of %s in %s", f.relPath(), match.rep.relPath(), b.opt.Base.Trees[match.rep.base().tree].Name)
 	}
 	return rest, nil
 }
@@ -473,7 +485,7 @@ func (b *builder) matchBase(base []*content, files []*inode, hashOn bool, hashes
 func baseSizes(files []*inode) map[int64]int {
 	m := map[int64]int{}
 	for _, f := range files {
-		if f.base != nil {
+		if f.base() != nil {
 			m[f.size]++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +34,33 @@ type builder struct {
 	// (an update puts the kept base blocks after the new ones).
 	upd        *updater
 	blockOrder []int
+	// scanRoot is the scanned tree's root once grow placed it among
+	// base trees (nil: not placed), scanAt where (Options.InputAt,
+	// cleaned).
+	scanRoot *entry
+	scanAt   string
+}
+
+// osPath is the path f is read from. Where grow merged the scanned
+// tree's root into a base image's directory, its files' entries hang
+// below that directory instead, and their path on disk is their path
+// below scanAt.
+func (b *builder) osPath(f *inode) string {
+	if b.scanRoot == nil || f.x != nil && (f.x.osPath != "" || f.x.base != nil) || f.data != nil || f.firstEntry == nil {
+		return f.osPath()
+	}
+	top := f.firstEntry
+	for !top.isTop() {
+		top = top.parent
+	}
+	if top == b.scanRoot {
+		return f.osPath()
+	}
+	rel := f.firstEntry.rel()
+	if b.scanAt != "" {
+		rel = strings.TrimPrefix(strings.TrimPrefix(rel, b.scanAt), "/")
+	}
+	return filepath.Join(b.opt.Input, filepath.FromSlash(rel))
 }
 
 // Build scans opt.Input, writes all blocks to sink (in block-number order)
@@ -128,7 +156,7 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 		b.baseSizes = baseSizes(files)
 		scanned := files[:0:0]
 		for _, f := range files {
-			if f.base != nil {
+			if f.base() != nil {
 				baseFiles = append(baseFiles, f)
 			} else {
 				scanned = append(scanned, f)
@@ -203,7 +231,7 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 			var n int64
 			for _, g := range copies {
 				n += g.size
-				b.debugf("family copy: %s (%d bytes) also stored with %s", g.copyOf.rep.relPath(), g.size, g.rep.relPath())
+				b.debugf("family copy: %s (%d bytes) also stored with %s", g.copyOf().rep.relPath(), g.size, g.rep.relPath())
 			}
 			b.verbosef("%d contents shared across families are also stored in the other families (%d bytes)", len(copies), n)
 		}
@@ -312,7 +340,7 @@ func listTree(root *entry) []shard.Entry {
 	var visit func(e *entry)
 	visit = func(e *entry) {
 		for _, c := range e.children {
-			le := shard.Entry{Path: c.rel, Dir: c.ino.kind == kDir}
+			le := shard.Entry{Path: c.rel(), Dir: c.ino.kind == kDir}
 			if c.ino.kind == kReg || c.ino.kind == kLink {
 				le.Size = c.ino.size
 			}
@@ -339,7 +367,7 @@ func (b *builder) selectTree(root *entry) error {
 	prune = func(e *entry) {
 		kept := e.children[:0]
 		for _, c := range e.children {
-			if keep(c.rel) {
+			if keep(c.rel()) {
 				prune(c)
 				kept = append(kept, c)
 			}
@@ -433,12 +461,12 @@ type numbering struct {
 func (b *builder) number(root *entry, base, scanned []*content) *numbering {
 	contents := append(base[:len(base):len(base)], scanned...)
 	n := &numbering{root: root, unique: contents}
-	seen := map[*inode]bool{}
 	var visit func(e *entry)
 	visit = func(e *entry) {
 		in := e.ino
-		if !seen[in] {
-			seen[in] = true
+		// collect set firstEntry in this same order: the first visit of
+		// an inode is at its first entry.
+		if in.firstEntry == e {
 			switch in.kind {
 			case kDir:
 				n.dirs = append(n.dirs, e)
@@ -480,23 +508,13 @@ func (b *builder) number(root *entry, base, scanned []*content) *numbering {
 	for i, in := range n.all {
 		in.num = uint32(i)
 	}
-	// chunk_table order: unique inodes, then shared contents.
-	idx := 0
-	for _, in := range n.regs[:n.nUnique] {
-		in.content.index = idx
-		idx++
-	}
-	for _, c := range n.shared {
-		c.index = idx
-		idx++
-	}
 	b.stats.Dirs = len(n.dirs)
 	b.stats.Symlinks = len(n.links)
 	b.stats.Files = len(n.regs)
 	b.stats.Devices = len(n.devs)
 	b.stats.Specials = len(n.specials)
 	for _, in := range n.regs {
-		b.stats.Hardlinks += in.nlinks - 1
+		b.stats.Hardlinks += int(in.nlinks) - 1
 	}
 	for _, c := range contents {
 		b.stats.InputBytes += c.size
@@ -518,9 +536,9 @@ func (b *builder) report() {
 // relPath is the path of f below the input root, for progress displays.
 func (f *inode) relPath() string {
 	if f.firstEntry != nil {
-		return f.firstEntry.rel
+		return f.firstEntry.rel()
 	}
-	return f.osPath
+	return f.osPath()
 }
 
 // since returns the time since *t and restarts it, for phase timings.

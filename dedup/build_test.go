@@ -355,11 +355,11 @@ func TestDigestsOncePerContent(t *testing.T) {
 	}
 	var total int64
 	for _, f := range fl {
-		data := files[f.firstEntry.rel]
+		data := files[f.firstEntry.rel()]
 		total += int64(len(data))
 		wantDigest := len(data) > 0 && len(data) <= 65536
 		if f.hasDigest != wantDigest {
-			t.Errorf("%s: has digest %v, want %v", f.firstEntry.rel, f.hasDigest, wantDigest)
+			t.Errorf("%s: has digest %v, want %v", f.firstEntry.rel(), f.hasDigest, wantDigest)
 			continue
 		}
 		if !wantDigest {
@@ -369,7 +369,7 @@ func TestDigestsOncePerContent(t *testing.T) {
 		sa.Write([]byte(data))
 		d, sim := sa.digest()
 		if f.simDigest != d || f.simHash != sim {
-			t.Errorf("%s: digest differs from its data's", f.firstEntry.rel)
+			t.Errorf("%s: digest differs from its data's", f.firstEntry.rel())
 		}
 	}
 	// Files of a shared size are read once for hashing, and of the three

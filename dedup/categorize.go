@@ -492,10 +492,10 @@ func (b *builder) newCategorizers(root *entry) (*categorizers, error) {
 	found := 0
 	var visit func(e *entry)
 	visit = func(e *entry) {
-		if e.ino.kind == kReg && listed[e.rel] {
+		if e.ino.kind == kReg && listed[e.rel()] {
 			e.ino.hot = true
 			found++
-			b.debugf("hotness categorizer: %s is listed", e.rel)
+			b.debugf("hotness categorizer: %s is listed", e.rel())
 		}
 		for _, c := range e.children {
 			visit(c)
@@ -517,7 +517,7 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 		return
 	}
 	opt := formats.Options{
-		Path: quotePath(f.osPath),
+		Path: quotePath(b.osPath(f)),
 		Log: func(l formats.Level, msg string) {
 			// Files are categorized on several scanner workers.
 			cz.logMu.Lock()
@@ -540,7 +540,7 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 		switch name {
 		case CategoryHotness:
 			if f.hot {
-				f.claimedBy = i + 1
+				f.setClaimedBy(i + 1)
 				return
 			}
 		case formats.PCMAudio:
@@ -562,7 +562,8 @@ func (b *builder) detectFormats(f *inode, r io.ReaderAt) {
 			}
 			frags[j] = fragment{c, p.Size}
 		}
-		f.frags, f.claimedBy = frags, i+1
+		f.setFrags(frags)
+		f.setClaimedBy(i + 1)
 		b.tracef("%s: %s categorizer: %v", f.relPath(), name, frags)
 		return
 	}
@@ -591,7 +592,7 @@ func (b *builder) wholeFrames(f *inode, parts []formats.Part) bool {
 			continue
 		}
 		if g := int64(b.opt.Granularity(p.Category, p.Sub.JSON)); g > 1 && p.Size%g != 0 {
-			b.sc.warn("%s: %s data of %d bytes is not a whole number of %d-byte frames; not categorized", f.osPath, p.Category, p.Size, g)
+			b.sc.warn("%s: %s data of %d bytes is not a whole number of %d-byte frames; not categorized", b.osPath(f), p.Category, p.Size, g)
 			return false
 		}
 	}
@@ -602,7 +603,7 @@ func (b *builder) wholeFrames(f *inode, parts []formats.Part) bool {
 // does not run on the file). A file that a categorizer before it in
 // --categorize claimed is not examined.
 func (cz *categorizers) start(f *inode) *fileCat {
-	if cz == nil || cz.probe == nil || f.size == 0 || f.size < cz.inc.MinInputSize || (f.claimedBy > 0 && f.claimedBy <= cz.incIdx) {
+	if cz == nil || cz.probe == nil || f.size == 0 || f.size < cz.inc.MinInputSize || (f.claimedBy() > 0 && f.claimedBy() <= cz.incIdx) {
 		return nil
 	}
 	return newFileCat(cz.inc, cz.probe)
@@ -620,8 +621,8 @@ func (cz *categorizers) applyHotness(contents []*content) {
 		if c.size == 0 || !slices.ContainsFunc(c.inodes, func(in *inode) bool { return in.hot }) {
 			continue
 		}
-		if c.rep.claimedBy == 0 || c.rep.claimedBy > cz.hotIdx {
-			c.rep.frags = []fragment{{catHotness, c.size}}
+		if c.rep.claimedBy() == 0 || c.rep.claimedBy() > cz.hotIdx {
+			c.rep.setFrags([]fragment{{catHotness, c.size}})
 		}
 	}
 }
@@ -629,8 +630,8 @@ func (cz *categorizers) applyHotness(contents []*content) {
 // contentFragments returns c's fragments, a single default one when the
 // categorizer left the file alone.
 func (c *content) fragments() []fragment {
-	if c.rep.frags != nil && c.size > 0 {
-		return c.rep.frags
+	if c.rep.frags() != nil && c.size > 0 {
+		return c.rep.frags()
 	}
 	return []fragment{{catDefault, c.size}}
 }

@@ -75,7 +75,7 @@ func TestIncompressibleCategorizer(t *testing.T) {
 
 func TestCategoryPlan(t *testing.T) {
 	mk := func(size int64, frags ...fragment) *content {
-		return &content{rep: &inode{frags: frags}, size: size}
+		return &content{rep: &inode{x: &inodeExtra{frags: frags}}, size: size}
 	}
 	var cz *categorizers
 	incFirst := &Options{Categorize: []string{"incompressible", "hotness"}}

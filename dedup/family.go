@@ -114,7 +114,7 @@ func familyPartition(cs []*content) (out [][]*content, familyOfPath func(string)
 			continue
 		}
 		for _, in := range c.inodes {
-			rel := in.firstEntry.rel
+			rel := in.firstEntry.rel()
 			base := path.Base(rel)
 			ms := byName[base]
 			g := keyGroup(rel)
@@ -124,7 +124,7 @@ func familyPartition(cs []*content) (out [][]*content, familyOfPath func(string)
 			found := false
 			for k := range ms {
 				if ms[k].g == g {
-					if o := ms[k].c; c.size > o.size || c.size == o.size && c.rep.firstEntry.rel < o.rep.firstEntry.rel {
+					if o := ms[k].c; c.size > o.size || c.size == o.size && compareRel(c.rep.firstEntry, o.rep.firstEntry) < 0 {
 						ms[k].c = c
 					}
 					found = true
@@ -258,7 +258,7 @@ func topLevelGroups(cs []*content) (groupOf []int, names []string, also [][]int,
 	// shorten it nor make groups.
 	rels := make([]string, len(cs))
 	for i, c := range cs {
-		rels[i] = c.rep.firstEntry.rel
+		rels[i] = c.rep.firstEntry.rel()
 	}
 	prefix := commonDirPrefix(rels)
 	key := func(r string) (string, bool) {
@@ -298,10 +298,10 @@ func topLevelGroups(cs []*content) (groupOf []int, names []string, also [][]int,
 	groupOf = make([]int, len(cs))
 	also = make([][]int, len(cs))
 	for i, c := range cs {
-		g := groupOfPath(c.rep.firstEntry.rel)
+		g := groupOfPath(c.rep.firstEntry.rel())
 		groupOf[i] = g
 		for _, in := range c.inodes {
-			if o := groupOfPath(in.firstEntry.rel); o >= 0 && o != g && !slices.Contains(also[i], o) {
+			if o := groupOfPath(in.firstEntry.rel()); o >= 0 && o != g && !slices.Contains(also[i], o) {
 				also[i] = append(also[i], o)
 			}
 		}
@@ -388,8 +388,8 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 			continue
 		}
 		for _, f := range c.inodes {
-			if k := familyOf(f.firstEntry.rel); k >= 0 && big[k] {
-				name := path.Base(f.firstEntry.rel)
+			if k := familyOf(f.firstEntry.rel()); k >= 0 && big[k] {
+				name := path.Base(f.firstEntry.rel())
 				if ks := kin[k][name]; len(ks) < familyPairLimit && (len(ks) == 0 || ks[len(ks)-1] != c) {
 					kin[k][name] = append(ks, c)
 				}
@@ -402,7 +402,7 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 		if !c.rep.hasDigest {
 			return false
 		}
-		for _, o := range kin[k][path.Base(f.firstEntry.rel)] {
+		for _, o := range kin[k][path.Base(f.firstEntry.rel())] {
 			if o != c && hamming(&o.rep.simDigest, &c.rep.simDigest) <= familyMaxDist {
 				return true
 			}
@@ -414,7 +414,7 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 		if len(c.inodes) < 2 || c.size == 0 {
 			continue
 		}
-		home := familyOf(c.rep.firstEntry.rel)
+		home := familyOf(c.rep.firstEntry.rel())
 		if home < 0 {
 			continue
 		}
@@ -422,7 +422,7 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 		in := map[int][]*inode{}
 		kinIn := map[int]bool{}
 		for _, f := range c.inodes {
-			k := familyOf(f.firstEntry.rel)
+			k := familyOf(f.firstEntry.rel())
 			if k < 0 || k == home || !big[k] {
 				continue
 			}
@@ -431,19 +431,23 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 			}
 			kinIn[k] = kinIn[k] || hasKin(k, c, f)
 			cp := *f
-			cp.frags = c.rep.frags // a hot or categorized content's, as the original's
+			if cp.x != nil {
+				x := *cp.x
+				cp.x = &x
+			}
+			cp.setFrags(c.rep.frags()) // a hot or categorized content's, as the original's
 			in[k] = append(in[k], &cp)
 		}
 		orig := c
-		if c.copyOf != nil {
-			orig = c.copyOf
+		if c.copyOf() != nil {
+			orig = c.copyOf()
 		}
 		for _, k := range order {
 			if !kinIn[k] && c.size > familyCopySmall || c.size > allowance[k] {
 				continue
 			}
 			allowance[k] -= c.size
-			g := &content{rep: in[k][0], inodes: in[k], size: c.size, copyOf: orig}
+			g := &content{rep: in[k][0], inodes: in[k], size: c.size, x: &contentExtra{copyOf: orig}}
 			for _, f := range g.inodes {
 				f.content = g
 			}
@@ -466,7 +470,7 @@ func familyCopies(cs []*content, minBytes int64) []*content {
 // the same bytes). A copy that failed to be read is not adopted.
 func adoptCopies(copies []*content) {
 	for _, g := range copies {
-		c := g.copyOf
+		c := g.copyOf()
 		if g.size == c.size && g.chunks != nil && len(g.chunks) < len(c.chunks) {
 			c.chunks = g.chunks
 		}

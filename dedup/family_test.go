@@ -33,7 +33,7 @@ func famContents(files []famFile, seed uint64) []*content {
 		}
 		c := &content{size: f.size}
 		for _, p := range f.paths {
-			in := &inode{size: f.size, hasDigest: f.size > 0, simDigest: d, firstEntry: &entry{rel: p}, content: c}
+			in := &inode{size: f.size, hasDigest: f.size > 0, simDigest: d, firstEntry: entryAt(p), content: c}
 			c.inodes = append(c.inodes, in)
 		}
 		c.rep = c.inodes[0]
@@ -47,7 +47,7 @@ func famNames(fams [][]*content) [][]string {
 	for _, f := range fams {
 		var names []string
 		for _, c := range f {
-			names = append(names, c.rep.firstEntry.rel)
+			names = append(names, c.rep.firstEntry.rel())
 		}
 		out = append(out, names)
 	}
@@ -193,7 +193,7 @@ func TestNilsimsaOrderFamilies(t *testing.T) {
 		if i%2 == 1 {
 			rel = "beta/" + string(rune('a'+i)) + "/b.js"
 		}
-		in := &inode{size: int64(1000 - i), hasDigest: true, simDigest: d, firstEntry: &entry{rel: rel}}
+		in := &inode{size: int64(1000 - i), hasDigest: true, simDigest: d, firstEntry: entryAt(rel)}
 		c := &content{rep: in, inodes: []*inode{in}, size: in.size}
 		in.content = c
 		cs = append(cs, c)
@@ -201,7 +201,7 @@ func TestNilsimsaOrderFamilies(t *testing.T) {
 	top := func(order []*content) string {
 		var s []byte
 		for _, c := range order {
-			s = append(s, c.rep.firstEntry.rel[0])
+			s = append(s, c.rep.firstEntry.rel()[0])
 		}
 		return string(s)
 	}
@@ -311,18 +311,18 @@ func TestFamilyCopies(t *testing.T) {
 	if len(copies) != 2 {
 		t.Fatalf("%d copies, want 2", len(copies))
 	}
-	if small := copies[1]; small.copyOf != cs[6] || small.rep.firstEntry.rel != "jquery/1.12/.npmignore" {
-		t.Errorf("second copy is %s of %p, want jquery/1.12/.npmignore of %p", small.rep.firstEntry.rel, small.copyOf, cs[6])
+	if small := copies[1]; small.copyOf() != cs[6] || small.rep.firstEntry.rel() != "jquery/1.12/.npmignore" {
+		t.Errorf("second copy is %s of %p, want jquery/1.12/.npmignore of %p", small.rep.firstEntry.rel(), small.copyOf(), cs[6])
 	}
 	g, orig := copies[0], cs[2]
-	if g.copyOf != orig || g.size != orig.size || g.rep.simDigest != orig.rep.simDigest {
-		t.Errorf("copy of %s: copyOf %p (want %p), size %d", orig.rep.firstEntry.rel, g.copyOf, orig, g.size)
+	if g.copyOf() != orig || g.size != orig.size || g.rep.simDigest != orig.rep.simDigest {
+		t.Errorf("copy of %s: copyOf %p (want %p), size %d", orig.rep.firstEntry.rel(), g.copyOf(), orig, g.size)
 	}
 	var got []string
 	for _, in := range g.inodes {
-		got = append(got, in.firstEntry.rel)
+		got = append(got, in.firstEntry.rel())
 		if in.content != g {
-			t.Errorf("copy's inode %s belongs to %p", in.firstEntry.rel, in.content)
+			t.Errorf("copy's inode %s belongs to %p", in.firstEntry.rel(), in.content)
 		}
 	}
 	if want := []string{"jquery/1.11/jquery.min.js", "jquery/1.11/jquery-latest.min.js"}; !slices.Equal(got, want) {
@@ -331,7 +331,7 @@ func TestFamilyCopies(t *testing.T) {
 	// The image's inodes stay with the original.
 	for _, in := range orig.inodes {
 		if in.content != orig {
-			t.Errorf("%s moved to %p", in.firstEntry.rel, in.content)
+			t.Errorf("%s moved to %p", in.firstEntry.rel(), in.content)
 		}
 	}
 	if len(orig.inodes) != 3 {
@@ -374,10 +374,10 @@ func TestFamilyCopiesDeep(t *testing.T) {
 	for _, g := range familyCopies(cs, 500) {
 		var p []string
 		for _, in := range g.inodes {
-			p = append(p, in.firstEntry.rel)
+			p = append(p, in.firstEntry.rel())
 		}
 		got = append(got, p)
-		if g.copyOf == nil || g.copyOf.copyOf != nil {
+		if g.copyOf() == nil || g.copyOf().copyOf() != nil {
 			t.Errorf("copy %q is not of an original", p)
 		}
 	}
@@ -391,9 +391,9 @@ func TestFamilyCopiesDeep(t *testing.T) {
 
 func TestAdoptCopies(t *testing.T) {
 	c := &content{size: 10, chunks: []pchunk{{block: 0, off: 0, size: 4}, {block: 0, off: 8, size: 6}}}
-	fewer := &content{size: 10, copyOf: c, chunks: []pchunk{{block: 3, off: 0, size: 10}}}
-	more := &content{size: 10, copyOf: c, chunks: []pchunk{{block: 4, off: 0, size: 2}, {block: 4, off: 5, size: 3}, {block: 4, off: 9, size: 5}}}
-	failed := &content{size: 0, copyOf: c} // a read error emptied it
+	fewer := &content{size: 10, x: &contentExtra{copyOf: c}, chunks: []pchunk{{block: 3, off: 0, size: 10}}}
+	more := &content{size: 10, x: &contentExtra{copyOf: c}, chunks: []pchunk{{block: 4, off: 0, size: 2}, {block: 4, off: 5, size: 3}, {block: 4, off: 9, size: 5}}}
+	failed := &content{size: 0, x: &contentExtra{copyOf: c}} // a read error emptied it
 	adoptCopies([]*content{more, failed, fewer})
 	if !slices.Equal(c.chunks, fewer.chunks) {
 		t.Errorf("chunks %+v, want the copy's %+v", c.chunks, fewer.chunks)
@@ -421,7 +421,7 @@ func TestFamilyCopiesBounded(t *testing.T) {
 	copies := familyCopies(cs, 2000)
 	var got []string
 	for _, g := range copies {
-		got = append(got, g.rep.firstEntry.rel)
+		got = append(got, g.rep.firstEntry.rel())
 	}
 	if want := []string{"b/s0.js", "b/s1.js"}; !slices.Equal(got, want) {
 		t.Errorf("copies %q, want %q (a block's worth)", got, want)

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"cmp"
 	"context"
 	"crypto/md5"
 	"crypto/sha1"
@@ -13,6 +14,8 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/godwarfs/godwarfs/dedup/formats"
@@ -82,6 +85,16 @@ type simAcc struct {
 	prev  [4]byte
 	n     int
 	total uint64
+}
+
+// simAccs recycles accumulators: at 4 KiB each, one per file read would
+// make most of a scan's garbage.
+var simAccs = sync.Pool{New: func() any { return new(simAcc) }}
+
+func getSimAcc() *simAcc {
+	s := simAccs.Get().(*simAcc)
+	*s = simAcc{}
+	return s
 }
 
 func trigram(a, b, c byte, n uint32) uint8 {
@@ -161,6 +174,11 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			needDigest = !b.opt.Hollow
 		}
 	}
+	// Hashers are reused too (xxh3's holds a 1 KiB buffer).
+	var hashers sync.Pool
+	if newHash != nil {
+		hashers.New = func() any { return newHash() }
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, b.opt.ScannerWorkers))
 	bad := &badFiles{sc: b.sc}
@@ -175,7 +193,9 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			}
 			var h hash.Hash
 			if newHash != nil && sizeCount[f.size] > 1 && f.size > 0 {
-				h = newHash()
+				h = hashers.Get().(hash.Hash)
+				h.Reset()
+				defer hashers.Put(h)
 			}
 			// A file whose size another file shares may turn out to be a
 			// duplicate: its digest waits until the hashes have grouped
@@ -187,7 +207,8 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 			var sa io.Writer
 			var acc *simAcc
 			if needDigest && h == nil && b.wantsDigest(f) {
-				acc = &simAcc{}
+				acc = getSimAcc()
+				defer simAccs.Put(acc)
 				// With no incompressible check to come, the format
 				// categorizer's fragments are final.
 				sa = b.digestWriter(f, acc, fc == nil)
@@ -199,11 +220,12 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 				frags, claimed, cerr := fc.result()
 				switch {
 				case cerr != nil:
-					err = fmt.Errorf("categorizing %s: %w", f.osPath, cerr)
+					err = fmt.Errorf("categorizing %s: %w", b.osPath(f), cerr)
 				case claimed:
 					// Before the format categorizers in --categorize: its
 					// result wins over theirs.
-					f.frags, f.claimedBy = frags, b.cz.incIdx+1
+					f.setFrags(frags)
+					f.setClaimedBy(b.cz.incIdx + 1)
 				}
 			}
 			b.sc.mu.Lock()
@@ -216,7 +238,7 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 				return bad.mark(gctx, f, err)
 			}
 			if h != nil {
-				f.hash = h.Sum(nil)
+				f.hash = string(h.Sum(nil))
 			}
 			if acc != nil {
 				f.simDigest, f.simHash = acc.digest()
@@ -239,53 +261,91 @@ func (b *builder) scanFiles(ctx context.Context, files []*inode) ([]*inode, erro
 // per distinct content (equal size and hash), read from the first of its
 // files that can still be read, and shared by all of them.
 func (b *builder) digestContents(ctx context.Context, files []*inode) ([]*inode, error) {
-	type key struct {
-		size int64
-		hash string
-	}
-	groups := map[key][]*inode{}
-	var keys []key
+	// Group by sorting rather than in a map keyed by hash: a build may
+	// hold millions of files, and the slices cost a few bytes each. The
+	// groups are then read in the order of their first file, the tree's.
+	var cand []*inode
 	for _, f := range files {
-		if f.hash == nil || f.hasDigest || !b.wantsDigest(f) {
+		if f.hash == "" || f.hasDigest || !b.wantsDigest(f) {
 			continue
 		}
-		k := key{f.size, string(f.hash)}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], f)
+		cand = append(cand, f)
 	}
-	if len(keys) == 0 {
+	if len(cand) == 0 {
 		return files, nil
+	}
+	byKey := make([]int32, len(cand))
+	for i := range byKey {
+		byKey[i] = int32(i)
+	}
+	slices.SortFunc(byKey, func(i, j int32) int {
+		a, b := cand[i], cand[j]
+		if c := cmp.Compare(a.size, b.size); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.hash, b.hash); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
+	})
+	// next links each file to the next of its group (-1: last); a
+	// group's first file in tree order leads it.
+	next := make([]int32, len(cand))
+	lead := make([]bool, len(cand))
+	for k := 0; k < len(byKey); {
+		e := k + 1
+		for e < len(byKey) && cand[byKey[e]].size == cand[byKey[k]].size && cand[byKey[e]].hash == cand[byKey[k]].hash {
+			e++
+		}
+		lead[byKey[k]] = true
+		for m := k; m < e; m++ {
+			next[byKey[m]] = -1
+			if m+1 < e {
+				next[byKey[m]] = byKey[m+1]
+			}
+		}
+		k = e
+	}
+	byKey = nil
+	members := func(i int32, yield func(*inode) bool) {
+		for ; i >= 0; i = next[i] {
+			if !yield(cand[i]) {
+				return
+			}
+		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, b.opt.ScannerWorkers))
 	bad := &badFiles{sc: b.sc}
-	for _, k := range keys {
-		members := groups[k]
+	for i := range cand {
+		if !lead[i] {
+			continue
+		}
 		g.Go(func() error {
-			for _, f := range members {
-				if err := gctx.Err(); err != nil {
-					return err
+			var err error
+			members(int32(i), func(f *inode) bool {
+				if err = gctx.Err(); err != nil {
+					return false
 				}
-				sa := &simAcc{}
-				n, err := b.readForScan(gctx, f, nil, b.digestWriter(f, sa, true), nil)
+				sa := getSimAcc()
+				defer simAccs.Put(sa)
+				var n int64
+				n, err = b.readForScan(gctx, f, nil, b.digestWriter(f, sa, true), nil)
 				b.sc.mu.Lock()
 				b.stats.ScannedBytes += n
 				b.sc.mu.Unlock()
 				if err != nil {
-					if err := bad.mark(gctx, f, err); err != nil {
-						return err
-					}
-					continue
+					err = bad.mark(gctx, f, err)
+					return err == nil
 				}
 				d, sim := sa.digest()
-				for _, m := range members {
+				members(int32(i), func(m *inode) bool {
 					m.simDigest, m.simHash, m.hasDigest = d, sim, true
-				}
-				return nil
-			}
-			return nil
+					return true
+				})
+				return false
+			})
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -349,7 +409,7 @@ func (b *builder) detect(f *inode) error {
 	}
 	fh, err := b.openData(f)
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		return fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
 	}
 	defer fh.Close()
 	b.detectFormats(f, fh)
@@ -359,19 +419,23 @@ func (b *builder) detect(f *inode) error {
 func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa io.Writer, fc *fileCat) (int64, error) {
 	fh, err := b.openData(f)
 	if err != nil {
-		return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		return 0, fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
 	}
 	defer fh.Close()
 	if !b.opt.NoSparse {
+		var ext []extent
 		if f.data != nil {
-			f.extents = f.dataExtents()
-		} else if ext, err := dataExtents(fh.(*os.File), f.size, f.allocated); err != nil {
-			return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
-		} else {
-			f.extents = ext
+			ext = f.dataExtents()
+		} else if !f.dense {
+			if ext, err = dataExtents(fh.(*os.File), f.size, 0); err != nil {
+				return 0, fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
+			}
+		}
+		if ext != nil || f.x != nil {
+			f.ext().extents = ext
 		}
 	}
-	if sw, ok := sa.(*spanWriter); ok && f.extents != nil {
+	if sw, ok := sa.(*spanWriter); ok && f.extents() != nil {
 		// Its reads skip the holes, so positions would not match.
 		sa = sw.w
 	}
@@ -381,7 +445,7 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa io.
 		var one [1]byte
 		if f.size > 0 {
 			if _, err := fh.ReadAt(one[:], 0); err != nil && err != io.EOF {
-				return 0, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+				return 0, fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
 			}
 		}
 		return 0, nil
@@ -408,14 +472,14 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa io.
 		defer b.bufs.Put(bp)
 		buf = *bp
 	}
-	if f.extents != nil {
+	if f.extents() != nil {
 		// Sparse: hash the extent layout and the data only, so holes
 		// cost nothing; equal hashes then also mean equal chunk layouts.
 		if h != nil {
-			fmt.Fprintf(h, "sparse:%d", len(f.extents))
+			fmt.Fprintf(h, "sparse:%d", len(f.extents()))
 		}
 		var total, pos int64
-		for _, e := range f.extents {
+		for _, e := range f.extents() {
 			if fc != nil && e.off > pos {
 				fc.hole(e.off - pos)
 			}
@@ -426,10 +490,10 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa io.
 			n, err := io.CopyBuffer(w, io.NewSectionReader(fh, e.off, e.len), buf)
 			total += n
 			if err != nil {
-				return total, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+				return total, fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
 			}
 			if n != e.len {
-				return total, fmt.Errorf("%s: %w (data extent shorter than expected)", f.osPath, errSizeChanged)
+				return total, fmt.Errorf("%s: %w (data extent shorter than expected)", b.osPath(f), errSizeChanged)
 			}
 		}
 		if fc != nil && pos < f.size {
@@ -451,11 +515,11 @@ func (b *builder) readForScan(ctx context.Context, f *inode, h hash.Hash, sa io.
 			break
 		}
 		if err != nil {
-			return total, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+			return total, fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
 		}
 	}
 	if total != f.size {
-		return total, fmt.Errorf("%s: %w (expected %d bytes, read %d)", f.osPath, errSizeChanged, f.size, total)
+		return total, fmt.Errorf("%s: %w (expected %d bytes, read %d)", b.osPath(f), errSizeChanged, f.size, total)
 	}
 	return total, nil
 }
@@ -466,13 +530,41 @@ type content struct {
 	inodes []*inode
 	size   int64
 	chunks []pchunk
+	// x holds what only categorized contents and family copies have
+	// (nil: none of it).
+	x *contentExtra
+}
+
+type contentExtra struct {
 	// fragChunks holds the chunks of each of rep.frags while the
 	// category streams are segmented.
 	fragChunks [][]pchunk
-	index      int // chunk_table index
 	// copyOf is, for a family's copy of a content (see familyCopies),
 	// the content it is a copy of.
 	copyOf *content
+}
+
+func (c *content) fragChunks() [][]pchunk {
+	if c.x == nil {
+		return nil
+	}
+	return c.x.fragChunks
+}
+
+func (c *content) setFragChunks(fc [][]pchunk) {
+	if fc != nil || c.x != nil {
+		if c.x == nil {
+			c.x = &contentExtra{}
+		}
+		c.x.fragChunks = fc
+	}
+}
+
+func (c *content) copyOf() *content {
+	if c.x == nil {
+		return nil
+	}
+	return c.x.copyOf
 }
 
 // digestWriter returns what f's similarity digest reads: all of f, or,
@@ -482,12 +574,12 @@ type content struct {
 // by path, is then never digested, only its metadata. Nil when no
 // fragment needs a digest. readForScan digests a sparse file whole.
 func (b *builder) digestWriter(f *inode, acc *simAcc, final bool) io.Writer {
-	if !final || f.frags == nil || f.hot {
+	if !final || f.frags() == nil || f.hot {
 		return acc
 	}
 	w := &spanWriter{w: acc}
 	var pos int64
-	for _, fr := range f.frags {
+	for _, fr := range f.frags() {
 		if o := b.opt.forCategory(fr.cat.name()).Order; o == OrderNilsimsa || o == OrderSimilarity {
 			w.spans = append(w.spans, extent{off: pos, len: fr.size})
 		}
@@ -496,7 +588,7 @@ func (b *builder) digestWriter(f *inode, acc *simAcc, final bool) io.Writer {
 	switch {
 	case len(w.spans) == 0:
 		return nil
-	case len(w.spans) == len(f.frags):
+	case len(w.spans) == len(f.frags()):
 		return acc
 	}
 	return w

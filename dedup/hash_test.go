@@ -136,7 +136,7 @@ func TestDigestWriter(t *testing.T) {
 		{"all similarity", []fragment{{category{kind: kPCMMetadata}, 500}, {category{kind: kELF}, 500}}, true, false, whole, false},
 	} {
 		acc := &simAcc{}
-		w := b.digestWriter(&inode{size: 1000, frags: tc.frags, hot: tc.hot}, acc, tc.final)
+		w := b.digestWriter(&inode{size: 1000, x: &inodeExtra{frags: tc.frags}, hot: tc.hot}, acc, tc.final)
 		if (w == nil) != tc.nilW {
 			t.Errorf("%s: writer %T, want nil: %v", tc.name, w, tc.nilW)
 		}

@@ -20,8 +20,8 @@ func groupContents(files []*inode, hashOn bool) []*content {
 	var out []*content
 	m := map[key]*content{}
 	for _, f := range files {
-		k := key{f.size, string(f.hash)}
-		dedupable := hashOn && (f.hash != nil || f.size == 0)
+		k := key{f.size, f.hash}
+		dedupable := hashOn && (f.hash != "" || f.size == 0)
 		if c, ok := m[k]; ok && dedupable {
 			c.inodes = append(c.inodes, f)
 			f.content = c
@@ -56,14 +56,14 @@ func CleanListPath(p string) string {
 // for the other orders).
 func orderContents(cs []*content, opt *Options, listPos map[string]int) ([]*content, []familyStart) {
 	out := append([]*content(nil), cs...)
-	path := func(c *content) string { return c.rep.firstEntry.rel }
+	path := func(c *content) string { return c.rep.firstEntry.rel() }
 	switch opt.Order {
 	case OrderNone:
 		if listPos != nil {
 			sortByPosition(out, listPos)
 		}
 	case OrderPath:
-		sort.SliceStable(out, func(i, j int) bool { return path(out[i]) < path(out[j]) })
+		sort.SliceStable(out, func(i, j int) bool { return compareRel(out[i].rep.firstEntry, out[j].rep.firstEntry) < 0 })
 	case OrderRevPath:
 		rev := func(s string) string {
 			b := []byte(s)
@@ -127,7 +127,7 @@ func sortByPosition(cs []*content, pos map[string]int) {
 	for _, c := range cs {
 		k := math.MaxInt
 		for _, in := range c.inodes {
-			if p, ok := pos[in.firstEntry.rel]; ok && p < k {
+			if p, ok := pos[in.firstEntry.rel()]; ok && p < k {
 				k = p
 			}
 		}
@@ -185,7 +185,7 @@ func nilsimsaOrder(cs []*content, no NilsimsaOptions, workers int) []*content {
 		if a.size != b.size {
 			return cmp.Compare(b.size, a.size)
 		}
-		return strings.Compare(a.rep.firstEntry.rel, b.rep.firstEntry.rel)
+		return compareRel(a.rep.firstEntry, b.rep.firstEntry)
 	}
 	slices.SortStableFunc(rest, base)
 	slices.SortStableFunc(sim, base)

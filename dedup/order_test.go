@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -23,7 +24,7 @@ func digestContents(n, families int, seed uint64) []*content {
 			d[b/64] ^= 1 << (b % 64)
 		}
 		in := &inode{size: int64(1000 + r.IntN(100)), hasDigest: true, simDigest: d,
-			firstEntry: &entry{rel: fmt.Sprintf("f%04d-fam%d", i, i%families)}}
+			firstEntry: entryAt(fmt.Sprintf("f%04d-fam%d", i, i%families))}
 		c := &content{rep: in, inodes: []*inode{in}, size: in.size}
 		in.content = c
 		cs = append(cs, c)
@@ -31,7 +32,7 @@ func digestContents(n, families int, seed uint64) []*content {
 	return cs
 }
 
-func digestFamily(c *content) string { return c.rep.firstEntry.rel[6:] }
+func digestFamily(c *content) string { return c.rep.firstEntry.rel()[6:] }
 
 func TestNilsimsaOrderOptions(t *testing.T) {
 	cs := digestContents(400, 5, 1)
@@ -52,7 +53,7 @@ func TestNilsimsaOrderOptions(t *testing.T) {
 			seen := map[*content]bool{}
 			for _, c := range got {
 				if seen[c] {
-					t.Fatalf("%s twice", c.rep.firstEntry.rel)
+					t.Fatalf("%s twice", c.rep.firstEntry.rel())
 				}
 				seen[c] = true
 			}
@@ -139,15 +140,24 @@ func TestNilsimsaClusterLimits(t *testing.T) {
 func TestNilsimsaUnhashedFirst(t *testing.T) {
 	cs := digestContents(20, 2, 3)
 	for i, size := range []int64{5000, 90000, 7000} {
-		in := &inode{size: size, firstEntry: &entry{rel: fmt.Sprintf("big%d", i)}}
+		in := &inode{size: size, firstEntry: entryAt(fmt.Sprintf("big%d", i))}
 		cs = append(cs, &content{rep: in, inodes: []*inode{in}, size: size})
 	}
 	got := nilsimsaOrder(cs, NilsimsaOptions{}, 1)
 	var first []string
 	for _, c := range got[:3] {
-		first = append(first, c.rep.firstEntry.rel)
+		first = append(first, c.rep.firstEntry.rel())
 	}
 	if want := []string{"big1", "big2", "big0"}; !slices.Equal(first, want) {
 		t.Errorf("first: %v, want %v", first, want)
 	}
+}
+
+// entryAt returns an entry at path rel (slash separated) below a new root.
+func entryAt(rel string) *entry {
+	e := &entry{top: true}
+	for _, name := range strings.Split(rel, "/") {
+		e = &entry{name: name, parent: e}
+	}
+	return e
 }

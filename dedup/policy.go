@@ -204,7 +204,9 @@ type inodeTimes [4]timespec
 // stored time, and with a subsecond resolution the nanoseconds as
 // multiples of it. With mtimeOnly only mtime (and btime where the image
 // has it) is stored.
-func encodeTimes(md *metadata.Metadata, times []inodeTimes, res time.Duration, mtimeOnly bool) {
+// timeOf gives inode i's times; it is called twice per inode rather than
+// the times being held for all of them.
+func encodeTimes(md *metadata.Metadata, timeOf func(i int) inodeTimes, res time.Duration, mtimeOnly bool) {
 	o := md.Options
 	var unit, mult int64 = 1, 0 // seconds per offset step; nanoseconds per subsecond step
 	if res >= time.Second {
@@ -216,8 +218,8 @@ func encodeTimes(md *metadata.Metadata, times []inodeTimes, res time.Duration, m
 		return !(k == 3 && !o.HasBtime) && !(mtimeOnly && (k == 0 || k == 2))
 	}
 	base := int64(-1)
-	for _, ts := range times {
-		for k, t := range ts {
+	for i := range md.Inodes {
+		for k, t := range timeOf(i) {
 			if stored(k) && (base < 0 || t.sec/unit < base) {
 				base = t.sec / unit
 			}
@@ -225,8 +227,9 @@ func encodeTimes(md *metadata.Metadata, times []inodeTimes, res time.Duration, m
 	}
 	base = max(base, 0)
 	for i := range md.Inodes {
+		ts := timeOf(i)
 		enc := func(k int) (uint64, uint64) {
-			t := times[i][k]
+			t := ts[k]
 			if !stored(k) {
 				return 0, 0
 			}

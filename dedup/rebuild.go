@@ -173,6 +173,6 @@ func applyRebuildTimes(md *metadata.Metadata, fsys *metadata.FS, p Policy) error
 			}
 		}
 	}
-	encodeTimes(md, times, res, mtimeOnly)
+	encodeTimes(md, func(i int) inodeTimes { return times[i] }, res, mtimeOnly)
 	return nil
 }

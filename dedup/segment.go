@@ -14,12 +14,23 @@ import (
 	"github.com/godwarfs/godwarfs/internal/mmap"
 )
 
-// pchunk is a chunk before hole encoding; holes carry their length.
+// pchunk is a chunk before hole encoding. A hole has block holeBlock and
+// its length in off (high half) and size (low half), which keeps the
+// chunk of every file in 12 bytes.
 type pchunk struct {
 	block, off, size uint32
-	hole             bool
-	holeLen          int64
 }
+
+const holeBlock = ^uint32(0)
+
+func holeChunk(n int64) pchunk {
+	return pchunk{block: holeBlock, off: uint32(uint64(n) >> 32), size: uint32(n)}
+}
+
+func (c pchunk) isHole() bool { return c.block == holeBlock }
+
+// holeSize is a hole's length.
+func (c pchunk) holeSize() int64 { return int64(uint64(c.off)<<32 | uint64(c.size)) }
 
 // buzTable is the byte substitution table of the cyclic polynomial (buzhash)
 // rolling hash, derived from a fixed seed so images are reproducible.
@@ -293,7 +304,7 @@ func (s *segmenter) index(from int) {
 
 // addChunk appends c, merging it with the previous chunk if contiguous.
 func addChunk(out []pchunk, c pchunk) []pchunk {
-	if n := len(out); n > 0 && !c.hole && !out[n-1].hole && out[n-1].block == c.block &&
+	if n := len(out); n > 0 && !c.isHole() && !out[n-1].isHole() && out[n-1].block == c.block &&
 		out[n-1].off+out[n-1].size == c.off && uint64(out[n-1].size)+uint64(c.size) <= 1<<32-1 {
 		out[n-1].size += c.size
 		return out
@@ -482,14 +493,14 @@ func (b *builder) segmentAll(ctx context.Context, unique []*content, sink Catego
 	}
 	// Join each file's fragments' chunks, in file order.
 	for _, c := range unique {
-		if c.fragChunks != nil {
+		if c.fragChunks() != nil {
 			c.chunks = nil
 			if c.size > 0 {
-				for _, ch := range c.fragChunks {
+				for _, ch := range c.fragChunks() {
 					c.chunks = append(c.chunks, ch...)
 				}
 			}
-			c.fragChunks = nil
+			c.setFragChunks(nil)
 		}
 	}
 	return nil
@@ -571,21 +582,21 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 			continue
 		}
 		if b.opt.Hollow {
-			c.chunks = []pchunk{{hole: true, holeLen: c.size}}
+			c.chunks = []pchunk{holeChunk(c.size)}
 			b.stats.HoleBytes += c.size
 			continue
 		}
 		var ranges []frange
 		var bytes int64
-		if c.rep.frags == nil {
+		if c.rep.frags() == nil {
 			ranges = []frange{{0, c.size, 0}}
 			bytes = c.size
 		} else {
-			if c.fragChunks == nil {
-				c.fragChunks = make([][]pchunk, len(c.rep.frags))
+			if c.fragChunks() == nil {
+				c.setFragChunks(make([][]pchunk, len(c.rep.frags())))
 			}
 			var pos int64
-			for i, f := range c.rep.frags {
+			for i, f := range c.rep.frags() {
 				if f.cat == cat {
 					ranges = append(ranges, frange{pos, pos + f.size, i})
 					bytes += f.size
@@ -617,14 +628,14 @@ func (b *builder) segmentStream(ctx context.Context, opt *Options, cat category,
 			}
 			continue
 		}
-		if c.rep.frags == nil {
+		if c.rep.frags() == nil {
 			c.chunks = outs[0]
 		} else {
 			for i, r := range ranges {
-				c.fragChunks[r.idx] = outs[i]
+				c.x.fragChunks[r.idx] = outs[i]
 			}
 		}
-		if c.copyOf == nil { // a family copy is not more input (progress)
+		if c.copyOf() == nil { // a family copy is not more input (progress)
 			b.stats.SegmentedBytes += bytes
 		}
 		nchunks := 0
@@ -663,17 +674,17 @@ func (b *builder) segmentFile(seg *segmenter, c *content, ranges []frange) (_ []
 	if f.data != nil {
 		return b.segmentData(seg, f, ranges)
 	}
-	fh, err := b.opt.OpenFile(f.osPath)
+	fh, err := b.opt.OpenFile(b.osPath(f))
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		return nil, fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("cannot stat %s: %w", f.osPath, err)
+		return nil, fmt.Errorf("cannot stat %s: %w", b.osPath(f), err)
 	}
 	if fi.Size() != f.size {
-		return nil, fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+		return nil, fmt.Errorf("%s: %w (expected %d bytes, now %d)", b.osPath(f), errSizeChanged, f.size, fi.Size())
 	}
 	var data []byte
 	if f.size >= 1<<20 && f.size == int64(int(f.size)) {
@@ -689,7 +700,7 @@ func (b *builder) segmentFile(seg *segmenter, c *content, ranges []frange) (_ []
 					// reads the mapped input before changing any state,
 					// and appendLiteral's copy is assigned to the block
 					// only once complete, so a fault leaves it consistent.
-					err = fmt.Errorf("%s: %w, or unreadable (fault while reading the mapped file: %v)", f.osPath, errSizeChanged, r)
+					err = fmt.Errorf("%s: %w, or unreadable (fault while reading the mapped file: %v)", b.osPath(f), errSizeChanged, r)
 				}
 			}()
 		}
@@ -704,13 +715,13 @@ func (b *builder) segmentFile(seg *segmenter, c *content, ranges []frange) (_ []
 		n, rerr := io.ReadFull(fh, data)
 		if rerr != nil {
 			if errors.Is(rerr, io.ErrUnexpectedEOF) || errors.Is(rerr, io.EOF) {
-				return nil, fmt.Errorf("%s: %w (expected %d bytes, read %d)", f.osPath, errSizeChanged, f.size, n)
+				return nil, fmt.Errorf("%s: %w (expected %d bytes, read %d)", b.osPath(f), errSizeChanged, f.size, n)
 			}
-			return nil, fmt.Errorf("cannot read %s: %w", f.osPath, rerr)
+			return nil, fmt.Errorf("cannot read %s: %w", b.osPath(f), rerr)
 		}
 		var one [1]byte
 		if m, _ := fh.Read(one[:]); m > 0 {
-			return nil, fmt.Errorf("%s: %w (grew beyond %d bytes)", f.osPath, errSizeChanged, f.size)
+			return nil, fmt.Errorf("%s: %w (grew beyond %d bytes)", b.osPath(f), errSizeChanged, f.size)
 		}
 	}
 	outs, err := b.segmentRanges(seg, f, data, ranges)
@@ -719,9 +730,9 @@ func (b *builder) segmentFile(seg *segmenter, c *content, ranges []frange) (_ []
 	}
 	// Catch files that grew (or were replaced) while being read.
 	if fi, err := fh.Stat(); err != nil {
-		return nil, fmt.Errorf("cannot stat %s: %w", f.osPath, err)
+		return nil, fmt.Errorf("cannot stat %s: %w", b.osPath(f), err)
 	} else if fi.Size() != f.size {
-		return nil, fmt.Errorf("%s: %w (expected %d bytes, now %d)", f.osPath, errSizeChanged, f.size, fi.Size())
+		return nil, fmt.Errorf("%s: %w (expected %d bytes, now %d)", b.osPath(f), errSizeChanged, f.size, fi.Size())
 	}
 	return outs, nil
 }
@@ -738,7 +749,7 @@ func (b *builder) segmentData(seg *segmenter, f *inode, ranges []frange) (_ [][]
 	defer func() {
 		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: %w, or unreadable (fault while reading the mapped input: %v)", f.osPath, errSizeChanged, r)
+			err = fmt.Errorf("%s: %w, or unreadable (fault while reading the mapped input: %v)", b.osPath(f), errSizeChanged, r)
 		}
 	}()
 	return b.segmentRanges(seg, f, data, ranges)
@@ -759,19 +770,19 @@ func (b *builder) segmentRanges(seg *segmenter, f *inode, data []byte, ranges []
 // segmentRange segments the bytes [r.lo, r.hi) of file f, whose contents
 // are data: its data extents, and holes between them.
 func (b *builder) segmentRange(seg *segmenter, f *inode, data []byte, r frange) ([]pchunk, error) {
-	if f.extents == nil {
+	if f.extents() == nil {
 		return seg.add(data[r.lo:r.hi], nil)
 	}
 	var out []pchunk
 	var err error
 	pos := r.lo
-	for _, e := range f.extents {
+	for _, e := range f.extents() {
 		lo, hi := max(e.off, r.lo), min(e.off+e.len, r.hi)
 		if lo >= hi {
 			continue
 		}
 		if lo > pos {
-			out = append(out, pchunk{hole: true, holeLen: lo - pos})
+			out = append(out, holeChunk(lo-pos))
 			b.stats.HoleBytes += lo - pos
 		}
 		if out, err = seg.add(data[lo:hi], out); err != nil {
@@ -780,7 +791,7 @@ func (b *builder) segmentRange(seg *segmenter, f *inode, data []byte, r frange) 
 		pos = hi
 	}
 	if pos < r.hi {
-		out = append(out, pchunk{hole: true, holeLen: r.hi - pos})
+		out = append(out, holeChunk(r.hi-pos))
 		b.stats.HoleBytes += r.hi - pos
 	}
 	return out, nil

@@ -30,8 +30,8 @@ func reassemble(t *testing.T, blocks [][]byte, bs int, cs []pchunk) []byte {
 	t.Helper()
 	var out []byte
 	for _, c := range cs {
-		if c.hole {
-			out = append(out, make([]byte, c.holeLen)...)
+		if c.isHole() {
+			out = append(out, make([]byte, c.holeSize())...)
 			continue
 		}
 		if int(c.block) >= len(blocks) {

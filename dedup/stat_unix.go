@@ -25,7 +25,7 @@ type statLinks struct {
 // statPath stats osPath (following a final symlink when follow is set).
 // x/sys/unix names the fields alike on every Unix; only their widths
 // differ, hence the conversions.
-func statPath(osPath string, follow bool) (*inode, statLinks, error) {
+func statPath(osPath string, follow, allTimes bool) (*inode, statLinks, error) {
 	var st unix.Stat_t
 	var err error
 	if follow {
@@ -41,21 +41,27 @@ func statPath(osPath string, follow bool) (*inode, statLinks, error) {
 		rdev = metadata.MakeDev(unix.Major(rdev), unix.Minor(rdev))
 	}
 	in := &inode{
-		mode:      uint32(st.Mode),
-		uid:       st.Uid,
-		gid:       st.Gid,
-		atime:     timespec{int64(st.Atim.Sec), int64(st.Atim.Nsec)},
-		mtime:     timespec{int64(st.Mtim.Sec), int64(st.Mtim.Nsec)},
-		ctime:     timespec{int64(st.Ctim.Sec), int64(st.Ctim.Nsec)},
-		size:      st.Size,
-		allocated: int64(st.Blocks) * 512,
-		rdev:      rdev,
-		osPath:    osPath,
+		mode:  uint32(st.Mode),
+		uid:   st.Uid,
+		gid:   st.Gid,
+		size:  st.Size,
+		dense: int64(st.Blocks)*512 >= st.Size,
 	}
+	mtime := timespec{int64(st.Mtim.Sec), int64(st.Mtim.Nsec)}
+	atime := timespec{int64(st.Atim.Sec), int64(st.Atim.Nsec)}
+	ctime := timespec{int64(st.Ctim.Sec), int64(st.Ctim.Nsec)}
 	if a, m, c, ok := stattime.Times(osPath, follow); ok {
-		in.atime, in.mtime, in.ctime = timespec{a.Sec, a.Nsec}, timespec{m.Sec, m.Nsec}, timespec{c.Sec, c.Nsec}
+		atime, mtime, ctime = timespec{a.Sec, a.Nsec}, timespec{m.Sec, m.Nsec}, timespec{c.Sec, c.Nsec}
 	}
+	in.setMtime(mtime)
 	in.kind = kindOf(in.mode)
+	if allTimes {
+		x := in.ext()
+		x.atime, x.ctime = atime, ctime
+	}
+	if rdev != 0 && in.kind == kDev {
+		in.ext().rdev = rdev
+	}
 	return in, statLinks{uint64(st.Nlink), devIno{uint64(st.Dev), uint64(st.Ino)}}, nil
 }
 

@@ -21,7 +21,7 @@ type statLinks struct {
 // permission bits Go derives from the attributes (the read-only attribute
 // clears the write bits), owner 0, and the change time taken from the last
 // write, as Windows has none.
-func statPath(osPath string, follow bool) (*inode, statLinks, error) {
+func statPath(osPath string, follow, allTimes bool) (*inode, statLinks, error) {
 	var fi fs.FileInfo
 	var err error
 	if follow {
@@ -37,13 +37,16 @@ func statPath(osPath string, follow bool) (*inode, statLinks, error) {
 		return nil, statLinks{}, err
 	}
 	mode := metadata.ModeOf(fi.Mode())
-	in := &inode{mode: mode, size: fi.Size(), osPath: osPath}
+	in := &inode{mode: mode, size: fi.Size(), dense: true}
 	mt := fi.ModTime()
-	in.mtime = timespec{mt.Unix(), int64(mt.Nanosecond())}
-	in.atime, in.ctime = in.mtime, in.mtime
-	if d, ok := fi.Sys().(*syscall.Win32FileAttributeData); ok {
-		at := d.LastAccessTime.Nanoseconds()
-		in.atime = timespec{at / 1e9, at % 1e9}
+	in.setMtime(timespec{mt.Unix(), int64(mt.Nanosecond())})
+	if allTimes {
+		x := in.ext()
+		x.atime, x.ctime = in.mtime(), in.mtime()
+		if d, ok := fi.Sys().(*syscall.Win32FileAttributeData); ok {
+			at := d.LastAccessTime.Nanoseconds()
+			x.atime = timespec{at / 1e9, at % 1e9}
+		}
 	}
 	in.kind = kindOf(mode)
 	return in, statLinks{nlink: 1}, nil

@@ -95,14 +95,27 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 	if t.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return nil, fmt.Errorf("input %s: the root is not a directory", s.root)
 	}
+	// Only hard link targets need finding again: a map of every file
+	// would cost more than the file's own records.
+	targets := map[*TreeNode]bool{}
+	var findLinks func(n *TreeNode)
+	findLinks = func(n *TreeNode) {
+		for _, c := range n.Children {
+			if c.Link != nil {
+				targets[c.Link] = true
+			}
+			findLinks(c)
+		}
+	}
+	findLinks(t)
 	inodes := map[*TreeNode]*inode{}
-	root := &entry{ino: nodeInode(t, s.root)}
-	var add func(d *entry, n *TreeNode) error
-	add = func(d *entry, n *TreeNode) error {
+	root := &entry{ino: nodeInode(t, s.opt.KeepAllTimes), top: true}
+	var add func(d *entry, n *TreeNode, dirRel string) error
+	add = func(d *entry, n *TreeNode, dirRel string) error {
 		for _, c := range n.Children {
 			rel := c.Name
-			if d.rel != "" {
-				rel = d.rel + "/" + c.Name
+			if dirRel != "" {
+				rel = dirRel + "/" + c.Name
 			}
 			src := c
 			if c.Link != nil {
@@ -110,8 +123,8 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 			}
 			in := inodes[src]
 			if in == nil {
-				in = nodeInode(src, rel)
-				if src.Mode&syscall.S_IFMT == syscall.S_IFREG {
+				in = nodeInode(src, s.opt.KeepAllTimes)
+				if src.Mode&syscall.S_IFMT == syscall.S_IFREG && targets[src] {
 					inodes[src] = in
 				}
 			}
@@ -128,17 +141,17 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 			if !filterKeep(s.opt.Filters, rel, in.kind == kDir) {
 				continue
 			}
-			e := &entry{name: c.Name, rel: rel, parent: d, ino: in}
+			e := &entry{name: c.Name, parent: d, ino: in}
 			d.children = append(d.children, e)
 			if in.kind == kDir {
-				if err := add(e, c); err != nil {
+				if err := add(e, c, rel); err != nil {
 					return err
 				}
 			}
 		}
 		return ctx.Err()
 	}
-	if err := add(root, t); err != nil {
+	if err := add(root, t, ""); err != nil {
 		return nil, err
 	}
 	return root, nil
@@ -154,34 +167,35 @@ func timespecOf(t time.Time) timespec {
 	return timespec{t.Unix(), int64(t.Nanosecond())}
 }
 
-func nodeInode(n *TreeNode, name string) *inode {
+func nodeInode(n *TreeNode, allTimes bool) *inode {
 	in := &inode{
-		mode:   n.Mode,
-		uid:    n.UID,
-		gid:    n.GID,
-		atime:  timespecOf(n.Atime),
-		mtime:  timespecOf(n.Mtime),
-		ctime:  timespecOf(n.Ctime),
-		rdev:   n.Rdev,
-		osPath: name,
+		mode:  n.Mode,
+		uid:   n.UID,
+		gid:   n.GID,
+		dense: true,
+	}
+	in.setMtime(timespecOf(n.Mtime))
+	if allTimes {
+		x := in.ext()
+		x.atime, x.ctime = timespecOf(n.Atime), timespecOf(n.Ctime)
 	}
 	switch n.Mode & syscall.S_IFMT {
 	case syscall.S_IFDIR:
 		in.kind = kDir
 	case syscall.S_IFLNK:
 		in.kind = kLink
-		in.target = n.Target
+		in.ext().target = n.Target
 		in.size = int64(len(n.Target))
 	case syscall.S_IFREG:
 		in.kind = kReg
 		in.size = n.Size
 		d := n.Data
-		if d.Name != "" {
-			in.osPath = d.Name
-		}
 		in.data = &d
 	case syscall.S_IFCHR, syscall.S_IFBLK:
 		in.kind = kDev
+		if n.Rdev != 0 {
+			in.ext().rdev = n.Rdev
+		}
 	default:
 		in.kind = kSpecial
 	}
@@ -201,7 +215,7 @@ func (b *builder) openData(f *inode) (fileSource, error) {
 	if f.data != nil {
 		return nopCloser{io.NewSectionReader(f.data.R, f.data.Off, f.size)}, nil
 	}
-	return b.opt.OpenFile(f.osPath)
+	return b.opt.OpenFile(b.osPath(f))
 }
 
 type nopCloser struct{ *io.SectionReader }
@@ -230,7 +244,7 @@ func (b *builder) mapData(f *inode) ([]byte, func(), error) {
 			return data, release, nil
 		}
 		if !errors.Is(err, mmap.ErrUnsupported) {
-			return nil, nil, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+			return nil, nil, fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
 		}
 	}
 	if int64(cap(b.segBuf)) < f.size {
@@ -245,7 +259,7 @@ func (b *builder) mapData(f *inode) ([]byte, func(), error) {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, nil, fmt.Errorf("cannot read %s: %w", f.osPath, err)
+		return nil, nil, fmt.Errorf("cannot read %s: %w", b.osPath(f), err)
 	}
 	return data, func() {}, nil
 }

@@ -80,7 +80,7 @@ func (b *builder) newUpdater() (*updater, error) {
 	seen := map[*inode]bool{}
 	var visit func(e *entry)
 	visit = func(e *entry) {
-		up.byPath[e.rel] = e
+		up.byPath[e.rel()] = e
 		if e.ino.kind == kReg && !seen[e.ino] {
 			seen[e.ino] = true
 			files = append(files, e.ino)
@@ -92,10 +92,10 @@ func (b *builder) newUpdater() (*updater, error) {
 	visit(root)
 	m := map[string]*content{}
 	for _, f := range files {
-		c, ok := m[f.base.key]
+		c, ok := m[f.base().key]
 		if !ok {
-			c = &content{rep: f, size: f.size, chunks: f.base.chunks}
-			m[f.base.key] = c
+			c = &content{rep: f, size: f.size, chunks: f.base().chunks}
+			m[f.base().key] = c
 			up.contents = append(up.contents, c)
 		}
 		up.ofInode[f] = c
@@ -138,7 +138,7 @@ func (up *updater) linkUnchanged(files []*inode) []*inode {
 	for _, f := range files {
 		// The file's own mtime: files of one content have their own.
 		c, in := up.baseInode(f.relPath())
-		if c == nil || c.size != f.size || storedTime(f.mtime, res) != in.mtime {
+		if c == nil || c.size != f.size || storedTime(f.mtime(), res) != in.mtime() {
 			rest = append(rest, f)
 			continue
 		}
@@ -168,7 +168,7 @@ func (up *updater) prehash(ctx context.Context, files []*inode) (map[*content][]
 	}
 	want := map[int64]bool{}
 	for _, f := range files {
-		if f.hash != nil {
+		if f.hash != "" {
 			want[f.size] = true
 		}
 	}
@@ -184,7 +184,7 @@ func (up *updater) prehash(ctx context.Context, files []*inode) (map[*content][]
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		h, err := hf(0, c.rep.base.ino)
+		h, err := hf(0, c.rep.base().ino)
 		if err != nil {
 			return nil, fmt.Errorf("%s: hashing %s: %w", up.b.opt.Base.Trees[0].Name, c.rep.relPath(), err)
 		}
@@ -196,7 +196,7 @@ func (up *updater) prehash(ctx context.Context, files []*inode) (map[*content][]
 // firstBlock orders contents by where their data starts.
 func firstBlock(c *content) uint64 {
 	for _, ch := range c.chunks {
-		if !ch.hole {
+		if !ch.isHole() {
 			return uint64(ch.block)<<32 | uint64(ch.off)
 		}
 	}
@@ -209,7 +209,7 @@ func (up *updater) touchesRewrite(c *content) bool {
 		return false
 	}
 	for _, ch := range c.chunks {
-		if !ch.hole && up.rewrite[ch.block] {
+		if !ch.isHole() && up.rewrite[ch.block] {
 			return true
 		}
 	}
@@ -225,7 +225,7 @@ func liveBytes(blockBase int, contents []*content) map[uint32]int64 {
 	spans := map[uint32][]span{}
 	for _, c := range contents {
 		for _, ch := range c.chunks {
-			if !ch.hole && int(ch.block) < blockBase {
+			if !ch.isHole() && int(ch.block) < blockBase {
 				spans[ch.block] = append(spans[ch.block], span{ch.off, ch.off + ch.size})
 			}
 		}
@@ -369,8 +369,8 @@ func (up *updater) classify(root *entry) {
 	var visit func(e *entry)
 	visit = func(e *entry) {
 		if e.ino.kind == kReg {
-			present[e.rel] = true
-			switch c := up.baseFile(e.rel); {
+			present[e.rel()] = true
+			switch c := up.baseFile(e.rel()); {
 			case c == nil:
 				st.New++
 			case e.ino.content == c:
@@ -404,7 +404,7 @@ func (up *updater) indexBlocks(root *entry, kept []*content) []int {
 	seen := map[uint32]bool{}
 	add := func(c *content) bool {
 		for _, ch := range c.chunks {
-			if ch.hole || seen[ch.block] || up.rewrite[ch.block] {
+			if ch.isHole() || seen[ch.block] || up.rewrite[ch.block] {
 				continue
 			}
 			if int64(len(out)+1)*per > limit {
@@ -419,7 +419,7 @@ func (up *updater) indexBlocks(root *entry, kept []*content) []int {
 	var visit func(e *entry)
 	visit = func(e *entry) {
 		if e.ino.kind == kReg && e.ino.content == nil {
-			if c := up.baseFile(e.rel); c != nil {
+			if c := up.baseFile(e.rel()); c != nil {
 				old = append(old, c)
 			}
 		}
@@ -478,7 +478,7 @@ func (up *updater) keepBlocks(ctx context.Context, contents []*content) error {
 	for _, c := range contents {
 		chunks := make([]pchunk, len(c.chunks))
 		for i, ch := range c.chunks {
-			if !ch.hole {
+			if !ch.isHole() {
 				ch.block = num[ch.block]
 			}
 			chunks[i] = ch
@@ -508,14 +508,14 @@ func (up *updater) verify(root *entry) error {
 			return
 		}
 		in := e.ino
-		if in.kind == kReg && in.data == nil && in.osPath != "" && in.firstEntry == e {
-			now, _, serr := statPath(in.osPath, false)
+		if in.kind == kReg && in.data == nil && in.osPath() != "" && in.firstEntry == e {
+			now, _, serr := statPath(in.osPath(), false, false)
 			switch {
 			case serr != nil:
-				err = fmt.Errorf("%s: %w: %w", in.osPath, ErrChanged, serr)
-			case now.size != in.size || now.mtime != in.mtime:
-				err = fmt.Errorf("%s: %w (size %d, mtime %d.%09d; was %d, %d.%09d)", in.osPath, ErrChanged,
-					now.size, now.mtime.sec, now.mtime.nsec, in.size, in.mtime.sec, in.mtime.nsec)
+				err = fmt.Errorf("%s: %w: %w", in.osPath(), ErrChanged, serr)
+			case now.size != in.size || now.mtime() != in.mtime():
+				err = fmt.Errorf("%s: %w (size %d, mtime %d.%09d; was %d, %d.%09d)", in.osPath(), ErrChanged,
+					now.size, now.mtime().sec, now.mtime().nsec, in.size, in.mtime().sec, in.mtime().nsec)
 			}
 		}
 		for _, c := range e.children {

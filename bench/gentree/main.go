@@ -5,10 +5,18 @@
 // contents that are partly shared between files so deduplication and
 // compression have realistic work to do.
 //
-// Usage: gentree [-files N] [-seed S] DIR
+// With -shape smalltext it writes the shape of a mail or log archive
+// instead: small text files of 5-120 words, 30% of them tiny
+// near-duplicates of a few templates, spread evenly over -dirs
+// directories. With -tar it writes the tree as a tar stream to standard
+// output instead of to DIR; -shape empty makes every file empty or a few
+// bytes long, for streams of many millions of entries.
+//
+// Usage: gentree [-files N] [-seed S] [-shape source|smalltext|empty] [-dirs N] [-tar] [DIR]
 package main
 
 import (
+	"archive/tar"
 	"bufio"
 	"flag"
 	"fmt"
@@ -16,6 +24,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 var (
@@ -33,12 +43,36 @@ var (
 func main() {
 	nfiles := flag.Int("files", 1000000, "number of regular files")
 	seed := flag.Uint64("seed", 1, "random seed (same seed, same tree)")
+	shape := flag.String("shape", "source", "tree shape: source, smalltext or empty")
+	ndirs := flag.Int("dirs", 0, "directories for -shape smalltext and empty (default: one per 100 files)")
+	toTar := flag.Bool("tar", false, "write a tar stream to standard output instead of a tree to DIR")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: gentree [-files N] [-seed S] DIR")
+	if flag.NArg() != 1 && !(*toTar && flag.NArg() == 0) {
+		fmt.Fprintln(os.Stderr, "usage: gentree [-files N] [-seed S] [-shape source|smalltext|empty] [-dirs N] [-tar] [DIR]")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *nfiles, *seed); err != nil {
+	if *ndirs <= 0 {
+		*ndirs = max(1, *nfiles/100)
+	}
+	var err error
+	switch {
+	case *shape == "source" && !*toTar:
+		err = run(flag.Arg(0), *nfiles, *seed)
+	case *shape == "smalltext" || *shape == "empty":
+		var out sink
+		if *toTar {
+			out = newTarSink(os.Stdout)
+		} else {
+			out = dirSink{flag.Arg(0)}
+		}
+		err = runFlat(out, *shape, *nfiles, *ndirs, *seed)
+		if cerr := out.close(); err == nil {
+			err = cerr
+		}
+	default:
+		err = fmt.Errorf("shape %q: want source, smalltext or empty (-tar needs smalltext or empty)", *shape)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gentree:", err)
 		os.Exit(1)
 	}
@@ -135,4 +169,137 @@ func writeFile(path string, data []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// A sink receives the directories and files of a generated tree.
+type sink interface {
+	dir(name string) error
+	file(name string, data []byte) error
+	close() error
+}
+
+type dirSink struct{ root string }
+
+func (d dirSink) dir(name string) error { return os.MkdirAll(filepath.Join(d.root, name), 0o755) }
+func (d dirSink) file(name string, data []byte) error {
+	return writeFile(filepath.Join(d.root, name), data)
+}
+func (dirSink) close() error { return nil }
+
+// tarSink writes a tar stream with fixed owners and times, so the same
+// seed gives the same bytes.
+type tarSink struct {
+	bw *bufio.Writer
+	tw *tar.Writer
+}
+
+var tarTime = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newTarSink(w *os.File) *tarSink {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	return &tarSink{bw: bw, tw: tar.NewWriter(bw)}
+}
+
+func (t *tarSink) dir(name string) error {
+	return t.tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: tarTime, Format: tar.FormatUSTAR})
+}
+
+func (t *tarSink) file(name string, data []byte) error {
+	if err := t.tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: tarTime, Format: tar.FormatUSTAR}); err != nil {
+		return err
+	}
+	_, err := t.tw.Write(data)
+	return err
+}
+
+func (t *tarSink) close() error {
+	if err := t.tw.Close(); err != nil {
+		return err
+	}
+	return t.bw.Flush()
+}
+
+// templates are the tiny files' common forms: status files, counters and
+// one-line logs that differ from each other in a number or a word.
+var templates = []string{
+	"status: %s\nid: %d\n",
+	"%d\n",
+	"ok %s %d\n",
+	"[%s] job %d finished\n",
+	"version=1.%d.%s\n",
+	"lock held by pid %d (%s)\n",
+}
+
+// runFlat writes nfiles files evenly over ndirs directories laid out two
+// levels deep (about the square root of ndirs in each level), so a
+// directory has about nfiles/ndirs entries.
+func runFlat(out sink, shape string, nfiles, ndirs int, seed uint64) error {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	// A larger vocabulary than the source shape's, drawn with a skew so a
+	// few words are common, as in prose.
+	vocab := make([]string, 0, 4096)
+	for _, a := range words {
+		for _, b := range words {
+			vocab = append(vocab, a+b[:min(len(b), 3)])
+		}
+	}
+	vocab = append(vocab, words...)
+	r.Shuffle(len(vocab), func(i, j int) { vocab[i], vocab[j] = vocab[j], vocab[i] })
+	top := int(math.Ceil(math.Sqrt(float64(ndirs))))
+	var buf []byte
+	var sb strings.Builder
+	written := 0
+	for d := 0; d < ndirs; d++ {
+		parent := fmt.Sprintf("%03d", d/top)
+		if d%top == 0 {
+			if err := out.dir(parent); err != nil {
+				return err
+			}
+		}
+		dir := fmt.Sprintf("%s/%s-%05d", parent, words[d%len(words)], d)
+		if err := out.dir(dir); err != nil {
+			return err
+		}
+		// This directory's share of the files, spread so the total is exact.
+		n := (nfiles*(d+1))/ndirs - (nfiles*d)/ndirs
+		for j := 0; j < n; j++ {
+			buf = buf[:0]
+			switch {
+			case shape == "empty":
+				if r.IntN(4) == 0 {
+					buf = fmt.Appendf(buf, "%d\n", r.IntN(1000))
+				}
+			case r.IntN(10) < 3:
+				t := templates[r.IntN(len(templates))]
+				w := words[r.IntN(8)]
+				if t == "%d\n" {
+					buf = fmt.Appendf(buf, t, r.IntN(100))
+				} else if t[0] == '%' || t[0] == 'l' {
+					buf = fmt.Appendf(buf, t, r.IntN(100), w)
+				} else {
+					buf = fmt.Appendf(buf, t, w, r.IntN(100))
+				}
+			default:
+				nw := 5 + r.IntN(116)
+				for k := 0; k < nw; k++ {
+					// Skewed: squaring a uniform draw favours the start of vocab.
+					f := r.Float64()
+					buf = append(buf, vocab[int(f*f*float64(len(vocab)))]...)
+					if k%12 == 11 {
+						buf = append(buf, '\n')
+					} else {
+						buf = append(buf, ' ')
+					}
+				}
+				buf = append(buf, '\n')
+			}
+			sb.Reset()
+			fmt.Fprintf(&sb, "%s/%s-%d.txt", dir, words[r.IntN(len(words))], written)
+			if err := out.file(sb.String(), buf); err != nil {
+				return err
+			}
+			written++
+		}
+	}
+	return nil
 }

@@ -814,7 +814,22 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 	if cfg.ShardPlan {
 		return nil, printPlan(ctx, cfg, scan, stdout)
 	}
-	res, err := writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: cfg.MemLimit, Header: cfg.Header, Shard: cfg.Shard})
+	queue := cfg.MemLimit
+	var cancel context.CancelCauseFunc
+	if cfg.MemLimit > 0 {
+		plan, err := planMemory(cfg.MemLimit, scan.BlockSizeBits, t.Workers, scan.Lookback, t.BlockCompression)
+		if err != nil {
+			return nil, err
+		}
+		queue = plan.queue
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer guardMemory(plan, cancel)()
+	}
+	res, err := writer.Build(ctx, writer.BuildOptions{Target: t, Scan: scan, MemoryLimit: queue, Header: cfg.Header, Shard: cfg.Shard})
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrMemoryLimit) {
+		return res, cause
+	}
 	if err == nil && oci != nil && cfg.OCIConfig != "" {
 		if werr := os.WriteFile(cfg.OCIConfig, oci.Config(), 0o644); werr != nil {
 			return res, fmt.Errorf("the image was written, but not the container image config: %w", werr)
