@@ -1,6 +1,7 @@
 package block
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -54,20 +55,22 @@ func (im *Image) Pieces(s Section, limit int64) (*Pieces, error) {
 	if err := im.checkBounds(s); err != nil {
 		return nil, err
 	}
-	p, err := im.readPieces(s, limit)
+	read := func(b []byte, off int64) error { return im.readAt(b, s.DataOffset+off) }
+	p, err := piecesOf(s.Length, read, limit)
 	if err != nil {
 		return nil, im.sectionErr(s, err, "xz index")
 	}
 	return p, nil
 }
 
-func (im *Image) readPieces(s Section, limit int64) (*Pieces, error) {
-	n := s.Length
+// piecesOf reads the pieces of a payload of n bytes through read (at
+// offsets within the payload).
+func piecesOf(n int64, read func(b []byte, off int64) error, limit int64) (*Pieces, error) {
 	if n < 2*xzStreamHeaderLen {
 		return nil, corruptf("xz stream too short (%d bytes)", n)
 	}
 	tail := make([]byte, min(n, xzTailRead))
-	if err := im.readAt(tail, s.DataOffset+n-int64(len(tail))); err != nil {
+	if err := read(tail, n-int64(len(tail))); err != nil {
 		return nil, err
 	}
 	foot := tail[len(tail)-12:]
@@ -83,7 +86,7 @@ func (im *Image) readPieces(s Section, limit int64) (*Pieces, error) {
 	}
 	if need := indexSize + 12; need > int64(len(tail)) {
 		tail = make([]byte, need)
-		if err := im.readAt(tail, s.DataOffset+n-need); err != nil {
+		if err := read(tail, n-need); err != nil {
 			return nil, err
 		}
 		foot = tail[len(tail)-12:]
@@ -104,7 +107,7 @@ func (im *Image) readPieces(s Section, limit int64) (*Pieces, error) {
 		return nil, nil
 	}
 	var hdr [xzStreamHeaderLen]byte
-	if err := im.readAt(hdr[:], s.DataOffset); err != nil {
+	if err := read(hdr[:], 0); err != nil {
 		return nil, err
 	}
 	if err := xzStreamHeader(hdr[:], foot); err != nil {
@@ -141,22 +144,40 @@ func (im *Image) ReadPiece(s Section, p *Pieces, i int, raw []byte, alloc func(n
 	if err := im.readAt(raw, s.DataOffset+int64(b.offset)); err != nil {
 		return nil, raw, im.sectionErr(s, err, "read xz block %d", i)
 	}
-	local := b
+	data, err = p.decode(raw, i, alloc)
+	if err != nil {
+		if ae, ok := errors.AsType[allocError](err); ok {
+			return nil, raw, ae.err
+		}
+		return nil, raw, im.sectionErr(s, err, "decompress lzma")
+	}
+	return data, raw, nil
+}
+
+// allocError is an error of the caller's alloc, passed on as it is.
+type allocError struct{ err error }
+
+func (e allocError) Error() string { return e.err.Error() }
+
+// decode decodes piece i from raw, its stored bytes, into a buffer from
+// alloc.
+func (p *Pieces) decode(raw []byte, i int, alloc func(n int) ([]byte, error)) ([]byte, error) {
+	local := p.blocks[i]
 	local.offset = 0
 	h, err := parseXZBlockHeader(raw, local, i)
 	if err != nil {
-		return nil, raw, im.sectionErr(s, err, "decompress lzma")
+		return nil, err
 	}
-	dst, err := alloc(int(b.uncompressed))
+	dst, err := alloc(int(local.uncompressed))
 	if err != nil {
-		return nil, raw, err
+		return nil, allocError{err}
 	}
 	out, err := decodeXZBlock(raw, local, h, i, dst)
 	if err != nil {
-		return nil, raw, im.sectionErr(s, err, "decompress lzma")
+		return nil, err
 	}
 	if len(out) > 0 && &out[0] != &dst[0] {
 		copy(dst, out)
 	}
-	return dst[:len(out)], raw, nil
+	return dst[:len(out)], nil
 }
