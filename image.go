@@ -215,7 +215,17 @@ type Image struct {
 	// signer is who signed the image, when Options.Verify checked it;
 	// then stored blocks are read through the cache, to be checked.
 	signer *Signer
+
+	// pieces[n] is block n's piece layout (block.Pieces) once its index
+	// was read; nil when the image's blocks are always decoded whole (a
+	// verified image: only a whole payload can be checked against its
+	// signed digest).
+	pieces []atomic.Pointer[blockPieces]
 }
+
+// blockPieces is what is known of a block's pieces: p nil means it is
+// decoded whole.
+type blockPieces struct{ p *block.Pieces }
 
 // Open opens the image file at path, or the remote image at an
 // http://, https:// or s3:// URL or a docker:// reference; nil opts means
@@ -447,11 +457,11 @@ func (im *Image) checkNeed(n int, size uint64) error {
 var errBounds = errors.New("chunk outside block")
 
 // readChunk copies bytes [off, off+len(p)) of block n into p. cached is
-// the block an earlier call of the same read pinned (none at first);
-// readChunk leaves the block it used pinned there for the next call, so a
-// read spanning many chunks of one block asks the cache once. The caller
-// releases it when the read is done. A wait for the block's decompression
-// ends with ctx.
+// the block (or piece) an earlier call of the same read pinned (none at
+// first); readChunk leaves the one it used pinned there for the next
+// call, so a read spanning many chunks of one block asks the cache once.
+// The caller releases it when the read is done. A wait for the block's
+// decompression ends with ctx.
 func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, cached *blockRef) error {
 	if int64(n) >= int64(len(im.blocks)) {
 		return fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
@@ -475,7 +485,14 @@ func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, 
 		}
 		return nil
 	}
-	if !cached.Held() || cached.Block() != int(n) {
+	pc, err := im.piecesOf(int(n))
+	if err != nil {
+		return err
+	}
+	if pc != nil {
+		return im.readPieces(ctx, int(n), pc, off, p, cached)
+	}
+	if !cached.Held() || cached.Block() != int(n) || cached.Piece() >= 0 {
 		cached.release()
 		if err := im.cache.Get(ctx, int(n), &cached.Pin); err != nil {
 			return err
@@ -487,6 +504,97 @@ func (im *Image) readChunk(ctx context.Context, n uint32, off uint64, p []byte, 
 	}
 	copy(p, data[off:])
 	return nil
+}
+
+// readPieces is readChunk for block n, which decodes in pieces pc: it
+// copies from the pieces holding the bytes, each decoded on its own.
+func (im *Image) readPieces(ctx context.Context, n int, pc *block.Pieces, off uint64, p []byte, cached *blockRef) error {
+	if off > uint64(pc.Size()) || uint64(len(p)) > uint64(pc.Size())-off {
+		return fmt.Errorf("%s: block %d: %w", im.name, n, errBounds)
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	pos := int64(off)
+	for i := pc.Find(pos); len(p) > 0; i++ {
+		if !cached.Held() || cached.Block() != n || cached.Piece() != i {
+			cached.release()
+			if err := im.cache.GetPiece(ctx, n, i, &cached.Pin); err != nil {
+				return err
+			}
+		}
+		start, _ := pc.Range(i)
+		k := copy(p, cached.Bytes()[pos-start:])
+		p = p[k:]
+		pos += int64(k)
+	}
+	return nil
+}
+
+// piecesOf returns the pieces block n (compressed, in range) decodes in,
+// or nil when it is decoded whole. The block's index is read on first
+// use; a damaged index is an error (not remembered: a failed read may be
+// retried).
+func (im *Image) piecesOf(n int) (*block.Pieces, error) {
+	if im.pieces == nil {
+		return nil, nil
+	}
+	if bp := im.pieces[n].Load(); bp != nil {
+		return bp.p, nil
+	}
+	if err := im.badBlocks[n]; err != nil {
+		return nil, named(im.name, err)
+	}
+	s, err := im.block(n)
+	if err != nil {
+		return nil, err
+	}
+	p, err := im.blk.Pieces(s, int64(im.blockSize))
+	if err != nil {
+		return nil, named(im.name, err)
+	}
+	if p != nil {
+		if err := im.checkNeed(n, uint64(p.Size())); err != nil {
+			return nil, err
+		}
+	}
+	im.pieces[n].Store(&blockPieces{p})
+	return p, nil
+}
+
+// loadPiece is the cache's loader of pieces: it decodes piece i of block
+// n into a buffer from alloc.
+func (im *Image) loadPiece(ctx context.Context, n, i int, alloc block.AllocFunc) ([]byte, error) {
+	if n < 0 || n >= len(im.blocks) {
+		return nil, fmt.Errorf("%s: block %d out of range (%d blocks)", im.name, n, len(im.blocks))
+	}
+	pc, err := im.piecesOf(n)
+	if err != nil {
+		return nil, err
+	}
+	if pc == nil {
+		return nil, fmt.Errorf("%s: block %d is not read in pieces", im.name, n)
+	}
+	s, err := im.block(n)
+	if err != nil {
+		return nil, err
+	}
+	var raw []byte
+	select {
+	case raw = <-im.rawBufs:
+	default:
+	}
+	out, raw, err := im.blk.ReadPiece(s, pc, i, raw, alloc)
+	if raw != nil && int64(cap(raw)) <= 2*int64(im.blockSize) {
+		select {
+		case im.rawBufs <- raw:
+		default:
+		}
+	}
+	if err != nil {
+		return nil, named(im.name, err)
+	}
+	return out, nil
 }
 
 // blockRef is a block pinned in the cache while one read copies from it.
@@ -508,6 +616,65 @@ func (im *Image) prefetchBlock(n uint32) {
 	}
 	im.adviseBlock(n)
 	im.cache.Prefetch(int(n))
+}
+
+// prefetchRange starts decompressing the bytes [off, off+size) of block n
+// in the background: the pieces holding them if it decodes in pieces,
+// else the whole block, and then reports true.
+func (im *Image) prefetchRange(n uint32, off, size uint64) (whole bool) {
+	if int64(n) >= int64(len(im.blocks)) || size == 0 {
+		return false
+	}
+	if im.pieces != nil && (im.blocks[n].Pending() || im.blocks[n].Compression != block.CompNone) {
+		pc, err := im.piecesOf(int(n))
+		if err != nil {
+			return false // the read reports it
+		}
+		if pc != nil {
+			if off >= uint64(pc.Size()) {
+				return false
+			}
+			end := min(off+size, uint64(pc.Size()))
+			for i := pc.Find(int64(off)); i < pc.Len(); i++ {
+				if start, _ := pc.Range(i); uint64(start) >= end {
+					break
+				}
+				im.cache.PrefetchPiece(int(n), i)
+			}
+			return false
+		}
+	}
+	im.prefetchBlock(n)
+	return true
+}
+
+// spentRange is Cache.Spent for the bytes [off, off+size) of block n: the
+// pieces that end within them if it decodes in pieces, else the block.
+func (im *Image) spentRange(n uint32, off, size uint64) {
+	if bp := im.pieceState(n); bp != nil && bp.p != nil {
+		pc := bp.p
+		if off >= uint64(pc.Size()) {
+			return
+		}
+		end := min(off+size, uint64(pc.Size()))
+		for i := pc.Find(int64(off)); i < pc.Len(); i++ {
+			_, pend := pc.Range(i)
+			if uint64(pend) > end {
+				break
+			}
+			im.cache.SpentPiece(int(n), i)
+		}
+		return
+	}
+	im.cache.Spent(int(n))
+}
+
+// pieceState is what is known of block n's pieces, nil if nothing yet.
+func (im *Image) pieceState(n uint32) *blockPieces {
+	if im.pieces == nil || int64(n) >= int64(len(im.pieces)) {
+		return nil
+	}
+	return im.pieces[n].Load()
 }
 
 // adviseBlock has the kernel start reading the compressed bytes of block

@@ -359,6 +359,12 @@ func (op *opening) startCache() {
 		im.cache = block.NewCache(im.loadBlock, block.CacheOptions{Capacity: o.CacheSize, Workers: o.Workers})
 	}
 	im.rawBufs = im.cache.Shared().Spare()
+	// A verified image checks every block load against the signed digest
+	// of the whole payload, which a piece cannot be.
+	if op.mode.verify == nil {
+		im.pieces = make([]atomic.Pointer[blockPieces], len(im.blocks))
+		im.cache.SetPieceLoader(im.loadPiece)
+	}
 	if f := localFile(op.r); f != nil {
 		im.ahead = f
 		im.advised = make([]atomic.Uint64, (len(im.blocks)+63)/64)

@@ -235,15 +235,18 @@ func (f *File) Prefetch(off, n int64) {
 		return
 	}
 	end := off + n
-	last := int64(-1)
+	last := int64(-1) // a block prefetched whole
 	first := f.find(off)
 	for i := first; i < len(f.chunks) && i < first+maxPrefetchChunks && f.start(i) < end; i++ {
 		c := f.chunks[i]
 		if c.Hole || int64(c.Block) == last {
 			continue
 		}
-		last = int64(c.Block)
-		f.im.prefetchBlock(c.Block)
+		// The part of the chunk in the range, as bytes of its block.
+		lo, hi := max(off, f.start(i)), min(end, f.ends[i])
+		if f.im.prefetchRange(c.Block, uint64(c.Offset)+uint64(lo-f.start(i)), uint64(hi-lo)) {
+			last = int64(c.Block)
+		}
 	}
 }
 
@@ -277,7 +280,7 @@ func (f *File) DontNeed(off, n int64) {
 		if c.Hole || f.last[c.Block] != i {
 			continue
 		}
-		f.im.cache.Spent(int(c.Block))
+		f.im.spentRange(c.Block, uint64(c.Offset), c.Size)
 	}
 }
 

@@ -17,6 +17,11 @@ import (
 // may skip alloc.
 type LoadFunc func(ctx context.Context, block int, alloc AllocFunc) ([]byte, error)
 
+// PieceLoadFunc produces the decompressed contents of one piece of a
+// block (a part that decodes on its own, such as one xz block of a block
+// written with an index), with the same contract as LoadFunc.
+type PieceLoadFunc func(ctx context.Context, block, piece int, alloc AllocFunc) ([]byte, error)
+
 // AllocFunc returns a buffer of n bytes for the block being loaded,
 // counted against the cache's capacity from then on. Its contents are
 // undefined (it may be the memory of a block just evicted): the loader
@@ -73,17 +78,18 @@ var ErrReleased = errors.New("block cache: block released twice")
 // bounds their blocks together, and a load in one evicts the least
 // recently used blocks of any.
 type Cache struct {
-	s      *SharedCache
-	load   LoadFunc
-	own    bool // made by NewCache: Close closes s too
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	s         *SharedCache
+	load      LoadFunc
+	loadPiece PieceLoadFunc // nil: no pieces
+	own       bool          // made by NewCache: Close closes s too
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 
 	// Guarded by s.mu:
 	closed   bool
-	entries  map[int]*list.Element // in s.lru or s.spent
-	inflight map[int]*cacheCall
+	entries  map[cacheKey]*list.Element // in s.lru or s.spent
+	inflight map[cacheKey]*cacheCall
 	stats    CacheStats // this cache's counters and bytes
 }
 
@@ -131,8 +137,8 @@ func (s *SharedCache) NewCache(load LoadFunc) *Cache {
 		load:     load,
 		ctx:      ctx,
 		cancel:   cancel,
-		entries:  map[int]*list.Element{},
-		inflight: map[int]*cacheCall{},
+		entries:  map[cacheKey]*list.Element{},
+		inflight: map[cacheKey]*cacheCall{},
 	}
 	s.mu.Lock()
 	s.caches[c] = struct{}{}
@@ -205,11 +211,25 @@ func (s *SharedCache) SetCapacity(n int64) {
 // Tidy drops the blocks of every cache not used for longer than maxAge.
 func (s *SharedCache) Tidy(maxAge time.Duration) { s.tidy(nil, maxAge) }
 
-// cacheEntry is one decoded block. All fields but c, block and data are
-// guarded by SharedCache.mu.
+// cacheKey names what an entry holds: a whole block (piece wholeBlock)
+// or one piece of it.
+type cacheKey struct{ block, piece int }
+
+// wholeBlock is the piece of a key for a whole block.
+const wholeBlock = -1
+
+func (k cacheKey) String() string {
+	if k.piece == wholeBlock {
+		return fmt.Sprintf("block %d", k.block)
+	}
+	return fmt.Sprintf("block %d piece %d", k.block, k.piece)
+}
+
+// cacheEntry is one decoded block or piece. All fields but c, key and
+// data are guarded by SharedCache.mu.
 type cacheEntry struct {
 	c        *Cache // the cache that loaded it
-	block    int
+	key      cacheKey
 	buf      blockBuf
 	data     []byte // buf.b[:size of the block]
 	refs     int    // Pins not yet released
@@ -235,10 +255,10 @@ type cacheCall struct {
 // valid until Release and no slice of them may be used afterwards. A Pin
 // must not be copied: each Get needs exactly one Release.
 type Pin struct {
-	_     noCopy
-	c     *Cache
-	e     *cacheEntry // nil when empty
-	block int
+	_   noCopy
+	c   *Cache
+	e   *cacheEntry // nil when empty
+	key cacheKey
 }
 
 // noCopy makes go vet report copies of a Pin.
@@ -251,7 +271,7 @@ func (*noCopy) Unlock() {}
 // on an empty Pin.
 func (p *Pin) Bytes() []byte {
 	if p.e == nil {
-		panic(fmt.Errorf("block cache: Bytes of block %d after Release", p.block))
+		panic(fmt.Errorf("block cache: Bytes of %v after Release", p.key))
 	}
 	return p.e.data
 }
@@ -260,7 +280,11 @@ func (p *Pin) Bytes() []byte {
 func (p *Pin) Held() bool { return p.e != nil }
 
 // Block is the number of the block the Pin holds or last held.
-func (p *Pin) Block() int { return p.block }
+func (p *Pin) Block() int { return p.key.block }
+
+// Piece is the piece of the block the Pin holds or last held (GetPiece),
+// or -1 for a whole block (Get).
+func (p *Pin) Piece() int { return p.key.piece }
 
 // Release lets go of the block. A block that has left the cache is freed
 // when its last Pin is released. Releasing an empty Pin (a second Release)
@@ -268,7 +292,7 @@ func (p *Pin) Block() int { return p.block }
 func (p *Pin) Release() {
 	e := p.e
 	if e == nil {
-		panic(fmt.Errorf("%w (block %d)", ErrReleased, p.block))
+		panic(fmt.Errorf("%w (%v)", ErrReleased, p.key))
 	}
 	p.e = nil
 	s := p.c.s
@@ -280,7 +304,7 @@ func (p *Pin) Release() {
 
 // fill makes p hold e, on which a reference was taken for it.
 func (p *Pin) fill(c *Cache, e *cacheEntry) {
-	p.c, p.e, p.block = c, e, e.block
+	p.c, p.e, p.key = c, e, e.key
 }
 
 // unrefLocked drops one reference to e, one of c's, and returns its
@@ -327,17 +351,36 @@ func NewCache(load LoadFunc, opts CacheOptions) *Cache {
 // ctx ends first Get returns ctx.Err(); the shared load goes on and its
 // result is still cached for later callers. On error p stays empty.
 func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
-	if p.e != nil {
-		panic(fmt.Errorf("block cache: Get of block %d into a Pin that still holds block %d", block, p.block))
+	return c.get(ctx, cacheKey{block, wholeBlock}, p)
+}
+
+// GetPiece is Get for one piece of a block, loaded by the cache's
+// PieceLoadFunc (see SetPieceLoader). Pieces are entries like blocks,
+// counted against the same capacity, so the memory a scattered read
+// holds follows the pieces it reads, not the size of their blocks.
+func (c *Cache) GetPiece(ctx context.Context, block, piece int, p *Pin) error {
+	if piece < 0 {
+		return fmt.Errorf("block cache: block %d: negative piece %d", block, piece)
 	}
-	p.block = block
+	return c.get(ctx, cacheKey{block, piece}, p)
+}
+
+// SetPieceLoader sets the loader of the pieces GetPiece asks for. It
+// must be called before the cache is used.
+func (c *Cache) SetPieceLoader(load PieceLoadFunc) { c.loadPiece = load }
+
+func (c *Cache) get(ctx context.Context, key cacheKey, p *Pin) error {
+	if p.e != nil {
+		panic(fmt.Errorf("block cache: Get of %v into a Pin that still holds %v", key, p.key))
+	}
+	p.key = key
 	s := c.s
 	s.mu.Lock()
 	if c.closed {
 		s.mu.Unlock()
-		return fmt.Errorf("block cache: get block %d: %w", block, ErrClosed)
+		return fmt.Errorf("block cache: get %v: %w", key, ErrClosed)
 	}
-	if el, ok := c.entries[block]; ok {
+	if el, ok := c.entries[key]; ok {
 		e := el.Value.(*cacheEntry)
 		e.refs++
 		e.lastUsed = s.now()
@@ -345,7 +388,7 @@ func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
 			// Read again after all: an ordinary block from now on.
 			s.spent.Remove(el)
 			e.spent = false
-			c.entries[block] = s.lru.PushFront(e)
+			c.entries[key] = s.lru.PushFront(e)
 		} else {
 			s.lru.MoveToFront(el)
 		}
@@ -355,11 +398,11 @@ func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
 		return nil
 	}
 	c.stats.Misses++
-	cl, ok := c.inflight[block]
+	cl, ok := c.inflight[key]
 	if ok {
 		c.stats.Shared++
 	} else {
-		cl = c.startLocked(ctx, block, false)
+		cl = c.startLocked(ctx, key, false)
 	}
 	cl.waiters++
 	s.mu.Unlock()
@@ -388,17 +431,26 @@ func (c *Cache) Get(ctx context.Context, block int, p *Pin) error {
 // Prefetch starts loading block in the background if it is neither cached
 // nor in flight and the prefetch budget (2x workers, shared by the caches
 // of a SharedCache) allows it. Best effort.
-func (c *Cache) Prefetch(block int) {
+func (c *Cache) Prefetch(block int) { c.prefetch(cacheKey{block, wholeBlock}) }
+
+// PrefetchPiece is Prefetch for one piece of a block.
+func (c *Cache) PrefetchPiece(block, piece int) {
+	if piece >= 0 {
+		c.prefetch(cacheKey{block, piece})
+	}
+}
+
+func (c *Cache) prefetch(key cacheKey) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.closed {
 		return
 	}
-	if _, ok := c.entries[block]; ok {
+	if _, ok := c.entries[key]; ok {
 		return
 	}
-	if _, ok := c.inflight[block]; ok {
+	if _, ok := c.inflight[key]; ok {
 		return
 	}
 	select {
@@ -407,19 +459,19 @@ func (c *Cache) Prefetch(block int) {
 		return // budget exhausted; prefetching is only a hint
 	}
 	c.stats.Prefetches++
-	c.startLocked(context.Background(), block, true)
+	c.startLocked(context.Background(), key, true)
 }
 
 // startLocked registers and launches a load; s.mu must be held.
-func (c *Cache) startLocked(ctx context.Context, block int, isPrefetch bool) *cacheCall {
+func (c *Cache) startLocked(ctx context.Context, key cacheKey, isPrefetch bool) *cacheCall {
 	cl := &cacheCall{done: make(chan struct{})}
-	c.inflight[block] = cl
+	c.inflight[key] = cl
 	c.wg.Add(1)
-	go c.run(ctx, block, cl, isPrefetch)
+	go c.run(ctx, key, cl, isPrefetch)
 	return cl
 }
 
-func (c *Cache) run(ctx context.Context, block int, cl *cacheCall, isPrefetch bool) {
+func (c *Cache) run(ctx context.Context, key cacheKey, cl *cacheCall, isPrefetch bool) {
 	defer c.wg.Done()
 	s := c.s
 	if isPrefetch {
@@ -430,19 +482,19 @@ func (c *Cache) run(ctx context.Context, block int, cl *cacheCall, isPrefetch bo
 	var err error
 	select {
 	case s.sem <- struct{}{}:
-		data, err = c.callLoad(ctx, block, &buf)
+		data, err = c.callLoad(ctx, key, &buf)
 		<-s.sem
 	case <-c.ctx.Done():
-		err = fmt.Errorf("block cache: load block %d: %w", block, ErrClosed)
+		err = fmt.Errorf("block cache: load %v: %w", key, ErrClosed)
 	}
 	var free []blockBuf
 	s.mu.Lock()
-	delete(c.inflight, block)
+	delete(c.inflight, key)
 	c.addLoadingLocked(-int64(len(buf.b)))
 	if err == nil {
 		c.stats.Decoded++
 		c.stats.DecodedBytes += int64(len(data))
-		e := &cacheEntry{c: c, block: block, buf: buf, data: data, refs: cl.waiters, lastUsed: s.now()}
+		e := &cacheEntry{c: c, key: key, buf: buf, data: data, refs: cl.waiters, lastUsed: s.now()}
 		free = c.insertLocked(e)
 		cl.entry = e
 	} else {
@@ -461,34 +513,40 @@ func (c *Cache) run(ctx context.Context, block int, cl *cacheCall, isPrefetch bo
 // callers may be waiting for the same block) but cancelled by Close, and
 // turns a panic in the loader into an error so waiters are never stranded.
 // The buffer the loader allocated is left in *buf, also on failure.
-func (c *Cache) callLoad(ctx context.Context, block int, buf *blockBuf) (data []byte, err error) {
+func (c *Cache) callLoad(ctx context.Context, key cacheKey, buf *blockBuf) (data []byte, err error) {
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
 	defer func() {
 		if r := recover(); r != nil {
-			data, err = nil, fmt.Errorf("block cache: load block %d panicked: %v", block, r)
+			data, err = nil, fmt.Errorf("block cache: load %v panicked: %v", key, r)
 		}
 	}()
 	allocated := false
 	alloc := func(n int) ([]byte, error) {
 		if allocated {
-			return nil, fmt.Errorf("block cache: load block %d: second buffer requested", block)
+			return nil, fmt.Errorf("block cache: load %v: second buffer requested", key)
 		}
 		if n < 0 {
-			return nil, fmt.Errorf("block cache: load block %d: negative size %d", block, n)
+			return nil, fmt.Errorf("block cache: load %v: negative size %d", key, n)
 		}
 		allocated = true
 		*buf = c.reserve(n)
 		return buf.b, nil
 	}
-	data, err = c.load(lctx, block, alloc)
+	if key.piece == wholeBlock {
+		data, err = c.load(lctx, key.block, alloc)
+	} else if c.loadPiece == nil {
+		err = fmt.Errorf("block cache: load %v: the cache has no piece loader", key)
+	} else {
+		data, err = c.loadPiece(lctx, key.block, key.piece, alloc)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > 0 && (len(data) > len(buf.b) || unsafe.SliceData(data) != unsafe.SliceData(buf.b)) {
-		return nil, fmt.Errorf("block cache: load block %d: result is not in the buffer the cache provided", block)
+		return nil, fmt.Errorf("block cache: load %v: result is not in the buffer the cache provided", key)
 	}
 	return data, nil
 }
@@ -566,7 +624,7 @@ func (s *SharedCache) makeRoomLocked(n int64) []blockBuf {
 func (c *Cache) insertLocked(e *cacheEntry) []blockBuf {
 	s := c.s
 	var free []blockBuf
-	if el, ok := c.entries[e.block]; ok {
+	if el, ok := c.entries[e.key]; ok {
 		free = append(free, c.removeLocked(el))
 	}
 	oversized := e.size() > s.capacity
@@ -588,7 +646,7 @@ func (c *Cache) insertLocked(e *cacheEntry) []blockBuf {
 		return free
 	}
 	e.cached = true
-	c.entries[e.block] = s.lru.PushFront(e)
+	c.entries[e.key] = s.lru.PushFront(e)
 	c.addCurrentLocked(e.size())
 	c.notePeakLocked()
 	return free
@@ -604,7 +662,7 @@ func (c *Cache) removeLocked(el *list.Element) blockBuf {
 	} else {
 		c.s.lru.Remove(el)
 	}
-	delete(c.entries, e.block)
+	delete(c.entries, e.key)
 	e.cached, e.spent = false, false
 	c.addCurrentLocked(-e.size())
 	if e.refs > 0 {
@@ -621,11 +679,20 @@ func (c *Cache) removeLocked(el *list.Element) blockBuf {
 // over it still finds its first part cached; plain LRU would have dropped
 // each block just before it is read again. A spent block that is read
 // again becomes an ordinary one. Blocks not cached are left alone.
-func (c *Cache) Spent(block int) {
+func (c *Cache) Spent(block int) { c.spend(cacheKey{block, wholeBlock}) }
+
+// SpentPiece is Spent for one piece of a block.
+func (c *Cache) SpentPiece(block, piece int) {
+	if piece >= 0 {
+		c.spend(cacheKey{block, piece})
+	}
+}
+
+func (c *Cache) spend(key cacheKey) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, ok := c.entries[block]
+	el, ok := c.entries[key]
 	if !ok {
 		return
 	}
@@ -636,15 +703,20 @@ func (c *Cache) Spent(block int) {
 	}
 	s.lru.Remove(el)
 	e.spent = true
-	c.entries[block] = s.spent.PushFront(e)
+	c.entries[key] = s.spent.PushFront(e)
 	c.stats.Spent++
 }
 
 // Contains reports whether block is currently cached (for tests and stats).
-func (c *Cache) Contains(block int) bool {
+func (c *Cache) Contains(block int) bool { return c.contains(cacheKey{block, wholeBlock}) }
+
+// ContainsPiece reports whether a piece of block is currently cached.
+func (c *Cache) ContainsPiece(block, piece int) bool { return c.contains(cacheKey{block, piece}) }
+
+func (c *Cache) contains(key cacheKey) bool {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	_, ok := c.entries[block]
+	_, ok := c.entries[key]
 	return ok
 }
 

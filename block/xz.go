@@ -67,75 +67,28 @@ func parseXZ(src []byte) (xzInfo, error) {
 			return info, corruptf("xz stream too short (%d bytes)", end)
 		}
 		foot := src[end-12 : end]
-		if foot[10] != 'Y' || foot[11] != 'Z' {
-			return info, corruptf("missing xz stream footer magic")
+		indexSize, err := xzFooter(foot)
+		if err != nil {
+			return info, err
 		}
-		if crc32.ChecksumIEEE(foot[4:10]) != binary.LittleEndian.Uint32(foot[0:4]) {
-			return info, corruptf("xz stream footer crc mismatch")
-		}
-		indexSize := (int64(binary.LittleEndian.Uint32(foot[4:8])) + 1) * 4
 		indexStart := int64(end-12) - indexSize
 		if indexStart < xzStreamHeaderLen {
 			return info, corruptf("xz index size %d exceeds stream", indexSize)
 		}
-		idx := src[indexStart : end-12]
-		if idx[0] != 0 {
-			return info, corruptf("bad xz index indicator")
-		}
-		if crc32.ChecksumIEEE(idx[:len(idx)-4]) != binary.LittleEndian.Uint32(idx[len(idx)-4:]) {
-			return info, corruptf("xz index crc mismatch")
-		}
-		count, pos, err := xzVarint(idx, 1)
+		blocks, padded, total, err := xzIndex(src[indexStart:end-12], int64(len(src)))
 		if err != nil {
 			return info, err
 		}
-		if count > uint64(len(idx))/2 { // each record needs at least 2 bytes
-			return info, corruptf("xz index claims %d records", count)
-		}
-		blocks := make([]xzBlock, 0, count)
-		var padded int64
-		for i := uint64(0); i < count; i++ {
-			var unpadded, usize uint64
-			if unpadded, pos, err = xzVarint(idx, pos); err != nil {
-				return info, err
-			}
-			if usize, pos, err = xzVarint(idx, pos); err != nil {
-				return info, err
-			}
-			if unpadded < 5 || unpadded > uint64(len(src)) || usize > 1<<62 {
-				return info, corruptf("bad xz index record %d", i)
-			}
-			blocks = append(blocks, xzBlock{offset: int(padded), uncompressed: int64(usize), unpadded: int64(unpadded)})
-			padded += (int64(unpadded) + 3) &^ 3
-			if info.total += int64(usize); info.total > 1<<62 {
-				return info, corruptf("xz uncompressed size overflow")
-			}
-		}
-		for pos%4 != 0 {
-			if pos >= len(idx)-4 || idx[pos] != 0 {
-				return info, corruptf("bad xz index padding")
-			}
-			pos++
-		}
-		if pos != len(idx)-4 {
-			return info, corruptf("xz index size mismatch")
+		if info.total += total; info.total > 1<<62 {
+			return info, corruptf("xz uncompressed size overflow")
 		}
 		streamStart := indexStart - padded - xzStreamHeaderLen
 		if streamStart < 0 {
 			return info, corruptf("xz blocks exceed stream")
 		}
 		hdr := src[streamStart : streamStart+xzStreamHeaderLen]
-		if string(hdr[:6]) != string(xzfmt.HeaderMagic) {
-			return info, corruptf("missing xz stream header magic")
-		}
-		if hdr[6] != foot[8] || hdr[7] != foot[9] {
-			return info, corruptf("xz stream header and footer flags differ")
-		}
-		if crc32.ChecksumIEEE(hdr[6:8]) != binary.LittleEndian.Uint32(hdr[8:12]) {
-			return info, corruptf("xz stream header crc mismatch")
-		}
-		if hdr[6] != 0 || hdr[7]&0xF0 != 0 {
-			return info, corruptf("xz stream flags reserved bits set")
+		if err := xzStreamHeader(hdr, foot); err != nil {
+			return info, err
 		}
 		for i := range blocks {
 			blocks[i].offset += int(streamStart) + xzStreamHeaderLen
@@ -151,6 +104,88 @@ func parseXZ(src []byte) (xzInfo, error) {
 		info.blocks = append(info.blocks, streams[i]...)
 	}
 	return info, nil
+}
+
+// xzFooter checks a stream footer (its last 12 bytes) and returns the
+// size of the index before it.
+func xzFooter(foot []byte) (int64, error) {
+	if foot[10] != 'Y' || foot[11] != 'Z' {
+		return 0, corruptf("missing xz stream footer magic")
+	}
+	if crc32.ChecksumIEEE(foot[4:10]) != binary.LittleEndian.Uint32(foot[0:4]) {
+		return 0, corruptf("xz stream footer crc mismatch")
+	}
+	return (int64(binary.LittleEndian.Uint32(foot[4:8])) + 1) * 4, nil
+}
+
+// xzIndex parses a stream's index (idx, CRC32 included). It returns the
+// blocks it lists, with offsets relative to the first block, the padded
+// size of the blocks together and their uncompressed size. No block may
+// be longer than streamMax.
+func xzIndex(idx []byte, streamMax int64) (blocks []xzBlock, padded, total int64, err error) {
+	if len(idx) < 8 {
+		return nil, 0, 0, corruptf("xz index of %d bytes", len(idx))
+	}
+	if idx[0] != 0 {
+		return nil, 0, 0, corruptf("bad xz index indicator")
+	}
+	if crc32.ChecksumIEEE(idx[:len(idx)-4]) != binary.LittleEndian.Uint32(idx[len(idx)-4:]) {
+		return nil, 0, 0, corruptf("xz index crc mismatch")
+	}
+	count, pos, err := xzVarint(idx, 1)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if count > uint64(len(idx))/2 { // each record needs at least 2 bytes
+		return nil, 0, 0, corruptf("xz index claims %d records", count)
+	}
+	blocks = make([]xzBlock, 0, count)
+	for i := uint64(0); i < count; i++ {
+		var unpadded, usize uint64
+		if unpadded, pos, err = xzVarint(idx, pos); err != nil {
+			return nil, 0, 0, err
+		}
+		if usize, pos, err = xzVarint(idx, pos); err != nil {
+			return nil, 0, 0, err
+		}
+		if unpadded < 5 || unpadded > uint64(streamMax) || usize > 1<<62 {
+			return nil, 0, 0, corruptf("bad xz index record %d", i)
+		}
+		blocks = append(blocks, xzBlock{offset: int(padded), uncompressed: int64(usize), unpadded: int64(unpadded)})
+		if padded += (int64(unpadded) + 3) &^ 3; padded > streamMax {
+			return nil, 0, 0, corruptf("xz blocks exceed stream")
+		}
+		if total += int64(usize); total > 1<<62 {
+			return nil, 0, 0, corruptf("xz uncompressed size overflow")
+		}
+	}
+	for pos%4 != 0 {
+		if pos >= len(idx)-4 || idx[pos] != 0 {
+			return nil, 0, 0, corruptf("bad xz index padding")
+		}
+		pos++
+	}
+	if pos != len(idx)-4 {
+		return nil, 0, 0, corruptf("xz index size mismatch")
+	}
+	return blocks, padded, total, nil
+}
+
+// xzStreamHeader checks a stream header against its footer.
+func xzStreamHeader(hdr, foot []byte) error {
+	if string(hdr[:6]) != string(xzfmt.HeaderMagic) {
+		return corruptf("missing xz stream header magic")
+	}
+	if hdr[6] != foot[8] || hdr[7] != foot[9] {
+		return corruptf("xz stream header and footer flags differ")
+	}
+	if crc32.ChecksumIEEE(hdr[6:8]) != binary.LittleEndian.Uint32(hdr[8:12]) {
+		return corruptf("xz stream header crc mismatch")
+	}
+	if hdr[6] != 0 || hdr[7]&0xF0 != 0 {
+		return corruptf("xz stream flags reserved bits set")
+	}
+	return nil
 }
 
 // xzFilter is one entry of a block's filter chain.
@@ -326,52 +361,9 @@ func xzCheckMatches(check byte, data, sum []byte) bool {
 func decodeXZFiltered(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, error) {
 	var out []byte
 	for bi, b := range info.blocks {
-		h := hdrs[bi]
-		csize, err := xzCheckSize(b.check)
+		data, err := decodeXZBlock(src, b, hdrs[bi], bi, nil)
 		if err != nil {
 			return nil, err
-		}
-		dataStart, dataEnd := b.offset+h.size, b.offset+int(b.unpadded)-csize
-		if dataEnd <= dataStart {
-			return nil, corruptf("xz block %d: no room for data", bi)
-		}
-		if h.compressed >= 0 && h.compressed != int64(dataEnd-dataStart) {
-			return nil, corruptf("xz block %d: compressed size %d, header says %d", bi, dataEnd-dataStart, h.compressed)
-		}
-		if h.uncompressed >= 0 && h.uncompressed != b.uncompressed {
-			return nil, corruptf("xz block %d: index and header sizes differ", bi)
-		}
-		// The padding to a multiple of four sits between data and check.
-		checkAt := b.offset + int((b.unpadded+3)&^3) - csize
-		if checkAt+csize > len(src) || !allZero(src[dataEnd:checkAt]) {
-			return nil, corruptf("xz block %d: bad padding", bi)
-		}
-		in := bytes.NewReader(src[dataStart:dataEnd])
-		dict := int(min(xzfmt.LZMA2Dict(xzfmt.SmallestDict(src[h.dictAt], b.uncompressed)), 1<<32-1))
-		r, err := lzma.Reader2Config{DictCap: dict}.NewReader2(in)
-		if err != nil {
-			return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
-		}
-		data, err := readExactly(r, b.uncompressed, int64(dataEnd-dataStart)*8, nil)
-		if err != nil {
-			if errors.Is(err, ErrCorrupt) {
-				return nil, fmt.Errorf("xz block %d: %w", bi, err)
-			}
-			return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
-		}
-		if in.Len() != 0 {
-			return nil, corruptf("xz block %d: %d bytes after the LZMA2 end marker", bi, in.Len())
-		}
-		for fi := len(h.filters) - 2; fi >= 0; fi-- {
-			f := h.filters[fi]
-			var start uint32
-			if len(f.props) == 4 {
-				start = binary.LittleEndian.Uint32(f.props)
-			}
-			xzfmt.ByID(f.id).Decode(data, start)
-		}
-		if !xzCheckMatches(b.check, data, src[checkAt:checkAt+csize]) {
-			return nil, corruptf("xz block %d: check mismatch", bi)
 		}
 		if out == nil {
 			out = data
@@ -383,4 +375,57 @@ func decodeXZFiltered(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, er
 		out = []byte{}
 	}
 	return out, nil
+}
+
+// decodeXZBlock decodes xz block bi, whose header h is parsed, into dst
+// when it has room for it (else into new memory), undoing its filters and
+// verifying its sizes and check.
+func decodeXZBlock(src []byte, b xzBlock, h xzBlockHeader, bi int, dst []byte) ([]byte, error) {
+	csize, err := xzCheckSize(b.check)
+	if err != nil {
+		return nil, err
+	}
+	dataStart, dataEnd := b.offset+h.size, b.offset+int(b.unpadded)-csize
+	if dataEnd <= dataStart {
+		return nil, corruptf("xz block %d: no room for data", bi)
+	}
+	if h.compressed >= 0 && h.compressed != int64(dataEnd-dataStart) {
+		return nil, corruptf("xz block %d: compressed size %d, header says %d", bi, dataEnd-dataStart, h.compressed)
+	}
+	if h.uncompressed >= 0 && h.uncompressed != b.uncompressed {
+		return nil, corruptf("xz block %d: index and header sizes differ", bi)
+	}
+	// The padding to a multiple of four sits between data and check.
+	checkAt := b.offset + int((b.unpadded+3)&^3) - csize
+	if checkAt+csize > len(src) || !allZero(src[dataEnd:checkAt]) {
+		return nil, corruptf("xz block %d: bad padding", bi)
+	}
+	in := bytes.NewReader(src[dataStart:dataEnd])
+	dict := int(min(xzfmt.LZMA2Dict(xzfmt.SmallestDict(src[h.dictAt], b.uncompressed)), 1<<32-1))
+	r, err := lzma.Reader2Config{DictCap: dict}.NewReader2(in)
+	if err != nil {
+		return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
+	}
+	data, err := readExactly(r, b.uncompressed, int64(dataEnd-dataStart)*8, dst)
+	if err != nil {
+		if errors.Is(err, ErrCorrupt) {
+			return nil, fmt.Errorf("xz block %d: %w", bi, err)
+		}
+		return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
+	}
+	if in.Len() != 0 {
+		return nil, corruptf("xz block %d: %d bytes after the LZMA2 end marker", bi, in.Len())
+	}
+	for fi := len(h.filters) - 2; fi >= 0; fi-- {
+		f := h.filters[fi]
+		var start uint32
+		if len(f.props) == 4 {
+			start = binary.LittleEndian.Uint32(f.props)
+		}
+		xzfmt.ByID(f.id).Decode(data, start)
+	}
+	if !xzCheckMatches(b.check, data, src[checkAt:checkAt+csize]) {
+		return nil, corruptf("xz block %d: check mismatch", bi)
+	}
+	return data, nil
 }

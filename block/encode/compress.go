@@ -440,6 +440,29 @@ func lzmaBinary(so *specOptions) (*xzfmt.Filter, error) {
 	return f, nil
 }
 
+// lzmaDefaultXZBlockBits is the default of lzma:xz_block_size: one xz
+// block per input. Cutting a block into xz blocks lets a scattered read
+// decode only the parts it needs, but each xz block starts with an empty
+// dictionary, which costs far more size than images may grow by default.
+const lzmaDefaultXZBlockBits = 0
+
+// lzmaXZBlock parses lzma:xz_block_size=N, the log2 of the size of the xz
+// blocks each input is cut into (0: one xz block), and returns that size
+// in bytes (0 for one block).
+func lzmaXZBlock(so *specOptions) (int, error) {
+	n, err := so.int("xz_block_size", lzmaDefaultXZBlockBits, 0, 30)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if n < 12 {
+		return 0, specErrorf("lzma xz_block_size %d is out of range (valid: 0 for one xz block, or 12 to 30)", n)
+	}
+	return 1 << n, nil
+}
+
 // lzmaNice parses lzma:nice=N. As with the reference, 0 keeps the
 // preset's value; liblzma needs at least 2.
 func lzmaNice(so *specOptions) (int, error) {
@@ -486,8 +509,10 @@ func Algorithms() []Algorithm {
 	zlong := "long (accepted, no effect without libzstd)"
 	ztlen := fmt.Sprintf("tlen=[0..%d] (accepted, no effect without libzstd)", zstdMaxTargetLength)
 	binary := "binary={" + strings.Join(xzfmt.Writable, ", ") + "} (BCJ filter for executables; kept only where smaller)"
+	xzBlockOpt := "xz_block_size=[0,12..30] (write each block as xz blocks of 2^N bytes with an index: a read then decodes only the xz blocks holding its bytes, at a cost in size; the reference reads them; default 0: one xz block)"
 	lzmaOpts := []string{"level=[0..9]", "dict_size=[12..30]", "extreme (accepted, no effect without liblzma)", binary,
 		"pb=[0..4] or auto (default: 0 for input without 16/32-bit structure, else 2)",
+		xzBlockOpt,
 		"mode, mf, nice, depth: need liblzma, refused here"}
 	if nativeZstd {
 		zstdEnc = zstdEncoderName()
@@ -503,7 +528,8 @@ func Algorithms() []Algorithm {
 		lzmaEnc = lzmaEncoderName()
 		lzmaOpts = []string{"level=[0..9]", "dict_size=[12..30]", "extreme", binary,
 			"mode={fast, normal}", "mf={bt2, bt3, bt4, hc3, hc4}", "nice=[0..273]", "depth=[0..4294967295]",
-			"pb=[0..4] or auto (default: 0 and at levels 6-9 nice 96 for input without 16/32-bit structure, else 2)"}
+			"pb=[0..4] or auto (default: 0 and at levels 6-9 nice 96 for input without 16/32-bit structure, else 2)",
+			xzBlockOpt}
 	}
 	return []Algorithm{
 		{"null", "no compression at all", "", nil},

@@ -20,9 +20,11 @@ static void* gd_lzma_alloc(void* opaque, size_t nmemb, size_t size) {
 static void gd_lzma_dealloc(void* opaque, void* p) { gd_huge_free(p); }
 static const lzma_allocator gd_lzma_allocator = {gd_lzma_alloc, gd_lzma_dealloc, NULL};
 
-// gd_lzma_encode writes one .xz stream (one block, CRC64 check) the way
-// the reference mkdwarfs does: preset, then the explicit options over it,
-// and a BCJ filter before LZMA2 unless bcj is LZMA_VLI_UNKNOWN. dict,
+// gd_lzma_encode writes one .xz stream (CRC64 check) the way the
+// reference mkdwarfs does: preset, then the explicit options over it, and
+// a BCJ filter before LZMA2 unless bcj is LZMA_VLI_UNKNOWN; with chunk > 0
+// the stream is cut into xz blocks of chunk bytes (LZMA_FULL_FLUSH ends
+// one and starts the next), which its index lists. dict,
 // mode, mf, nice, depth are 0 (or -1 for mode/mf/pb) when not set;
 // nice_min raises the preset's nice length, at the preset's depth, when
 // nice is not set.
@@ -32,7 +34,8 @@ static const lzma_allocator gd_lzma_allocator = {gd_lzma_alloc, gd_lzma_dealloc,
 // It returns LZMA_OK with *out_pos set, LZMA_BUF_ERROR when the output did
 // not fit in out_size, or another lzma_ret on failure.
 static int gd_lzma_encode(lzma_stream* keep, const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size, size_t* out_pos,
-		uint32_t preset, uint32_t dict, int mode, int mf, uint32_t nice, uint32_t nice_min, uint32_t depth, int pb, uint64_t bcj) {
+		uint32_t preset, uint32_t dict, int mode, int mf, uint32_t nice, uint32_t nice_min, uint32_t depth, int pb, uint64_t bcj,
+		size_t chunk) {
 	lzma_options_lzma opt;
 	if (lzma_lzma_preset(&opt, preset)) return LZMA_OPTIONS_ERROR;
 	if (dict) opt.dict_size = dict;
@@ -57,13 +60,25 @@ static int gd_lzma_encode(lzma_stream* keep, const uint8_t* in, size_t in_size, 
 	}
 	lzma_ret r = lzma_stream_encoder(s, bcj == LZMA_VLI_UNKNOWN ? filters + 1 : filters, LZMA_CHECK_CRC64);
 	if (r == LZMA_OK) {
-		s->next_in = in;
-		s->avail_in = in_size;
 		s->next_out = out;
 		s->avail_out = out_size;
-		do {
-			r = lzma_code(s, LZMA_FINISH);
-		} while (r == LZMA_OK && s->avail_out > 0);
+		size_t pos = 0;
+		for (;;) {
+			lzma_action act = LZMA_FINISH;
+			size_t n = in_size - pos;
+			if (chunk && n > chunk) {
+				n = chunk;
+				act = LZMA_FULL_FLUSH;
+			}
+			s->next_in = in + pos;
+			s->avail_in = n;
+			pos += n;
+			do {
+				r = lzma_code(s, act);
+			} while (r == LZMA_OK && s->avail_out > 0);
+			// LZMA_STREAM_END after a full flush: the block is done.
+			if (r != LZMA_STREAM_END || act == LZMA_FINISH) break;
+		}
 		*out_pos = out_size - s->avail_out;
 	}
 	// The buffers are the caller's (Go memory): the stream keeps no pointer to them.
@@ -130,6 +145,7 @@ type cLZMACompressor struct {
 	nice, depth C.uint32_t
 	pb          int           // lzmaAutoPB leaves it to lzmaProfile
 	bcj         *xzfmt.Filter // nil: LZMA2 only
+	chunk       int           // xz block size, 0: one xz block
 	ws          *Workspace
 }
 
@@ -198,6 +214,9 @@ func newNativeLZMA(so *specOptions) (Compressor, error) {
 	if l.pb, err = lzmaPB(so); err != nil {
 		return nil, err
 	}
+	if l.chunk, err = lzmaXZBlock(so); err != nil {
+		return nil, err
+	}
 	// Bad combinations (e.g. mf=hc3 with nice=2) fail now, not on first use.
 	if _, err := l.Compress([]byte("godwarfs")); err != nil {
 		return nil, err
@@ -246,6 +265,11 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj
 	// costs encoder memory (about ten times the dictionary) and makes every
 	// decoder allocate it too.
 	dict := max(min(l.dict, len(src)), 4096)
+	chunk := 0
+	if l.chunk > 0 && l.chunk < len(src) {
+		chunk = l.chunk
+		dict = max(min(dict, chunk), 4096)
+	}
 	out := newScratch(max(room, 1))
 	defer out.release()
 	var in *C.uint8_t
@@ -266,7 +290,7 @@ func (l *cLZMACompressor) compress(dst, src []byte, room int, onlyGain bool, bcj
 		keep = l.ws.lzma.s
 	}
 	r := C.gd_lzma_encode(keep, in, C.size_t(len(src)), (*C.uint8_t)(unsafe.Pointer(&out.b[0])), C.size_t(room), &n,
-		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, C.uint32_t(niceMin), l.depth, C.int(pb), filter)
+		l.preset, C.uint32_t(dict), l.mode, l.mf, l.nice, C.uint32_t(niceMin), l.depth, C.int(pb), filter, C.size_t(chunk))
 	switch {
 	case r == C.LZMA_OK:
 		return append(slices.Grow(dst, int(n)), out.b[:n]...), nil

@@ -177,9 +177,10 @@ func lzmaPresetDict(level int) int {
 }
 
 type lzmaCompressor struct {
-	dict int
-	pb   int           // lzmaAutoPB: lzmaProfile's
-	bcj  *xzfmt.Filter // nil: LZMA2 only
+	dict  int
+	chunk int           // xz block size, 0: one xz block
+	pb    int           // lzmaAutoPB: lzmaProfile's
+	bcj   *xzfmt.Filter // nil: LZMA2 only
 }
 
 func newLZMACompressor(so *specOptions) (Compressor, error) {
@@ -209,38 +210,54 @@ func newLZMACompressor(so *specOptions) (Compressor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lzmaCompressor{dict: dict, pb: pb, bcj: bcj}, nil
+	chunk, err := lzmaXZBlock(so)
+	if err != nil {
+		return nil, err
+	}
+	return &lzmaCompressor{dict: dict, chunk: chunk, pb: pb, bcj: bcj}, nil
 }
 
 func (l *lzmaCompressor) Compression() block.Compression { return block.CompLZMA }
 func (l *lzmaCompressor) Compress(src []byte) ([]byte, error) {
-	// A dictionary larger than the input only costs memory, for the encoder
-	// here and for every decoder later.
+	// A dictionary larger than the input (or than one xz block) only
+	// costs memory, for the encoder here and for every decoder later.
 	dict := max(min(l.dict, len(src)), 4096)
-	var buf bytes.Buffer
+	if l.chunk > 0 {
+		dict = max(min(dict, l.chunk), 4096)
+	}
 	// The Go encoder has no nice length: only the profile's pb applies.
 	pb, _ := lzmaProfile(src, l.pb, 0, 0)
 	props := &lzma.Properties{LC: 3, LP: 0, PB: pb}
-	w, err := xz.WriterConfig{Properties: props, DictCap: dict, CheckSum: xz.CRC64}.NewWriter(&buf)
-	if err != nil {
-		return nil, fmt.Errorf("xz writer: %w", err)
-	}
-	if _, err := w.Write(src); err != nil {
-		return nil, fmt.Errorf("xz write: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("xz close: %w", err)
+	var out []byte
+	if l.chunk > 0 && l.chunk < len(src) {
+		var err error
+		if out, err = xzfmt.WriteBlocks(src, l.chunk, dict, props, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		var buf bytes.Buffer
+		w, err := xz.WriterConfig{Properties: props, DictCap: dict, CheckSum: xz.CRC64}.NewWriter(&buf)
+		if err != nil {
+			return nil, fmt.Errorf("xz writer: %w", err)
+		}
+		if _, err := w.Write(src); err != nil {
+			return nil, fmt.Errorf("xz write: %w", err)
+		}
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("xz close: %w", err)
+		}
+		out = buf.Bytes()
 	}
 	if l.bcj == nil {
-		return buf.Bytes(), nil
+		return out, nil
 	}
 	// As the reference: try the BCJ filter too and keep the smaller.
-	alt, err := xzfmt.WriteBCJ(src, dict, props, l.bcj)
+	alt, err := xzfmt.WriteBlocks(src, l.chunk, dict, props, l.bcj)
 	if err != nil {
 		return nil, err
 	}
-	if len(alt) < buf.Len() {
+	if len(alt) < len(out) {
 		return alt, nil
 	}
-	return buf.Bytes(), nil
+	return out, nil
 }

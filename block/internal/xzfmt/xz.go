@@ -48,49 +48,78 @@ func LZMA2DictCode(n int) byte {
 // WriteBCJ writes src as one .xz stream of one block whose filter chain
 // is f then LZMA2, with a CRC64 check; the xz package writes only LZMA2.
 func WriteBCJ(src []byte, dict int, props *lzma.Properties, f *Filter) ([]byte, error) {
-	data := slices.Clone(src)
-	f.Encode(data, 0)
-	var body bytes.Buffer
-	w, err := lzma.Writer2Config{Properties: props, DictCap: dict}.NewWriter2(&body)
-	if err != nil {
-		return nil, fmt.Errorf("lzma2 writer: %w", err)
-	}
-	if _, err := w.Write(data); err != nil {
-		return nil, fmt.Errorf("lzma2 write: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("lzma2 close: %w", err)
-	}
+	return WriteBlocks(src, 0, dict, props, f)
+}
+
+// WriteBlocks writes src as one .xz stream with a CRC64 check, cut into
+// xz blocks of chunk bytes (the last may be shorter; chunk 0: one block),
+// each compressed on its own with LZMA2, after the filter f when it is not
+// nil (each block's filter starts at offset 0). The index at the end of
+// the stream lets a reader find and decode only the blocks holding the
+// bytes it wants. The dictionary of each block is at most its size.
+func WriteBlocks(src []byte, chunk, dict int, props *lzma.Properties, f *Filter) ([]byte, error) {
 	const checkCRC64 = 0x04
 	appendCRC32 := func(b []byte, from int) []byte {
 		return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b[from:]))
 	}
+	if chunk <= 0 || chunk > len(src) {
+		chunk = max(len(src), 1)
+	}
 	out := append(slices.Clone(HeaderMagic), 0, checkCRC64)
 	out = appendCRC32(out, 6)
-
-	// Block header: its size, flags (two filters, no sizes), the BCJ
-	// filter without properties (start offset 0), LZMA2 with its
-	// dictionary, zero padding to a multiple of four, CRC32.
-	block := len(out)
-	out = append(out, 0, 0x01, byte(f.ID), 0, LZMA2FilterID, 1, LZMA2DictCode(dict))
-	for (len(out)-block)%4 != 0 {
-		out = append(out, 0)
+	type record struct{ unpadded, size int }
+	var records []record
+	var body bytes.Buffer
+	for pos := 0; pos < len(src); pos += chunk {
+		part := src[pos:min(pos+chunk, len(src))]
+		data := part
+		if f != nil {
+			data = slices.Clone(part)
+			f.Encode(data, 0)
+		}
+		d := max(min(dict, len(part)), 4096)
+		body.Reset()
+		w, err := lzma.Writer2Config{Properties: props, DictCap: d}.NewWriter2(&body)
+		if err != nil {
+			return nil, fmt.Errorf("lzma2 writer: %w", err)
+		}
+		if _, err := w.Write(data); err != nil {
+			return nil, fmt.Errorf("lzma2 write: %w", err)
+		}
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("lzma2 close: %w", err)
+		}
+		// Block header: its size, flags (number of filters, no sizes),
+		// the BCJ filter without properties (start offset 0), LZMA2 with
+		// its dictionary, zero padding to a multiple of four, CRC32.
+		block := len(out)
+		if f != nil {
+			out = append(out, 0, 0x01, byte(f.ID), 0)
+		} else {
+			out = append(out, 0, 0x00)
+		}
+		out = append(out, LZMA2FilterID, 1, LZMA2DictCode(d))
+		for (len(out)-block)%4 != 0 {
+			out = append(out, 0)
+		}
+		out[block] = byte((len(out)-block+4)/4 - 1)
+		out = appendCRC32(out, block)
+		out = append(out, body.Bytes()...)
+		records = append(records, record{len(out) - block + 8, len(part)})
+		for (len(out)-block)%4 != 0 {
+			out = append(out, 0)
+		}
+		out = binary.LittleEndian.AppendUint64(out, crc64.Checksum(part, CRC64Table))
 	}
-	out[block] = byte((len(out)-block+4)/4 - 1)
-	out = appendCRC32(out, block)
-	out = append(out, body.Bytes()...)
-	unpadded := len(out) - block + 8
-	for (len(out)-block)%4 != 0 {
-		out = append(out, 0)
-	}
-	out = binary.LittleEndian.AppendUint64(out, crc64.Checksum(src, CRC64Table))
 
-	// Index: one record, padding, CRC32.
+	// Index: the records, padding, CRC32.
 	index := len(out)
 	out = append(out, 0)
-	out = binary.AppendUvarint(out, 1)
-	out = binary.AppendUvarint(out, uint64(unpadded))
-	out = binary.AppendUvarint(out, uint64(len(src)))
+	out = binary.AppendUvarint(out, uint64(len(records)))
+	for _, r := range records {
+		out = binary.AppendUvarint(out, uint64(r.unpadded))
+		out = binary.AppendUvarint(out, uint64(r.size))
+	}
 	for (len(out)-index)%4 != 0 {
 		out = append(out, 0)
 	}
