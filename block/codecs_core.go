@@ -7,6 +7,9 @@ import "fmt"
 // Built with the corecodecs tag: only the core compressions are decoded
 // (see codecs_extra.go).
 
+// extraCodecs is false: no lzma, so no lzma blocks read in pieces either.
+const extraCodecs = false
+
 func decompressExtra(c Compression, _, _ []byte, _ int64) ([]byte, error) {
 	return nil, coreOnly(c)
 }

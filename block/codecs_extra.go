@@ -7,6 +7,12 @@ package block
 // runtime (cmd/dwarfs-run), which every packed application carries, is
 // built that way, and mkdwarfs --runtime packs only core compressions.
 
+// extraCodecs: every known compression is decoded, lzma blocks in pieces
+// among them.
+const extraCodecs = true
+
+func coreOnly(c Compression) error { return unsupported(c) }
+
 // decompressExtra decodes a payload of a compression outside the core
 // set, into dst's storage when it is large enough.
 func decompressExtra(c Compression, src, dst []byte, limit int64) ([]byte, error) {

@@ -49,7 +49,7 @@ func (im *Image) Pieces(s Section, limit int64) (*Pieces, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Compression != CompLZMA {
+	if !extraCodecs || s.Compression != CompLZMA {
 		return nil, nil
 	}
 	if err := im.checkBounds(s); err != nil {
@@ -129,6 +129,9 @@ func piecesOf(n int64, read func(b []byte, off int64) error, limit int64) (*Piec
 // are, into a buffer from alloc (called once with the piece's size). raw
 // is a buffer for the compressed bytes, returned for reuse.
 func (im *Image) ReadPiece(s Section, p *Pieces, i int, raw []byte, alloc func(n int) ([]byte, error)) (data, rawBuf []byte, err error) {
+	if !extraCodecs {
+		return nil, raw, fmt.Errorf("%s: %w", im.name, coreOnly(CompLZMA))
+	}
 	if i < 0 || i >= p.Len() {
 		return nil, raw, fmt.Errorf("%s: block piece %d out of range (%d pieces)", im.name, i, p.Len())
 	}
