@@ -118,7 +118,9 @@ var manual = cli.Manual{
 			"Every S3 access is configured as for the images mkdwarfs reads at s3:// URLs: the endpoint " +
 				"from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, the region from AWS_REGION, credentials from " +
 				"the AWS variables, AWS_PROFILE and the shared files (~/.aws), else anonymous; an endpoint " +
-				"on an IP address or localhost is addressed path-style.",
+				"on an IP address, localhost or a single-label name (a service's short name) is addressed " +
+				"path-style, as is every endpoint with GODWARFS_S3_PATH_STYLE=1 (a self-hosted store under " +
+				"a longer name, such as minio.storage.svc).",
 		}},
 		{Title: "ENVIRONMENT", Paragraphs: []string{
 			"SOURCE_DATE_EPOCH (seconds since 1970, see reproducible-builds.org) replaces the current " +

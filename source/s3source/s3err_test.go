@@ -58,3 +58,27 @@ func TestS3ErrClassifies(t *testing.T) {
 		})
 	}
 }
+
+func TestPathStyle(t *testing.T) {
+	for _, tc := range []struct {
+		endpoint, env string
+		want          bool
+	}{
+		{"", "", false},
+		{"https://s3.example.com", "", false},
+		{"http://127.0.0.1:8333", "", true},
+		{"http://[::1]:9000", "", true},
+		{"http://localhost:9000", "", true},
+		{"http://minio:9000", "", true},
+		{"http://minio.storage.svc:9000", "", false},
+		{"http://minio.storage.svc:9000", "1", true},
+		{"http://minio.storage.svc:9000", "true", true},
+		{"http://minio.storage.svc:9000", "0", false},
+		{"http://minio.storage.svc:9000", "yes please", false},
+	} {
+		t.Setenv("GODWARFS_S3_PATH_STYLE", tc.env)
+		if got := pathStyleEnv() || pathStyleHost(tc.endpoint); got != tc.want {
+			t.Errorf("endpoint %q, GODWARFS_S3_PATH_STYLE=%q: path style %v, want %v", tc.endpoint, tc.env, got, tc.want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -115,7 +116,7 @@ func NewClient(ctx context.Context, o source.Options) (*Client, error) {
 	if endpoint == "" && cfg.BaseEndpoint != nil {
 		endpoint = *cfg.BaseEndpoint
 	}
-	pathStyle := o.S3.PathStyle || pathStyleHost(endpoint)
+	pathStyle := o.S3.PathStyle || pathStyleEnv() || pathStyleHost(endpoint)
 	// Without any credentials, read public objects anonymously rather
 	// than fail.
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -143,8 +144,18 @@ func NewClient(ctx context.Context, o source.Options) (*Client, error) {
 // Close releases the client's idle connections.
 func (c *Client) Close() { c.tr.CloseIdleConnections() }
 
+// pathStyleEnv reports GODWARFS_S3_PATH_STYLE set to a true value: the
+// way to ask for path-style requests where no -o s3_path_style exists
+// (mkdwarfs), for a self-hosted store under a DNS name, such as a
+// cluster's service, that has no per-bucket names.
+func pathStyleEnv() bool {
+	v, err := strconv.ParseBool(os.Getenv("GODWARFS_S3_PATH_STYLE"))
+	return err == nil && v
+}
+
 // pathStyleHost reports endpoints that cannot carry the bucket in the host
-// name: IP addresses and localhost, as used by self-hosted services.
+// name: IP addresses, localhost and single-label names (a container's or
+// service's short name), as used by self-hosted services.
 func pathStyleHost(endpoint string) bool {
 	if endpoint == "" {
 		return false
@@ -154,7 +165,7 @@ func pathStyleHost(endpoint string) bool {
 		return false
 	}
 	h := u.Hostname()
-	return h == "localhost" || net.ParseIP(h) != nil
+	return h != "" && !strings.Contains(h, ".") || net.ParseIP(h) != nil
 }
 
 // Share implements source.Sharer: another object over the same client
