@@ -120,7 +120,7 @@ func TestBashCompletion(t *testing.T) {
 		{"dwarfsextract", []string{"--case-c"}, "--case-collision"},
 		{"dwarfsextract", []string{"--case-collision", "re"}, "rename"},
 		{"dwarfsextract", []string{"--case-collision", "=", ""}, "skip rename error"},
-		{"dwarfs", []string{"img", "mnt", "-o", "cachesize=1g,work"}, "cachesize=1g,workers="},
+		{"dwarfs", []string{"img", "mnt", "-o", "cachesize=1g,worke"}, "cachesize=1g,workers="},
 		{"dwarfsck", []string{"--check-int"}, "--check-integrity"},
 	} {
 		words := append([]string{tc.tool}, tc.words...)

@@ -116,7 +116,7 @@ func TestAnalysisFileOrdersMkdwarfs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(info)
+		b := info
 		var v struct {
 			Chunks []struct{ Block, Offset *uint32 }
 		}
