@@ -3,6 +3,8 @@ package mkdwarfs
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/godwarfs/godwarfs"
+	"github.com/godwarfs/godwarfs/internal/cli"
 )
 
 func TestPlanMemory(t *testing.T) {
@@ -178,4 +181,11 @@ func TestMemoryLimitTarStream(t *testing.T) {
 	if len(root) != ndirs || seen != files {
 		t.Fatalf("%d directories and %d files, want %d and %d", len(root), seen, ndirs, files)
 	}
+}
+
+// mkStdin runs Main with stdin and returns its exit status and stderr.
+func mkStdin(stdin io.Reader, args ...string) (int, string) {
+	var stderr bytes.Buffer
+	code := Main(context.Background(), append([]string{"mkdwarfs"}, args...), cli.Stdio{In: stdin, Out: &bytes.Buffer{}, Err: &stderr})
+	return code, stderr.String()
 }

@@ -45,13 +45,6 @@ func tarTree(t *testing.T) string {
 	return src
 }
 
-// mkStdin runs Main with stdin and returns its exit status and stderr.
-func mkStdin(stdin io.Reader, args ...string) (int, string) {
-	var stderr bytes.Buffer
-	code := Main(context.Background(), append([]string{"mkdwarfs"}, args...), cli.Stdio{In: stdin, Out: &bytes.Buffer{}, Err: &stderr})
-	return code, stderr.String()
-}
-
 func extract(t *testing.T, args ...string) []byte {
 	t.Helper()
 	var out, stderr bytes.Buffer
