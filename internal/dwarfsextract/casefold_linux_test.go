@@ -89,11 +89,7 @@ func (n *foldNode) Rename(ctx context.Context, name string, newParent fs.InodeEm
 // its path.
 func foldingDir(t *testing.T) string {
 	t.Helper()
-	if e := os.Getenv(fixtures.ExecEnv); e != "" {
-		// The emulated runs are of the tests without FUSE: a big-endian
-		// target would read the kernel's FUSE messages byte-swapped.
-		t.Skipf("skipped: FUSE under user-mode emulation (%s)", e)
-	}
+	fixtures.SkipFUSEUnderEmulation(t)
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		fixtures.FUSEUnusable(t, err.Error())
 	}

@@ -3,7 +3,6 @@
 package mkdwarfs
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -29,11 +28,7 @@ func TestApplyUpperOverlay(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		fixtures.FUSEUnusable(t, err.Error())
 	}
-	if os.Getenv(fixtures.ExecEnv) != "" && binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
-		// The kernel speaks FUSE in the host's byte order, which a
-		// big-endian binary under user-mode emulation misreads.
-		t.Skip("FUSE cannot work for a big-endian binary under user-mode emulation")
-	}
+	fixtures.SkipFUSEUnderEmulation(t)
 	old := updateTree(t)
 	dir := t.TempDir()
 	oldImg := filepath.Join(dir, "old.dwarfs")
