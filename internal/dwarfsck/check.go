@@ -141,6 +141,9 @@ func run(img string, res *cli.Result, stdout io.Writer) error {
 	opts.NoCheck = true
 	// Every section header is checked, not only those of blocks read.
 	opts.EagerHeaders = true
+	// One image, read until exit: its metadata is mapped rather than
+	// copied, as the driver does.
+	opts.MapMetadata = true
 	im, err := godwarfs.Open(img, &opts)
 	if err != nil {
 		return err
