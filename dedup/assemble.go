@@ -65,6 +65,7 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 	}
 	md.Directories = append(md.Directories, metadata.Directory{FirstEntry: uint32(len(md.DirEntries))})
 	names := sortNames(entryNames, md.DirEntries[1:])
+	b.dropTree(n)
 
 	// Symlinks: deduplicated, sorted targets.
 	tset := map[string]struct{}{}
@@ -177,6 +178,18 @@ func (b *builder) metadata(n *numbering) (*metadata.Metadata, error) {
 
 	packTables(md, names, targets, *opt.Pack)
 	return md, nil
+}
+
+// dropTree lets the tree's entries go once the directory tables hold
+// them: what is left to store is in the inodes, and with many small
+// files the entries are a third of what the build holds, live while the
+// inode table, the largest, is made. Paths cannot be named past here.
+func (b *builder) dropTree(n *numbering) {
+	for _, in := range n.all {
+		in.firstEntry = nil
+	}
+	n.root, n.dirs = nil, nil
+	b.scanRoot = nil
 }
 
 // inodes stores every inode's mode, owner, group and times as the policy

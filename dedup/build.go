@@ -251,6 +251,9 @@ func BuildCategorized(ctx context.Context, opt Options, sink CategorizedSink) (*
 	b.verbosef("segmented %d bytes into %d blocks of %d bytes; %d segment matches saved %d bytes [%v]",
 		b.stats.SegmentedBytes, b.stats.Blocks, b.stats.BlockBytes, b.stats.SegMatches, b.stats.SegMatchBytes, since(&t0))
 	b.phase("metadata")
+	if b.opt.BeforeMetadata != nil {
+		b.opt.BeforeMetadata()
+	}
 	md, err := b.metadata(order)
 	if err != nil {
 		return nil, b.stats, err

@@ -190,6 +190,11 @@ type Options struct {
 	// hashed, before the first block is made: what scanning left behind
 	// is garbage then (the writer returns it to the system there).
 	BeforeSegmenting func()
+	// BeforeMetadata, if set, runs once the data is segmented, before
+	// the metadata is assembled: the segmenter's state is garbage then,
+	// and the metadata's tables are the last large allocation beside
+	// the scan's records.
+	BeforeMetadata func()
 }
 
 // DefaultOptions returns the level-7 defaults of the reference mkdwarfs,

@@ -380,6 +380,9 @@ func hookScan(scan *dedup.Options, tl *timeline, rep *reporter, cc *categoryComp
 	if scan.BeforeSegmenting == nil {
 		scan.BeforeSegmenting = debug.FreeOSMemory
 	}
+	if scan.BeforeMetadata == nil {
+		scan.BeforeMetadata = debug.FreeOSMemory
+	}
 	if scan.AcceptCategory == nil {
 		scan.AcceptCategory = cc.accept
 	}
