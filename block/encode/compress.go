@@ -15,6 +15,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/internal/lz4hc"
 	"github.com/godwarfs/godwarfs/block/internal/xzfmt"
 )
 
@@ -303,20 +304,12 @@ func (nullCompressor) Compress(src []byte) ([]byte, error) {
 type lz4Compressor struct {
 	hc    bool
 	level int
-	pool  sync.Pool // *lz4.Compressor or *lz4.CompressorHC; they are not concurrency-safe
+	pool  sync.Pool // *lz4.Compressor or *lz4hc.Encoder; they are not concurrency-safe
 }
 
 // Compression is LZ4 for both: lz4hc output is a plain LZ4 block, and the
 // reference tools label it LZ4 too.
 func (l *lz4Compressor) Compression() block.Compression { return block.CompLZ4 }
-
-// lz4hcDepth maps the reference 1..12 levels onto the Go search depths.
-func lz4hcDepth(level int) lz4.CompressionLevel {
-	if level <= 0 {
-		return lz4.Level9
-	}
-	return lz4.Level1 << (min(level, 9) - 1)
-}
 
 func (l *lz4Compressor) Compress(src []byte) ([]byte, error) {
 	return l.compress(nil, src, false)
@@ -353,12 +346,12 @@ func (l *lz4Compressor) compress(out, src []byte, onlyGain bool) ([]byte, error)
 	var n int
 	var err error
 	if l.hc {
-		c, _ := l.pool.Get().(*lz4.CompressorHC)
-		if c == nil {
-			c = &lz4.CompressorHC{Level: lz4hcDepth(l.level)}
+		e, _ := l.pool.Get().(*lz4hc.Encoder)
+		if e == nil {
+			e = lz4hc.NewEncoder(l.level)
 		}
-		n, err = c.CompressBlock(src, dst[4:])
-		l.pool.Put(c)
+		n, err = e.CompressBlock(src, dst[4:])
+		l.pool.Put(e)
 	} else {
 		c, _ := l.pool.Get().(*lz4.Compressor)
 		if c == nil {
@@ -367,7 +360,7 @@ func (l *lz4Compressor) compress(out, src []byte, onlyGain bool) ([]byte, error)
 		n, err = c.CompressBlock(src, dst[4:])
 		l.pool.Put(c)
 	}
-	if onlyGain && (n == 0 || errors.Is(err, lz4.ErrInvalidSourceShortBuffer)) {
+	if onlyGain && (n == 0 || errors.Is(err, lz4.ErrInvalidSourceShortBuffer) || errors.Is(err, lz4hc.ErrShortBuffer)) {
 		return nil, errNoGain
 	}
 	if err != nil {
@@ -536,7 +529,7 @@ func Algorithms() []Algorithm {
 		{"lzma", "LZMA compression", lzmaEnc, lzmaOpts},
 		{"zstd", "ZSTD compression", zstdEnc, []string{zlevel, zlong, ztlen}},
 		{"lz4", "LZ4 compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", nil},
-		{"lz4hc", "LZ4 HC compression", "pierrec/lz4" + modVersion("github.com/pierrec/lz4/v4") + ", pure Go", []string{"level=[0..12]"}},
+		{"lz4hc", "LZ4 HC compression", "godwarfs block/internal/lz4hc encoder, pure Go", []string{"level=[0..12] (10 to 12 as 9)"}},
 		{"brotli", "Brotli compressor", "andybalholm/brotli" + modVersion("github.com/andybalholm/brotli") + ", pure Go", []string{"quality=[0..11]", "lgwin=[10..24]"}},
 		{"flac", "FLAC compression (PCM audio only)", flacEnc, flacOpts},
 		{"ricepp", "RICEPP compression (FITS images only)", "pure Go", []string{"block_size=[16..512]"}},
