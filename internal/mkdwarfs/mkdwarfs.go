@@ -802,14 +802,13 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 			defer func() { v("fetched %d bytes of objects from %s", src.Fetched(), cfg.S3Input) }()
 		}
 	}
-	// The scan's records (an entry and an inode per file) are live until
-	// the metadata is assembled, and the default GOGC would let the
-	// garbage of reading and hashing grow to their size. Once the tree is
-	// scanned, what the heap gains is block buffers that die when
-	// written. The metadata's tables then join the scan's records, and
-	// with many small files that is the build's peak: each step collects
-	// more often, and first returns what the last one left.
-	restore := collectWith(scanGCPercent)
+	// The scan allocates much and keeps little: it keeps the default.
+	// Once the tree is scanned, what the heap gains is block buffers
+	// that die when written, while the scan's records stay live. The
+	// metadata's tables then join those records, and with many small
+	// files that is the build's peak. Each step collects more often than
+	// the last, and first returns what the last one left.
+	restore := func() {}
 	phase := func(percent int) func() {
 		return func() {
 			restore()
@@ -856,10 +855,9 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 // A GOGC set by the user wins.
 func collectOften() (restore func()) { return collectWith(segmentGCPercent) }
 
-// The GOGC of a build's steps: the scan, the segmenting (collectOften)
-// and the metadata.
+// The GOGC of a build's steps after the scan: the segmenting
+// (collectOften) and the metadata.
 const (
-	scanGCPercent     = 50
 	segmentGCPercent  = 25
 	metadataGCPercent = 10
 )
