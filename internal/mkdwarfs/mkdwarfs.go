@@ -802,13 +802,13 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 			defer func() { v("fetched %d bytes of objects from %s", src.Fetched(), cfg.S3Input) }()
 		}
 	}
-	// The scan allocates much and keeps little: it keeps the default.
-	// Once the tree is scanned, what the heap gains is block buffers
-	// that die when written, while the scan's records stay live. The
-	// metadata's tables then join those records, and with many small
-	// files that is the build's peak. Each step collects more often than
-	// the last, and first returns what the last one left.
-	restore := func() {}
+	// The scan's records (an entry and an inode per file) stay live
+	// while its garbage grows in proportion to them. Once the tree is
+	// scanned, what the heap gains is block buffers that die when
+	// written. The metadata's tables then join the scan's records. Each
+	// step collects more often than the last, and first returns what the
+	// last one left.
+	restore := collectWith(scanGCPercent)
 	phase := func(percent int) func() {
 		return func() {
 			restore()
@@ -855,9 +855,10 @@ func build(ctx context.Context, cfg *Config, stdout io.Writer, progress func(wri
 // A GOGC set by the user wins.
 func collectOften() (restore func()) { return collectWith(segmentGCPercent) }
 
-// The GOGC of a build's steps after the scan: the segmenting
-// (collectOften) and the metadata.
+// The GOGC of a build's steps: the scan, the segmenting (collectOften)
+// and the metadata. A scan's collections cost in proportion to 1/GOGC.
 const (
+	scanGCPercent     = 75
 	segmentGCPercent  = 25
 	metadataGCPercent = 10
 )
