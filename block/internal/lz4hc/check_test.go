@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -182,13 +181,4 @@ func mixedText(t testing.TB, n int) []byte {
 	}
 	t.Fatalf("only %d bytes of text in the module, want %d", len(out), n)
 	return nil
-}
-
-func randomBytes(seed uint64, n int) []byte {
-	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
 }

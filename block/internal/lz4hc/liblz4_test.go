@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"github.com/godwarfs/godwarfs/block/internal/lz4hc"
 )
 
@@ -38,15 +39,7 @@ func TestCompareLiblz4(t *testing.T) {
 			inputs = append(inputs, input{filepath.Base(name), data})
 		}
 	} else {
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		bin, err := os.ReadFile(exe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs = append(inputs, input{"text", mixedText(t, 4<<20)}, input{"binary", bin[:min(len(bin), 4<<20)]})
+		inputs = append(inputs, input{"text", mixedText(t, 4<<20)}, input{"binary", codectest.ExecutableBytes(t, 4<<20)})
 	}
 	levels := []int{3, 6, 9}
 	if os.Getenv("LZ4HC_LEVEL") != "" {

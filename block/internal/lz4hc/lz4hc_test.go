@@ -11,6 +11,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/godwarfs/godwarfs/block"
+	"github.com/godwarfs/godwarfs/block/internal/codectest"
 	"github.com/godwarfs/godwarfs/block/internal/lz4hc"
 )
 
@@ -26,12 +27,12 @@ func inputs(t testing.TB) []input {
 	add := func(name string, b []byte) { in = append(in, input{name, b}) }
 	add("empty", []byte{})
 	for n := 1; n <= 20; n++ {
-		add(fmt.Sprintf("random-%d", n), randomBytes(uint64(n), n))
+		add(fmt.Sprintf("random-%d", n), codectest.RandomBytes(n, uint64(n)))
 		add(fmt.Sprintf("zeros-%d", n), make([]byte, n))
 		add(fmt.Sprintf("abc-%d", n), []byte(strings.Repeat("abc", 7)[:n]))
 	}
 	add("zeros-1M", make([]byte, 1<<20))
-	add("random-1M", randomBytes(1, 1<<20))
+	add("random-1M", codectest.RandomBytes(1<<20, 1))
 	add("text-repeat", []byte(strings.Repeat("the quick brown fox jumps over the lazy dog; ", 5000)))
 	run := append(bytes.Repeat([]byte{'x'}, 200_000), "and then text after the run of x"...)
 	add("run-200k", append(run, run...))
@@ -45,7 +46,7 @@ func inputs(t testing.TB) []input {
 // atDistance is random data in which a 1000-byte piece recurs d bytes
 // after its first copy, and nowhere else.
 func atDistance(d int) []byte {
-	b := randomBytes(7, d+2000)
+	b := codectest.RandomBytes(d+2000, 7)
 	copy(b[d:], b[:1000])
 	return b
 }
