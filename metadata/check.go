@@ -690,7 +690,8 @@ func checkStringTable(what string, plain []string, span plainSpan, st *StringTab
 		return nil
 	}
 	ctab := "compact_" + what
-	n := len(st.Index)
+	ni := st.indexLen()
+	n := ni
 	if !st.PackedIndex {
 		if n == 0 && want > 0 {
 			return fmt.Errorf("metadata: check: %s: empty index", ctab)
@@ -704,26 +705,38 @@ func checkStringTable(what string, plain []string, span plainSpan, st *StringTab
 	}
 	var size uint64
 	longest, at := uint64(0), 0
+	var tb [batchLen]uint32
 	if st.PackedIndex {
-		for i, l := range st.Index {
-			size += uint64(l)
-			if uint64(l) > longest {
-				longest, at = uint64(l), i
+		for lo := 0; lo < ni; lo += batchLen {
+			c := min(batchLen, ni-lo)
+			st.indexFill(lo, tb[:c])
+			for k, l := range tb[:c] {
+				size += uint64(l)
+				if uint64(l) > longest {
+					longest, at = uint64(l), lo+k
+				}
 			}
 		}
-	} else if len(st.Index) > 0 {
-		if st.Index[0] != 0 {
-			return fmt.Errorf("metadata: check: %s: index[0] is %d, not 0", ctab, st.Index[0])
+	} else if ni > 0 {
+		prev := st.indexAt(0)
+		if prev != 0 {
+			return fmt.Errorf("metadata: check: %s: index[0] is %d, not 0", ctab, prev)
 		}
-		for i := 1; i < len(st.Index); i++ {
-			if st.Index[i] < st.Index[i-1] {
-				return fmt.Errorf("metadata: check: %s: index[%d] %d below index[%d] %d", ctab, i, st.Index[i], i-1, st.Index[i-1])
-			}
-			if l := uint64(st.Index[i] - st.Index[i-1]); l > longest {
-				longest, at = l, i-1
+		for lo := 1; lo < ni; lo += batchLen {
+			c := min(batchLen, ni-lo)
+			st.indexFill(lo, tb[:c])
+			for k, v := range tb[:c] {
+				i := lo + k
+				if v < prev {
+					return fmt.Errorf("metadata: check: %s: index[%d] %d below index[%d] %d", ctab, i, v, i-1, prev)
+				}
+				if l := uint64(v - prev); l > longest {
+					longest, at = l, i-1
+				}
+				prev = v
 			}
 		}
-		size = uint64(st.Index[len(st.Index)-1])
+		size = uint64(prev)
 	}
 	if size != uint64(len(st.Buffer)) {
 		return fmt.Errorf("metadata: check: %s: index describes %d bytes, buffer has %d", ctab, size, len(st.Buffer))

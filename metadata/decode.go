@@ -506,12 +506,19 @@ func (t *thawer) stringTable(p pos, id int16, what string) (*StringTable, error)
 		// DecodeLazy's caller keeps data unchanged; others may not.
 		st.Buffer = append([]byte{}, st.Buffer...)
 	}
-	if sq, set, err := t.optional(q, 2, what+".symtab"); err != nil {
+	sq, set, err := t.optional(q, 2, what+".symtab")
+	if err != nil {
 		return nil, err
 	} else if set {
 		st.Symtab = append([]byte{}, e.bs(t.bytes(sq, what+".symtab"))...)
 	}
-	st.Index = e.u32s(t.u32List(t.child(q, 3), what+".index"))
+	if t.lazy {
+		if st.index, err = t.scalarView(t.child(q, 3), what+".index", 32); err != nil {
+			return nil, err
+		}
+	} else {
+		st.Index = e.u32s(t.u32List(t.child(q, 3), what+".index"))
+	}
 	st.PackedIndex = e.b(t.boolean(t.child(q, 4), what+".packed_index"))
 	return st, e.err
 }

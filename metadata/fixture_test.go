@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"slices"
@@ -318,6 +319,34 @@ func sameInodes(full, lazy *Metadata) error {
 	}
 	if !slices.Equal(th.Chunks, full.Chunks) || !slices.Equal(th.DirEntries, full.DirEntries) || !slices.Equal(th.ChunkTable, full.ChunkTable) {
 		return fmt.Errorf("Thawed: chunks, dir_entries or chunk_table differ from Decode's")
+	}
+	for _, st := range []struct {
+		name             string
+		full, lazy, thaw *StringTable
+	}{
+		{"compact_names", full.CompactNames, lazy.CompactNames, th.CompactNames},
+		{"compact_symlinks", full.CompactSymlinks, lazy.CompactSymlinks, th.CompactSymlinks},
+	} {
+		if (st.full == nil) != (st.lazy == nil) {
+			return fmt.Errorf("lazy decode: %s set %v, want %v", st.name, st.lazy != nil, st.full != nil)
+		}
+		if st.full == nil {
+			continue
+		}
+		if n := st.lazy.indexLen(); n != len(st.full.Index) {
+			return fmt.Errorf("lazy decode: %s index of %d, want %d", st.name, n, len(st.full.Index))
+		}
+		if lazy.HasDirEntries && len(st.full.Index) > 0 && !st.lazy.packed() {
+			return fmt.Errorf("lazy decode: %s index thawed", st.name)
+		}
+		for i, want := range st.full.Index {
+			if got := st.lazy.indexAt(i); got != want {
+				return fmt.Errorf("lazy decode: %s index[%d] = %d, want %d", st.name, i, got, want)
+			}
+		}
+		if !slices.Equal(st.thaw.Index, st.full.Index) || st.thaw.packed() || !bytes.Equal(st.thaw.Buffer, st.full.Buffer) {
+			return fmt.Errorf("Thawed: %s differs from Decode's", st.name)
+		}
 	}
 	return nil
 }

@@ -394,25 +394,53 @@ func (t *entTab) all() iter.Seq2[int, DirEntry] { return t.rng(0, uint32(t.len()
 // a large image are several times the compressed buffer, and a lookup
 // decodes only the few names its binary search touches.
 type strTab struct {
-	list []string // plain table
-	all  string   // compact table: the strings back to back
-	off  []uint32 // compact table: string i is all[off[i]:off[i+1]] (or buf's, with dec)
-	buf  []byte   // FSST table: the compressed strings back to back
+	list []string   // plain table
+	all  string     // compact table: the strings back to back
+	off  []uint32   // compact table: string i is all[off[i]:off[i+1]] (or buf's, with dec)
+	idx  *inodeView // FSST table with a packed plain index: off, read in place
+	buf  []byte     // FSST table: the compressed strings back to back
 	dec  *fsstDecoder
 	max  int // FSST table: longest decoded string
 }
 
 func (s *strTab) len() int {
+	if s.idx != nil {
+		return s.idx.n - 1
+	}
 	if s.list != nil || len(s.off) == 0 {
 		return len(s.list)
 	}
 	return len(s.off) - 1
 }
 
+// span returns where string i of a compact table starts and ends.
+func (s *strTab) span(i uint32) (uint32, uint32) {
+	if s.idx != nil {
+		return uint32(s.idx.get(int(i), 0)), uint32(s.idx.get(int(i)+1, 0))
+	}
+	return s.off[i], s.off[i+1]
+}
+
+// fillOffsets stores the offsets lo, lo+1, ... of a compact table in dst
+// (string i lies from offset i to offset i+1).
+func (s *strTab) fillOffsets(lo int, dst []uint32) {
+	if s.idx != nil {
+		s.idx.fill(0, lo, dst)
+		return
+	}
+	copy(dst, s.off[lo:])
+}
+
+// bytesAt returns the stored bytes of string i of an FSST table.
+func (s *strTab) bytesAt(i uint32) []byte {
+	a, b := s.span(i)
+	return s.buf[a:b]
+}
+
 // appendAt appends string i to b (compressed tables only).
 func (s *strTab) appendAt(b []byte, i uint32) []byte {
 	// The table was fully decoded once when it was resolved.
-	return s.dec.appendValid(b, s.buf[s.off[i]:s.off[i+1]])
+	return s.dec.appendValid(b, s.bytesAt(i))
 }
 
 func (s *strTab) at(i uint32) string {
@@ -431,13 +459,13 @@ func (s *strTab) cmp(i uint32, name string) int {
 	if s.dec == nil {
 		return strings.Compare(s.at(i), name)
 	}
-	return s.dec.compareValid(s.buf[s.off[i]:s.off[i+1]], name)
+	return s.dec.compareValid(s.bytesAt(i), name)
 }
 
 // cmpKey compares string i of a compressed table with key[:n], which
 // keyPad zero bytes follow (see fsstDecoder.compareKey).
 func (s *strTab) cmpKey(i uint32, key []byte, n int) int {
-	return s.dec.compareKey(s.buf[s.off[i]:s.off[i+1]], key, n)
+	return s.dec.compareKey(s.bytesAt(i), key, n)
 }
 
 // compare compares strings i and j without allocating.
@@ -475,16 +503,15 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 	if st == nil {
 		return strTab{list: plain}, nil
 	}
-	// String i is Buffer[a:b]: a and b from the index, or running sums
-	// of the packed lengths (no table of offsets is built first).
-	n := len(st.Index)
-	var a uint64
+	n := st.indexLen()
 	if !st.PackedIndex {
 		if n == 0 {
 			return strTab{}, nil
 		}
 		n--
-		a = uint64(st.Index[0])
+	}
+	if uint64(len(st.Buffer)) > math.MaxUint32 {
+		return strTab{}, fmt.Errorf("metadata: %s: buffer larger than 4 GiB", what)
 	}
 	var dec *fsstDecoder
 	if st.Symtab != nil {
@@ -493,67 +520,79 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 			return strTab{}, fmt.Errorf("metadata: %s: %w", what, err)
 		}
 	}
-	out := strTab{off: make([]uint32, n+1)}
+	var out strTab
+	if dec != nil && st.packed() && !st.PackedIndex {
+		// The index holds the offsets themselves: they are checked here
+		// and read in place, not copied.
+		out.idx = st.index
+	} else {
+		out.off = make([]uint32, n+1)
+	}
+	bad, rangeErr := st.offsets(n, out.off, what)
 	if dec != nil {
-		if uint64(len(st.Buffer)) > math.MaxUint32 {
-			return strTab{}, fmt.Errorf("metadata: %s: buffer larger than 4 GiB", what)
-		}
 		out.buf, out.dec, out.max = st.Buffer, dec, maxLen
-		out.off[0] = uint32(min(a, uint64(len(st.Buffer))))
-		if err := resolveFSST(&out, st, a, n, what, maxLen); err != nil {
+		if err := validateFSST(&out, st, bad, what, maxLen); err != nil {
 			return strTab{}, err
 		}
+	}
+	if rangeErr != nil {
+		return strTab{}, rangeErr
+	}
+	if dec != nil {
 		return out, nil
 	}
-	buf := make([]byte, 0, uint64(len(st.Buffer))-min(a, uint64(len(st.Buffer))))
-	for i := range n {
-		b, err := st.end(a, i, what)
-		if err != nil {
-			return strTab{}, err
+	// The strings lie back to back: one copy of their span, which the
+	// offsets then count from.
+	base := out.off[0]
+	out.all = string(st.Buffer[base:out.off[n]])
+	if base != 0 {
+		for i := range out.off {
+			out.off[i] -= base
 		}
-		s := st.Buffer[a:b]
-		a = b
-		buf = append(buf, s...)
-		if uint64(len(buf)) > math.MaxUint32 {
-			return strTab{}, fmt.Errorf("metadata: %s: strings longer than 4 GiB in total", what)
-		}
-		out.off[i+1] = uint32(len(buf))
 	}
-	out.all = string(buf)
 	return out, nil
 }
 
-// end returns where string i of the table ends, given where it starts.
-func (st *StringTable) end(a uint64, i int, what string) (uint64, error) {
-	var b uint64
-	if st.PackedIndex {
-		b = a + uint64(st.Index[i])
-	} else {
-		b = uint64(st.Index[i+1])
+// offsets checks that the n strings of the table lie in the buffer and
+// stores in off (unless nil) where they start and end: string i is
+// Buffer[off[i]:off[i+1]], from the index or running sums of the packed
+// lengths, read in batches. It stops at the first string outside the
+// buffer and returns its number and the error; else n and nil.
+func (st *StringTable) offsets(n int, off []uint32, what string) (int, error) {
+	shift, a := 0, uint64(0)
+	if !st.PackedIndex {
+		shift, a = 1, uint64(st.indexAt(0))
 	}
-	if a > b || b > uint64(len(st.Buffer)) {
-		return 0, fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(st.Buffer))
+	size := uint64(len(st.Buffer))
+	if off != nil {
+		off[0] = uint32(min(a, size))
 	}
-	return b, nil
+	var tb [batchLen]uint32
+	for lo := 0; lo < n; lo += batchLen {
+		c := min(batchLen, n-lo)
+		st.indexFill(lo+shift, tb[:c])
+		for k, v := range tb[:c] {
+			b := uint64(v)
+			if st.PackedIndex {
+				b += a
+			}
+			if a > b || b > size {
+				return lo + k, fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, lo+k, a, b, size)
+			}
+			if off != nil {
+				off[lo+k+1] = uint32(b)
+			}
+			a = b
+		}
+	}
+	return n, nil
 }
 
-// resolveFSST fills the offsets of the n strings of an FSST-compressed
-// table starting at a and validates every string, in parts side by side
-// (the names of a large image are several MiB): the error is the one a
-// scan in order meets first.
-func resolveFSST(out *strTab, st *StringTable, a uint64, n int, what string, maxLen int) error {
-	// The offsets first, up to the first one outside the buffer.
-	bad, rangeErr := n, error(nil)
-	for i := range n {
-		b, err := st.end(a, i, what)
-		if err != nil {
-			bad, rangeErr = i, err
-			break
-		}
-		out.off[i+1] = uint32(b)
-		a = b
-	}
-	// Then the strings before that one.
+// validateFSST validates the first bad strings of an FSST-compressed
+// table, whose offsets are known, in parts side by side (the names of a
+// large image are several MiB): the error is the one a scan in order
+// meets first.
+func validateFSST(out *strTab, st *StringTable, bad int, what string, maxLen int) error {
 	parts := min(runtime.GOMAXPROCS(0), max(bad/(64<<10), 1))
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
@@ -561,9 +600,14 @@ func resolveFSST(out *strTab, st *StringTable, a uint64, n int, what string, max
 		lo, hi := bad*k/parts, bad*(k+1)/parts
 		wg.Go(func() {
 			errs[k] = runCheck(func() error {
-				for i := lo; i < hi; i++ {
-					if err := out.dec.validate(st.Buffer[out.off[i]:out.off[i+1]], maxLen); err != nil {
-						return fmt.Errorf("metadata: %s: string %d: %w", what, i, err)
+				var ob [batchLen + 1]uint32
+				for b := lo; b < hi; b += batchLen {
+					c := min(batchLen, hi-b)
+					out.fillOffsets(b, ob[:c+1])
+					for j := range c {
+						if err := out.dec.validate(st.Buffer[ob[j]:ob[j+1]], maxLen); err != nil {
+							return fmt.Errorf("metadata: %s: string %d: %w", what, b+j, err)
+						}
 					}
 				}
 				return nil
@@ -576,7 +620,7 @@ func resolveFSST(out *strTab, st *StringTable, a uint64, n int, what string, max
 			return err
 		}
 	}
-	return rangeErr
+	return nil
 }
 
 func (f *FS) initStrings() error {
@@ -1079,7 +1123,8 @@ func (f *FS) ReadDir(dir uint32) ([]Entry, error) {
 	ends := make([]int, e-b)
 	spans := make([]uint64, e-b) // start<<32 | end in the compressed buffer
 	for k, en := range f.ents.rng(b, e) {
-		spans[k] = uint64(f.names.off[en.NameIndex])<<32 | uint64(f.names.off[en.NameIndex+1])
+		a, b := f.names.span(en.NameIndex)
+		spans[k] = uint64(a)<<32 | uint64(b)
 	}
 	buf := make([]byte, 0, 16*len(spans))
 	for k, sp := range spans {

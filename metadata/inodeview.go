@@ -234,15 +234,17 @@ func (md *Metadata) inodeField(i int, f int) uint32 {
 
 // Lazy reports whether a table is still packed (DecodeLazy): the inodes
 // table, with Inodes nil, the chunks, with Chunks nil, the dir_entries,
-// with DirEntries nil, or the chunk_table, with ChunkTable nil.
+// with DirEntries nil, the chunk_table, with ChunkTable nil, or a compact
+// string table's index.
 func (md *Metadata) Lazy() bool {
 	return md.Inodes == nil && md.inodes != nil || md.Chunks == nil && md.chunks != nil ||
-		md.DirEntries == nil && md.dirEnts != nil || md.ChunkTable == nil && md.chunkTbl != nil
+		md.DirEntries == nil && md.dirEnts != nil || md.ChunkTable == nil && md.chunkTbl != nil ||
+		md.CompactNames.packed() || md.CompactSymlinks.packed()
 }
 
 // Thawed returns md with the inodes table thawed into Inodes, the chunks
-// into Chunks, the dir_entries into DirEntries and the chunk_table into
-// ChunkTable: md itself when they already are, else a copy (md is not
+// into Chunks, the dir_entries into DirEntries, the chunk_table into
+// ChunkTable and the string tables' indexes into Index: md itself when they already are, else a copy (md is not
 // modified, so it stays safe for concurrent readers).
 func (md *Metadata) Thawed() *Metadata {
 	if !md.Lazy() {
@@ -277,6 +279,7 @@ func (md *Metadata) Thawed() *Metadata {
 		}
 	}
 	c.chunkTbl = nil
+	c.CompactNames, c.CompactSymlinks = md.CompactNames.thawed(), md.CompactSymlinks.thawed()
 	return &c
 }
 

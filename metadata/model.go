@@ -65,6 +65,51 @@ type StringTable struct {
 	Symtab      []byte // nil: unset (no FSST)
 	Index       []uint32
 	PackedIndex bool
+
+	// index is Index still packed (DecodeLazy), with Index nil: a large
+	// image's names index is read once, into the offsets its strTab
+	// keeps, and a thawed copy would double it.
+	index *inodeView
+}
+
+// indexLen returns the number of index elements, thawed or packed.
+func (st *StringTable) indexLen() int {
+	if st.packed() {
+		return st.index.n
+	}
+	return len(st.Index)
+}
+
+// indexFill stores index elements lo, lo+1, ... in dst.
+func (st *StringTable) indexFill(lo int, dst []uint32) {
+	if st.packed() {
+		st.index.fill(0, lo, dst)
+		return
+	}
+	copy(dst, st.Index[lo:])
+}
+
+// indexAt returns index element i.
+func (st *StringTable) indexAt(i int) uint32 {
+	if st.packed() {
+		return uint32(st.index.get(i, 0))
+	}
+	return st.Index[i]
+}
+
+// packed reports whether the index is still packed.
+func (st *StringTable) packed() bool { return st != nil && st.Index == nil && st.index != nil }
+
+// thawed returns st with Index thawed: st itself when it is, else a copy.
+func (st *StringTable) thawed() *StringTable {
+	if !st.packed() {
+		return st
+	}
+	c := *st
+	c.Index = make([]uint32, st.index.n)
+	st.index.fill(0, 0, c.Index)
+	c.index = nil
+	return &c
 }
 
 // KV is one entry of a map<u32,u64>, kept sorted by Key.
