@@ -313,6 +313,9 @@ func (r *reader) cleanName(name string, start int64) (string, error) {
 			r.warn("%s: removing leading '/' from member names", r.src.name)
 		}
 	}
+	if s, ok := alreadyClean(name); ok {
+		return s, nil
+	}
 	parts := strings.Split(name, "/")
 	out := parts[:0]
 	for _, p := range parts {
@@ -325,6 +328,36 @@ func (r *reader) cleanName(name string, start int64) (string, error) {
 		out = append(out, p)
 	}
 	return strings.Join(out, "/"), nil
+}
+
+// alreadyClean returns what cleanName makes of name as a substring of
+// name, when that is what name is once its leading "/" and "./" and its
+// trailing "/" are gone (most members): the tree's entry names then share
+// the member name's memory, which the file's data keeps for its errors,
+// instead of holding a second copy of every path.
+func alreadyClean(name string) (string, bool) {
+	s := name
+	for {
+		if t, ok := strings.CutPrefix(s, "/"); ok {
+			s = t
+		} else if t, ok := strings.CutPrefix(s, "./"); ok {
+			s = t
+		} else {
+			break
+		}
+	}
+	s = strings.TrimRight(s, "/")
+	if s == "." {
+		return "", true
+	}
+	for rest := s; rest != ""; {
+		c, next, _ := strings.Cut(rest, "/")
+		if c == "" || c == "." || c == ".." {
+			return "", false
+		}
+		rest = next
+	}
+	return s, true
 }
 
 // add puts one member into the tree.
