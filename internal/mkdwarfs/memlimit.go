@@ -104,13 +104,13 @@ func codecMemory(spec string, blk int64) int64 {
 // returned function stops the guard and restores the heap limit.
 func guardMemory(p memPlan, cancel context.CancelCauseFunc) (stop func()) {
 	// The runtime's limit covers all the Go memory (block buffers
-	// included) but not the cgo encoders' state; the guard compares the
-	// live heap with what is left once blocks and encoders are at their
-	// most.
-	heap := p.limit - p.fixed + memBase
+	// included) but not the cgo encoders' state nor the binary's code,
+	// which memBase holds; the guard compares the live heap with what is
+	// left once blocks and encoders are at their most.
+	heap := p.limit - p.fixed
 	prev := int64(-1)
 	if os.Getenv("GOMEMLIMIT") == "" {
-		prev = debug.SetMemoryLimit(p.limit - p.codecs - 8<<20)
+		prev = debug.SetMemoryLimit(p.limit - p.codecs - memBase)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -128,10 +128,11 @@ func guardMemory(p memPlan, cancel context.CancelCauseFunc) (stop func()) {
 				return
 			}
 			// Live heap after the last collection: what the build holds,
-			// not garbage a collection would return.
-			// A little below the limit: the live heap grows between two
-			// looks, and the heap has some garbage on top.
-			if live := int64(s[0].Value.Uint64()); live > heap/16*15 {
+			// not garbage a collection would return. The collector needs
+			// room for garbage on top: with less, the runtime caps its
+			// CPU and lets the heap pass the limit (at 15/16, a build of
+			// 10M entries peaked 6% over it).
+			if live := int64(s[0].Value.Uint64()); live > heap/16*13 {
 				cancel(fmt.Errorf("%w: the input's tree and metadata hold %s after a collection, too close to the %s --memory-limit=%s leaves for them next to %s of blocks and encoders; raise the limit",
 					ErrMemoryLimit, sizeString(live), sizeString(heap), sizeString(p.limit), sizeString(p.fixed)))
 				return

@@ -73,6 +73,24 @@ func TestMemoryLimitTooLow(t *testing.T) {
 	}
 }
 
+// TestMemoryLimitOutgrown: an input whose tree outgrows the limit, which
+// the options alone meet, ends the build with an error saying so, and
+// nothing is left under the output name.
+func TestMemoryLimitOutgrown(t *testing.T) {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(manyEntries(pw, 400_000)) }()
+	out := filepath.Join(t.TempDir(), "out.dwarfs")
+	code, stderr := mkStdin(pr, "-i", "-", "-o", out, "-S", "16", "-N", "1", "-C", "lz4", "--memory-limit=96m",
+		"--tmpdir", t.TempDir(), "--log-level", "warn", "--no-progress")
+	pr.CloseWithError(errors.New("the build has ended"))
+	if code == 0 || !strings.Contains(stderr, "the input's tree and metadata hold") || !strings.Contains(stderr, "--memory-limit=96.0 MiB") {
+		t.Fatalf("exit %d, stderr %q; want an error saying the tree outgrew the limit", code, stderr)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("output exists after the error: %v", err)
+	}
+}
+
 // manyEntries writes a tar stream of n entries: n/100 directories (at
 // least one) holding files, a quarter of them a few bytes long, the rest
 // empty, with the content of file i being strconv.Itoa(i%1000).
