@@ -532,21 +532,30 @@ func (f *FS) checkChunks() error {
 }
 
 func (f *FS) checkFiles() error {
-	sh := f.shared
-	distinct := uint32(0)
-	for i := 0; i < len(sh); {
-		j := i
-		for j < len(sh) && sh[j] == sh[i] {
-			j++
+	// The table must count up from 0, each value at least twice: read
+	// in batches, run by run.
+	distinct, run := uint32(0), 0
+	var sb [batchLen]uint32
+	for lo, n := 0, f.shared.len(); lo < n; lo += batchLen {
+		c := min(batchLen, n-lo)
+		f.shared.fill(lo, sb[:c])
+		for _, v := range sb[:c] {
+			if run > 0 && v == distinct-1 {
+				run++
+				continue
+			}
+			if run == 1 {
+				return fmt.Errorf("metadata: check: shared content %d used by only one inode", distinct-1)
+			}
+			if v != distinct {
+				return fmt.Errorf("metadata: check: shared_files_table value %d out of order (want %d)", v, distinct)
+			}
+			distinct++
+			run = 1
 		}
-		if sh[i] != distinct {
-			return fmt.Errorf("metadata: check: shared_files_table value %d out of order (want %d)", sh[i], distinct)
-		}
-		if j-i < 2 {
-			return fmt.Errorf("metadata: check: shared content %d used by only one inode", sh[i])
-		}
-		distinct++
-		i = j
+	}
+	if run == 1 {
+		return fmt.Errorf("metadata: check: shared content %d used by only one inode", distinct-1)
 	}
 	regs := f.rank[3] - f.rank[2]
 	if got := uint64(f.chunkTbl.len()) - 1; got != uint64(f.unique)+uint64(distinct) {

@@ -633,7 +633,19 @@ func (t *thawer) metadata(root pos) (*Metadata, error) {
 	} else if md.DirEntries, md.HasDirEntries, err = optList(t, root, 19, "dir_entries", dirEntries); err != nil {
 		return nil, err
 	}
-	if md.SharedFilesTable, md.HasSharedFilesTable, err = optList(t, root, 20, "shared_files_table", t.u32List); err != nil {
+	if t.lazy {
+		// One element per file whose content others share: in a tree
+		// of many empty files, nearly one per file.
+		q, set, err := t.optional(root, 20, "shared_files_table")
+		if err != nil {
+			return nil, err
+		}
+		if md.HasSharedFilesTable = set; set {
+			if md.sharedTbl, err = t.scalarView(q, "shared_files_table", 32); err != nil {
+				return nil, err
+			}
+		}
+	} else if md.SharedFilesTable, md.HasSharedFilesTable, err = optList(t, root, 20, "shared_files_table", t.u32List); err != nil {
 		return nil, err
 	}
 	md.TotalHardlinkSize = e.pu64(t.optU64(root, 21, "total_hardlink_size"))

@@ -320,6 +320,21 @@ func sameInodes(full, lazy *Metadata) error {
 	if !slices.Equal(th.Chunks, full.Chunks) || !slices.Equal(th.DirEntries, full.DirEntries) || !slices.Equal(th.ChunkTable, full.ChunkTable) {
 		return fmt.Errorf("Thawed: chunks, dir_entries or chunk_table differ from Decode's")
 	}
+	if n := lazy.SharedFilesTable; n == nil && lazy.sharedTbl != nil {
+		if lazy.sharedTbl.n != len(full.SharedFilesTable) {
+			return fmt.Errorf("lazy decode: %d shared_files_table entries, want %d", lazy.sharedTbl.n, len(full.SharedFilesTable))
+		}
+		for i, want := range full.SharedFilesTable {
+			if got := uint32(lazy.sharedTbl.get(i, 0)); got != want {
+				return fmt.Errorf("lazy decode: shared_files_table[%d] = %d, want %d", i, got, want)
+			}
+		}
+	} else if lazy.HasDirEntries && len(full.SharedFilesTable) > 0 {
+		return fmt.Errorf("lazy decode: shared_files_table thawed")
+	}
+	if !slices.Equal(th.SharedFilesTable, full.SharedFilesTable) || th.HasSharedFilesTable != full.HasSharedFilesTable {
+		return fmt.Errorf("Thawed: shared_files_table differs from Decode's")
+	}
 	for _, st := range []struct {
 		name             string
 		full, lazy, thaw *StringTable

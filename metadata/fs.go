@@ -86,7 +86,7 @@ type FS struct {
 	names     strTab
 	links     strTab
 	chunkTbl  u32Tab
-	shared    []uint32
+	shared    u32Tab
 	unique    uint32   // U: regular files with their own chunk_table entry
 	namesUsed int      // one more than the highest name index of any entry
 	nlinks    []uint32 // per regular file, counted from entries (nil if stored)
@@ -775,31 +775,33 @@ func (f *FS) initFiles() error {
 		f.chunkTbl.view = md.chunkTbl
 	}
 	regs := f.rank[3] - f.rank[2]
-	sh := md.SharedFilesTable
+	sh := u32Tab{list: md.SharedFilesTable}
+	if md.SharedFilesTable == nil {
+		sh.view = md.sharedTbl
+	}
 	if md.HasSharedFilesTable && o.PackedSharedFilesTable {
 		var total uint64
-		for _, c := range md.SharedFilesTable {
-			total += uint64(c) + 2
+		for i := range sh.len() {
+			total += uint64(sh.at(i)) + 2
 		}
 		if total > uint64(regs) {
 			return fmt.Errorf("metadata: shared_files_table: packed table expands to %d entries for %d regular files", total, regs)
 		}
-		sh = make([]uint32, 0, total)
-		for k, c := range md.SharedFilesTable {
-			for range uint64(c) + 2 {
-				sh = append(sh, uint32(k))
+		full := make([]uint32, 0, total)
+		for k := range sh.len() {
+			for range uint64(sh.at(k)) + 2 {
+				full = append(full, uint32(k))
 			}
 		}
 		md.Options.PackedSharedFilesTable = false
+		md.SharedFilesTable, md.sharedTbl = full, nil
+		sh = u32Tab{list: full}
 	}
-	if uint64(len(sh)) > uint64(regs) {
-		return fmt.Errorf("metadata: shared_files_table: %d entries for %d regular files", len(sh), regs)
+	if uint64(sh.len()) > uint64(regs) {
+		return fmt.Errorf("metadata: shared_files_table: %d entries for %d regular files", sh.len(), regs)
 	}
 	f.shared = sh
-	if md.HasSharedFilesTable {
-		md.SharedFilesTable = sh
-	}
-	f.unique = regs - uint32(len(sh))
+	f.unique = regs - uint32(sh.len())
 	if !o.InodesHaveNlink {
 		f.nlinks = make([]uint32, regs)
 		for _, e := range f.ents.all() {
@@ -986,7 +988,7 @@ func (f *FS) chunkRange(ino uint32) (uint32, uint32, uint32, error) {
 	r := ino - f.rank[2]
 	idx := r
 	if r >= f.unique {
-		idx = f.unique + f.shared[r-f.unique]
+		idx = f.unique + f.shared.at(int(r-f.unique))
 		if idx < f.unique {
 			return 0, 0, 0, fmt.Errorf("metadata: inode %d: shared file index overflows", ino)
 		}

@@ -239,12 +239,14 @@ func (md *Metadata) inodeField(i int, f int) uint32 {
 func (md *Metadata) Lazy() bool {
 	return md.Inodes == nil && md.inodes != nil || md.Chunks == nil && md.chunks != nil ||
 		md.DirEntries == nil && md.dirEnts != nil || md.ChunkTable == nil && md.chunkTbl != nil ||
+		md.SharedFilesTable == nil && md.sharedTbl != nil ||
 		md.CompactNames.packed() || md.CompactSymlinks.packed()
 }
 
 // Thawed returns md with the inodes table thawed into Inodes, the chunks
 // into Chunks, the dir_entries into DirEntries, the chunk_table into
-// ChunkTable and the string tables' indexes into Index: md itself when they already are, else a copy (md is not
+// ChunkTable, the shared_files_table into SharedFilesTable and the string
+// tables' indexes into Index: md itself when they already are, else a copy (md is not
 // modified, so it stays safe for concurrent readers).
 func (md *Metadata) Thawed() *Metadata {
 	if !md.Lazy() {
@@ -279,6 +281,11 @@ func (md *Metadata) Thawed() *Metadata {
 		}
 	}
 	c.chunkTbl = nil
+	if md.SharedFilesTable == nil && md.sharedTbl != nil {
+		c.SharedFilesTable = make([]uint32, md.sharedTbl.n)
+		md.sharedTbl.fill(0, 0, c.SharedFilesTable)
+	}
+	c.sharedTbl = nil
 	c.CompactNames, c.CompactSymlinks = md.CompactNames.thawed(), md.CompactSymlinks.thawed()
 	return &c
 }

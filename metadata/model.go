@@ -211,13 +211,14 @@ type Metadata struct {
 	// by Decode only, for the full check.
 	namesSpan, symlinksSpan plainSpan
 
-	// The inodes table, the chunks, the dir_entries and the chunk_table
-	// left packed by DecodeLazy (Inodes, Chunks, DirEntries and ChunkTable
-	// are nil then).
-	inodes   *inodeView
-	chunks   *inodeView
-	dirEnts  *inodeView
-	chunkTbl *inodeView
+	// The inodes table, the chunks, the dir_entries, the chunk_table and
+	// the shared_files_table left packed by DecodeLazy (Inodes, Chunks,
+	// DirEntries, ChunkTable and SharedFilesTable are nil then).
+	inodes    *inodeView
+	chunks    *inodeView
+	dirEnts   *inodeView
+	chunkTbl  *inodeView
+	sharedTbl *inodeView
 }
 
 // plainSpan is the distance from a plain string list's first string data
