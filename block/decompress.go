@@ -11,7 +11,6 @@ import (
 	"github.com/godwarfs/godwarfs/internal/brotli"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
-	"github.com/ulikunitz/xz"
 )
 
 const (
@@ -432,26 +431,13 @@ func decompressXZ(src, dst []byte, limit int64) ([]byte, error) {
 	if info.total > limit {
 		return nil, tooLarge(info.total, limit)
 	}
-	hdrs, filtered, err := parseXZBlocks(src, info)
+	hdrs, _, err := parseXZBlocks(src, info)
 	if err != nil {
 		return nil, err
 	}
-	if filtered {
-		return decodeXZFiltered(src, info, hdrs)
+	if len(info.blocks) == 1 {
+		// The usual case: one xz block, decoded straight into dst.
+		return decodeXZBlock(src, info.blocks[0], hdrs[0], 0, dst)
 	}
-	patched := clampXZDict(src, info, hdrs)
-	// DictCap is only the minimum; the (clamped) value from each block header
-	// wins, so small sections do not pay for an 8 MiB default dictionary.
-	r, err := xz.ReaderConfig{DictCap: 4096}.NewReader(bytes.NewReader(patched))
-	if err != nil {
-		return nil, fmt.Errorf("xz: %w (%w)", err, ErrCorrupt)
-	}
-	out, err := readExactly(r, info.total, int64(len(src))*8, dst)
-	if err != nil {
-		if errors.Is(err, ErrCorrupt) {
-			return nil, fmt.Errorf("xz: %w", err)
-		}
-		return nil, fmt.Errorf("xz: %w (%w)", err, ErrCorrupt)
-	}
-	return out, nil
+	return decodeXZBlocks(src, info, hdrs)
 }

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"hash/crc64"
+	"math"
 
-	"github.com/ulikunitz/xz/lzma"
-
+	"github.com/godwarfs/godwarfs/block/internal/lzma2"
 	"github.com/godwarfs/godwarfs/block/internal/xzfmt"
 )
 
@@ -300,29 +299,6 @@ func parseXZBlocks(src []byte, info xzInfo) ([]xzBlockHeader, bool, error) {
 	return hdrs, filtered, nil
 }
 
-// clampXZDict returns src, or a patched copy in which every LZMA2 dictionary
-// larger than its block's uncompressed size is reduced to fit. The Go xz
-// decoder allocates the declared dictionary eagerly, and mkdwarfs' presets
-// declare up to 64 MiB even for tiny sections; no match can reach further
-// back than the block's own output, so decoding is unaffected. The block
-// header CRC is recomputed.
-func clampXZDict(src []byte, info xzInfo, hdrs []xzBlockHeader) []byte {
-	out := src
-	for bi, b := range info.blocks {
-		h := hdrs[bi]
-		cur := src[h.dictAt]
-		nb := xzfmt.SmallestDict(cur, b.uncompressed)
-		if nb != cur {
-			if &out[0] == &src[0] {
-				out = append([]byte(nil), src...)
-			}
-			out[h.dictAt] = nb
-			binary.LittleEndian.PutUint32(out[b.offset+h.size-4:], crc32.ChecksumIEEE(out[b.offset:b.offset+h.size-4]))
-		}
-	}
-	return out
-}
-
 // xzCheckSize is the size of a check type's field, for the types this
 // package verifies: none, CRC32, CRC64 and SHA-256.
 func xzCheckSize(check byte) (int, error) {
@@ -353,12 +329,11 @@ func xzCheckMatches(check byte, data, sum []byte) bool {
 	return true
 }
 
-// decodeXZFiltered decodes an xz payload whose blocks may have BCJ filters
-// before LZMA2, which the xz package does not read: each block's LZMA2
-// data is decoded on its own, the filters are undone in reverse order and
-// the block's sizes and check are verified. total is the sum of the
-// blocks' uncompressed sizes, already checked against the caller's limit.
-func decodeXZFiltered(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, error) {
+// decodeXZBlocks decodes an xz payload of several blocks, each with its
+// filters undone and its sizes and check verified (decodeXZBlock), one
+// after the other. The sum of the blocks' sizes is already checked
+// against the caller's limit.
+func decodeXZBlocks(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, error) {
 	var out []byte
 	for bi, b := range info.blocks {
 		data, err := decodeXZBlock(src, b, hdrs[bi], bi, nil)
@@ -400,21 +375,16 @@ func decodeXZBlock(src []byte, b xzBlock, h xzBlockHeader, bi int, dst []byte) (
 	if checkAt+csize > len(src) || !allZero(src[dataEnd:checkAt]) {
 		return nil, corruptf("xz block %d: bad padding", bi)
 	}
-	in := bytes.NewReader(src[dataStart:dataEnd])
-	dict := int(min(xzfmt.LZMA2Dict(xzfmt.SmallestDict(src[h.dictAt], b.uncompressed)), 1<<32-1))
-	r, err := lzma.Reader2Config{DictCap: dict}.NewReader2(in)
+	if b.uncompressed > math.MaxInt {
+		return nil, corruptf("xz block %d: %d bytes do not fit in memory", bi, b.uncompressed)
+	}
+	dict := min(xzfmt.LZMA2Dict(xzfmt.SmallestDict(src[h.dictAt], b.uncompressed)), math.MaxInt)
+	data, n, err := lzma2.Decode(dst, src[dataStart:dataEnd], int(dict), int(b.uncompressed))
 	if err != nil {
 		return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
 	}
-	data, err := readExactly(r, b.uncompressed, int64(dataEnd-dataStart)*8, dst)
-	if err != nil {
-		if errors.Is(err, ErrCorrupt) {
-			return nil, fmt.Errorf("xz block %d: %w", bi, err)
-		}
-		return nil, fmt.Errorf("xz block %d: %w (%w)", bi, err, ErrCorrupt)
-	}
-	if in.Len() != 0 {
-		return nil, corruptf("xz block %d: %d bytes after the LZMA2 end marker", bi, in.Len())
+	if n != dataEnd-dataStart {
+		return nil, corruptf("xz block %d: %d bytes after the LZMA2 end marker", bi, dataEnd-dataStart-n)
 	}
 	for fi := len(h.filters) - 2; fi >= 0; fi-- {
 		f := h.filters[fi]
