@@ -794,12 +794,46 @@ func (f *FS) checkInodes() error {
 			}
 		}
 	}
+	// Shared files: the ranges of their contents are checked once, a
+	// batch at a time, and then each file's index into them (in a tree of
+	// many empty files, millions use one content). Should either fail,
+	// chunkRange goes file by file, for the error naming the first inode.
+	if f.sharedOK(ctl, nc) {
+		return nil
+	}
 	for ino := f.rank[2] + f.unique; ino < f.rank[3]; ino++ {
 		if _, _, _, err := f.chunkRange(ino); err != nil {
 			return fmt.Errorf("metadata: check: %w", err)
 		}
 	}
 	return nil
+}
+
+// sharedOK reports whether every shared file's chunk range is valid: the
+// chunk_table entries of the shared contents, and each file's index into
+// them, in the order chunkRange checks them.
+func (f *FS) sharedOK(ctl, nc uint64) bool {
+	var tb [batchLen + 1]uint32
+	for lo := uint64(f.unique); lo+1 < ctl; lo += batchLen {
+		n := min(batchLen, ctl-1-lo)
+		f.chunkTbl.fill(int(lo), tb[:n+1])
+		for k := range n {
+			if b, e := tb[k], tb[k+1]; b > e || uint64(e) > nc {
+				return false
+			}
+		}
+	}
+	var sb [batchLen]uint32
+	for lo, ns := 0, f.shared.len(); lo < ns; lo += batchLen {
+		n := min(batchLen, ns-lo)
+		f.shared.fill(lo, sb[:n])
+		for _, v := range sb[:n] {
+			if idx := f.unique + v; idx < f.unique || uint64(idx)+1 >= ctl {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // BlockNeed is how much of one data block the chunks use: the highest

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -284,5 +285,50 @@ func TestCheckPlainStringSpan(t *testing.T) {
 		if err := f.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("field %d item %d %+d: err %v, want %q", c.id, c.k, c.delta, err, c.want)
 		}
+	}
+}
+
+// TestCheckInodesShared: the batched check of the shared files' chunk
+// ranges reports what checking them one by one reports, through either
+// decoder.
+func TestCheckInodesShared(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mut  func(md *Metadata)
+		want string // "" for none
+	}{
+		{"good", func(md *Metadata) {}, ""},
+		{"index", func(md *Metadata) { md.SharedFilesTable = []uint32{0, 1} }, "chunk_table index 3 out of range (4 entries)"},
+		{"overflow", func(md *Metadata) { md.SharedFilesTable = []uint32{0, 0xFFFFFFFF} }, "shared file index overflows"},
+		{"range", func(md *Metadata) { md.ChunkTable = []uint32{0, 1, 4, 3} }, "chunk range 4..3 invalid"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			md := sampleMetadata()
+			c.mut(md)
+			schema, data, err := Encode(md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, dec := range []func(schema, data []byte) (*Metadata, error){Decode, DecodeLazy} {
+				m, err := dec(schema, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := NewFS(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want error
+				for ino := f.rank[2]; ino < f.rank[3] && want == nil; ino++ {
+					if _, _, _, err := f.chunkRange(ino); err != nil {
+						want = fmt.Errorf("metadata: check: %w", err)
+					}
+				}
+				got := f.checkInodes()
+				if fmt.Sprint(got) != fmt.Sprint(want) || (c.want == "") != (got == nil) || (got != nil && !strings.Contains(got.Error(), c.want)) {
+					t.Fatalf("checkInodes: %v\nfile by file: %v\nwant it to contain %q", got, want, c.want)
+				}
+			}
+		})
 	}
 }
