@@ -4,9 +4,9 @@
 // The block readers know a block's decoded size before they decode it
 // (from the xz index), so the output buffer itself serves as the LZMA
 // dictionary: a match is a copy within it, with no circular window and
-// no reader in between, which is most of what a streaming decoder spends
-// its time on. Input is untrusted: every size, distance and chunk bound
-// is checked, and a stream that liblzma would refuse is refused.
+// no reader in between. Input is untrusted: every size, distance and
+// chunk bound is checked, and a match reaching beyond the declared
+// dictionary is refused, as liblzma refuses it.
 package lzma2
 
 import (
@@ -27,8 +27,9 @@ func corruptf(format string, args ...any) error {
 // no match reaches further back. It returns the output and how many
 // bytes of src the stream took, its end marker included.
 //
-// New memory grows with the output, from at most eight times len(src):
-// a size that the data does not back costs nothing before it is refused.
+// New memory starts at eight times len(src) (64 KiB at least) and grows
+// as chunks arrive, so a declared size that the data does not back is
+// refused before all of it is allocated.
 func Decode(dst, src []byte, dictSize, size int) ([]byte, int, error) {
 	if size < 0 {
 		return nil, 0, fmt.Errorf("lzma2: negative size %d", size)
