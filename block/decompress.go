@@ -435,9 +435,5 @@ func decompressXZ(src, dst []byte, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(info.blocks) == 1 {
-		// The usual case: one xz block, decoded straight into dst.
-		return decodeXZBlock(src, info.blocks[0], hdrs[0], 0, dst)
-	}
-	return decodeXZBlocks(src, info, hdrs)
+	return decodeXZBlocks(src, info, hdrs, dst)
 }

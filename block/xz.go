@@ -329,20 +329,28 @@ func xzCheckMatches(check byte, data, sum []byte) bool {
 	return true
 }
 
-// decodeXZBlocks decodes an xz payload of several blocks, each with its
-// filters undone and its sizes and check verified (decodeXZBlock), one
-// after the other. The sum of the blocks' sizes is already checked
-// against the caller's limit.
-func decodeXZBlocks(src []byte, info xzInfo, hdrs []xzBlockHeader) ([]byte, error) {
-	var out []byte
+// decodeXZBlocks decodes the blocks of an xz payload one after the
+// other, each with its filters undone and its sizes and check verified
+// (decodeXZBlock), into dst when it has room for all of them: each block
+// is then decoded in place, after the one before. The sum of the blocks'
+// sizes is already checked against the caller's limit.
+func decodeXZBlocks(src []byte, info xzInfo, hdrs []xzBlockHeader, dst []byte) ([]byte, error) {
+	out := dst[:0]
+	if int64(cap(dst)) < info.total {
+		out = nil // new memory, grown as the blocks decode
+	}
 	for bi, b := range info.blocks {
-		data, err := decodeXZBlock(src, b, hdrs[bi], bi, nil)
+		room := out[len(out):cap(out)]
+		data, err := decodeXZBlock(src, b, hdrs[bi], bi, room)
 		if err != nil {
 			return nil, err
 		}
-		if out == nil {
+		switch {
+		case int64(cap(room)) >= b.uncompressed:
+			out = out[:len(out)+len(data)] // decoded in place
+		case out == nil:
 			out = data
-		} else {
+		default:
 			out = append(out, data...)
 		}
 	}
