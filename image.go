@@ -62,12 +62,14 @@ type Options struct {
 	// large image reads the index and the metadata only; a bad block
 	// header then fails the reads of that block, with an error naming
 	// the image and the section, and stored blocks are checked then too
-	// instead of being reported by Warnings. Likewise, the order and
-	// validity of each directory's names (which takes decoding every
-	// name of the image) is then checked when the directory is first
-	// listed or searched, which fails with an error naming the image and
-	// the fault if they are wrong; every other check of the metadata is
-	// still made at open.
+	// instead of being reported by Warnings. Likewise, the metadata is
+	// then checked as metadata.FS.CheckLazy does: the validity and order
+	// of each directory's names (which takes decoding every name of the
+	// image) when the directory is first listed or searched, which fails
+	// with an error naming the image and the fault if they are wrong;
+	// whether every inode has an entry and every file the link count it
+	// stores, which serving does not rely on, not at all. Every other
+	// check of the metadata is still made at open.
 	EagerHeaders bool
 
 	// MapMetadata maps the metadata of a local image read-only from the

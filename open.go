@@ -20,10 +20,9 @@ import (
 // EagerHeaders, Verify); the stages of opening read only this.
 type checkMode struct {
 	// lazyHeaders: a block's header is read when the block is first
-	// used, and each directory's names are checked when it is first
-	// used. Otherwise every section header is read, and all of the
-	// metadata checked, at open. The metadata's other rules are always
-	// checked at open.
+	// used, and the metadata is checked as metadata.FS.CheckLazy does.
+	// Otherwise every section header is read, and all of the metadata
+	// checked, at open.
 	lazyHeaders bool
 	// checkStored, with lazyHeaders: a stored (uncompressed) block's
 	// checksum is checked when its header is read, since its bytes are
@@ -268,9 +267,10 @@ func (op *opening) decodeMetadata(schema, data []byte) (*metadata.FS, error) {
 // checkMetadata checks every structural rule of the metadata once,
 // before anything is served (the reference does this only for v1 images,
 // which carry no checksums, and in dwarfsck), and keeps what the image
-// needs from it. With lazy headers (opened for serving) only the order
-// and validity of each directory's names wait until the directory is
-// first used: checking them here decodes every name. BlockNeeds reads the
+// needs from it. With lazy headers (opened for serving) it runs what
+// metadata.FS.CheckLazy runs: each directory's names wait until the
+// directory is first used (checking them here decodes every name), and
+// the rules serving does not rely on are left out. BlockNeeds reads the
 // chunks beside the checks; their error wins.
 func (op *opening) checkMetadata(fsys *metadata.FS) error {
 	im := op.im

@@ -50,8 +50,20 @@ func lazyAgrees(md *Metadata) error {
 	}
 	want := full.Check()
 	f, _ := NewFS(md)
+	// What CheckLazy leaves out altogether: Check may report one of
+	// these where the lazy checks find another fault, or none.
+	leftOut := func(err error) bool {
+		for _, c := range []func() error{f.validateNames, f.checkReferenced, f.checkNlinks} {
+			if e := runCheck(c); e != nil && e.Error() == err.Error() {
+				return true
+			}
+		}
+		return false
+	}
 	got := f.CheckLazy()
 	if got != nil {
+		// It runs Check's rules in Check's order, but the names' rules
+		// (run first by Check) only later, so its error may be another.
 		if want == nil {
 			return fmt.Errorf("CheckLazy refused what Check accepts: %v", got)
 		}
@@ -60,7 +72,10 @@ func lazyAgrees(md *Metadata) error {
 	for d := uint32(0); got == nil && d < f.rank[1]; d++ {
 		got = f.CheckDir(d)
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
+	switch {
+	case got != nil && want == nil:
+		return fmt.Errorf("CheckDir refused what Check accepts: %v", got)
+	case fmt.Sprint(got) != fmt.Sprint(want) && !leftOut(want):
 		return fmt.Errorf("CheckLazy and CheckDir found %v, Check found %v", got, want)
 	}
 	return nil

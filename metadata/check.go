@@ -20,12 +20,19 @@ func (f *FS) Check() error {
 	return f.checkErr
 }
 
-// CheckLazy is Check for serving an image: it leaves out the rules on
-// the names of each directory (sorted, unique, none "", "." or ".."),
-// which need every name of the image decoded. Those are checked when a
-// directory is first used instead: ReadDir, LookupPath, Walk and
-// CheckDir then fail with the error Check reports for it, and Lookup
-// finds nothing. It must be called before the FS is used.
+// CheckLazy is Check for serving an image. It leaves out the rules that
+// take a pass over every entry or name of the image and that serving
+// does not rely on elsewhere:
+//   - the names of each directory (valid FSST codes, sorted, unique,
+//     none "", "." or ".."), which are checked when the directory is
+//     first used instead: ReadDir, LookupPath, Walk and CheckDir then
+//     fail with the error Check reports for it, and Lookup finds nothing;
+//   - that every inode is named by an entry (one that is not is never
+//     reached);
+//   - that each file's link count equals its entries (the count served
+//     is the stored one, as the reference serves it).
+//
+// It must be called before the FS is used.
 func (f *FS) CheckLazy() error {
 	if err := f.check(false); err != nil {
 		return err
@@ -54,9 +61,15 @@ func (f *FS) CheckDir(dir uint32) error {
 	return nil
 }
 
-// check runs the rules of Check, those on directories' names only with
-// names.
-func (f *FS) check(names bool) error {
+// check runs the rules of Check; without full, those CheckLazy runs.
+func (f *FS) check(full bool) error {
+	if full {
+		// NewFS checked where the names lie, not their codes; this runs
+		// first, as it once ran in NewFS.
+		if err := f.validateNames(); err != nil {
+			return err
+		}
+	}
 	// The checks only read the tables, so they run side by side; each
 	// records its first error in its own slot, and the first slot with
 	// an error wins: the result is the one a check in sequence reports.
@@ -64,10 +77,12 @@ func (f *FS) check(names bool) error {
 	// is sorted, so it runs in a second round.
 	parts := 2 * runtime.GOMAXPROCS(0)
 	const nameSlot = 2
-	slots := []func() error{f.checkSizes, f.checkDirs, nil, f.checkTree, f.checkChunks, f.checkFiles, f.checkStrings, f.checkInodes}
+	tree := func() error { return f.checkTree(full) }
+	files := func() error { return f.checkFiles(full) }
+	slots := []func() error{f.checkSizes, f.checkDirs, nil, tree, f.checkChunks, files, f.checkStrings, f.checkInodes}
 	errs := make([]error, len(slots))
 	var scans []*nameScan
-	if names {
+	if full {
 		scans = f.nameTableScans(parts)
 	}
 	var g errgroup.Group
@@ -87,8 +102,8 @@ func (f *FS) check(names bool) error {
 		}
 	}
 	_ = g.Wait() // the tasks report through errs and scans
-	// Without names, directories are checked on first use (CheckLazy).
-	if names {
+	// Otherwise, directories are checked on first use (CheckLazy).
+	if full {
 		errs[nameSlot] = f.checkNames(&g, parts, scans)
 	}
 	for _, err := range errs {
@@ -374,9 +389,18 @@ func (f *FS) checkNameIndexOrder(d0, d1 uint32, bad []uint32) error {
 	return nil
 }
 
+// validateNames checks the codes of every name of an FSST names table.
+func (f *FS) validateNames() error {
+	if f.names.dec == nil {
+		return nil
+	}
+	return validateFSST(&f.names, f.md.CompactNames, f.names.len(), "compact_names", maxNameLen)
+}
+
 // checkNameOrder checks that the names of directories d0..d1-1 are valid,
 // sorted and unique (lookups binary-search them). Each name is decoded
-// once and compared with the one before it.
+// once and compared with the one before it; compressed names have their
+// codes checked first, since after CheckLazy nothing else has.
 func (f *FS) checkNameOrder(d0, d1 uint32) error {
 	// On the stack: the driver checks each directory on its first lookup,
 	// and two heap buffers per directory were the largest part of what
@@ -386,7 +410,13 @@ func (f *FS) checkNameOrder(d0, d1 uint32) error {
 	for d := d0; d < d1; d++ {
 		b, e := f.dirFirst[d], f.dirFirst[d+1]
 		for i := b; i < e; i++ {
-			cur = f.names.appendName(cur[:0], f.ents.nameIndex(i))
+			ni := f.ents.nameIndex(i)
+			if f.names.dec != nil {
+				if err := f.names.dec.validate(f.names.bytesAt(ni), maxNameLen); err != nil {
+					return fmt.Errorf("metadata: compact_names: string %d: %w", ni, err)
+				}
+			}
+			cur = f.names.appendName(cur[:0], ni)
 			if i > b && bytes.Compare(prev, cur) >= 0 {
 				return fmt.Errorf("metadata: check: directory %d: entries %q and %q not strictly sorted", d, string(prev), string(cur))
 			}
@@ -409,22 +439,13 @@ func (s *strTab) appendName(b []byte, i uint32) []byte {
 	return append(b, s.at(i)...)
 }
 
-// checkTree checks that every inode is named by an entry, that the
-// directories form one tree and that no entry lies outside them.
-func (f *FS) checkTree() error {
-	seen := make([]bool, f.n)
-	seen[0] = true
-	var ib [batchLen]uint32
-	for lo, hi := f.dirFirst[0], f.dirFirst[f.rank[1]]; lo < hi; lo += batchLen {
-		c := min(batchLen, hi-lo)
-		f.ents.fillInodeNums(lo, ib[:c])
-		for _, ino := range ib[:c] {
-			seen[ino] = true
-		}
-	}
-	for ino, ok := range seen {
-		if !ok {
-			return fmt.Errorf("metadata: check: inode %d not referenced by any entry", ino)
+// checkTree checks that the directories form one tree and that no entry
+// lies outside them; with full, also that every inode is named by an
+// entry.
+func (f *FS) checkTree(full bool) error {
+	if full {
+		if err := f.checkReferenced(); err != nil {
+			return err
 		}
 	}
 	// Directories must form a tree rooted at 0: every one reachable. Each
@@ -463,6 +484,26 @@ func (f *FS) checkTree() error {
 	want := uint32(f.ents.len())
 	if f.dirFirst[f.rank[1]] != want {
 		return fmt.Errorf("metadata: check: directories cover %d of %d entries", f.dirFirst[f.rank[1]], want)
+	}
+	return nil
+}
+
+// checkReferenced checks that every inode is named by an entry.
+func (f *FS) checkReferenced() error {
+	seen := make([]bool, f.n)
+	seen[0] = true
+	var ib [batchLen]uint32
+	for lo, hi := f.dirFirst[0], f.dirFirst[f.rank[1]]; lo < hi; lo += batchLen {
+		c := min(batchLen, hi-lo)
+		f.ents.fillInodeNums(lo, ib[:c])
+		for _, ino := range ib[:c] {
+			seen[ino] = true
+		}
+	}
+	for ino, ok := range seen {
+		if !ok {
+			return fmt.Errorf("metadata: check: inode %d not referenced by any entry", ino)
+		}
 	}
 	return nil
 }
@@ -531,7 +572,9 @@ func (f *FS) checkChunks() error {
 	return nil
 }
 
-func (f *FS) checkFiles() error {
+// checkFiles checks the shared files table and the size cache; with
+// full, also each file's link count.
+func (f *FS) checkFiles(full bool) error {
 	// The table must count up from 0, each value at least twice: read
 	// in batches, run by run.
 	distinct, run := uint32(0), 0
@@ -557,7 +600,6 @@ func (f *FS) checkFiles() error {
 	if run == 1 {
 		return fmt.Errorf("metadata: check: shared content %d used by only one inode", distinct-1)
 	}
-	regs := f.rank[3] - f.rank[2]
 	if got := uint64(f.chunkTbl.len()) - 1; got != uint64(f.unique)+uint64(distinct) {
 		return fmt.Errorf("metadata: check: chunk_table has %d entries, want %d unique + %d shared contents", got, f.unique, distinct)
 	}
@@ -584,46 +626,57 @@ func (f *FS) checkFiles() error {
 			}
 		}
 	}
-	if f.opts().InodesHaveNlink {
-		// One byte per file counts its entries: hard links beyond 255
-		// are rare and counted on in a map. The counts are garbage once
-		// opened; kept small, they add less to the process.
-		cnt := make([]uint8, regs)
-		var over map[uint32]uint32
-		var ib [batchLen]uint32
-		for lo, ne := uint32(0), uint32(f.ents.len()); lo < ne; lo += batchLen {
-			n := min(batchLen, ne-lo)
-			f.ents.fillInodeNums(lo, ib[:n])
-			for _, ino := range ib[:n] {
-				if ino >= f.rank[2] && ino < f.rank[3] {
-					r := ino - f.rank[2]
-					if cnt[r] == 255 {
-						if over == nil {
-							over = map[uint32]uint32{}
-						}
-						over[r]++
-						continue
+	if full {
+		return f.checkNlinks()
+	}
+	return nil
+}
+
+// checkNlinks checks that each file's stored link count equals the
+// number of entries naming it.
+func (f *FS) checkNlinks() error {
+	if !f.opts().InodesHaveNlink {
+		return nil
+	}
+	regs := f.rank[3] - f.rank[2]
+	// One byte per file counts its entries: hard links beyond 255
+	// are rare and counted on in a map. The counts are garbage once
+	// opened; kept small, they add less to the process.
+	cnt := make([]uint8, regs)
+	var over map[uint32]uint32
+	var ib [batchLen]uint32
+	for lo, ne := uint32(0), uint32(f.ents.len()); lo < ne; lo += batchLen {
+		n := min(batchLen, ne-lo)
+		f.ents.fillInodeNums(lo, ib[:n])
+		for _, ino := range ib[:n] {
+			if ino >= f.rank[2] && ino < f.rank[3] {
+				r := ino - f.rank[2]
+				if cnt[r] == 255 {
+					if over == nil {
+						over = map[uint32]uint32{}
 					}
-					cnt[r]++
+					over[r]++
+					continue
 				}
+				cnt[r]++
 			}
 		}
-		for r, c8 := range cnt {
-			c := uint64(c8) + uint64(over[uint32(r)])
-			ino := f.rank[2] + uint32(r)
-			if r%batchLen == 0 && f.v23 {
-				// 2.3+: inode ino's attributes are element ino.
-				f.md.inodeColumn(fNlink, int(ino), ib[:min(batchLen, len(cnt)-r)])
-			}
-			var nl uint32
-			if f.v23 {
-				nl = ib[r%batchLen]
-			} else {
-				nl = f.md.inodeField(f.attrIndex(ino), fNlink)
-			}
-			if got := uint64(nl) + 1; got != c {
-				return fmt.Errorf("metadata: check: inode %d: nlink %d but %d entries", ino, got, c)
-			}
+	}
+	for r, c8 := range cnt {
+		c := uint64(c8) + uint64(over[uint32(r)])
+		ino := f.rank[2] + uint32(r)
+		if r%batchLen == 0 && f.v23 {
+			// 2.3+: inode ino's attributes are element ino.
+			f.md.inodeColumn(fNlink, int(ino), ib[:min(batchLen, len(cnt)-r)])
+		}
+		var nl uint32
+		if f.v23 {
+			nl = ib[r%batchLen]
+		} else {
+			nl = f.md.inodeField(f.attrIndex(ino), fNlink)
+		}
+		if got := uint64(nl) + 1; got != c {
+			return fmt.Errorf("metadata: check: inode %d: nlink %d but %d entries", ino, got, c)
 		}
 	}
 	return nil

@@ -144,7 +144,7 @@ func TestCheckTreeReachable(t *testing.T) {
 			for d, p := range c.parents {
 				f.parent[d] = p
 			}
-			err := f.checkTree()
+			err := f.checkTree(true)
 			switch {
 			case c.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -222,6 +222,84 @@ func TestCheckLazy(t *testing.T) {
 			}
 			// The full check still finds it.
 			bad("Check", f.Check())
+		})
+	}
+}
+
+// TestCheckLazyLeftOut: the rules CheckLazy leaves out altogether, or
+// (a name's FSST codes) to the first use of its directory. Check still
+// reports each; served, the image gives what it stores.
+func TestCheckLazyLeftOut(t *testing.T) {
+	const nd, nf = 8, 20
+	cases := []struct {
+		name string
+		dir  int // a directory CheckDir refuses, -1 for none
+		mut  func(t *testing.T, md *Metadata)
+		want string
+	}{
+		{"fsst code", 5, func(t *testing.T, md *Metadata) {
+			// Directory 5's last entry gets a name of its own, whose
+			// codes are then made invalid.
+			md.Names = append(md.Names, "f019z")
+			md.DirEntries[md.Directories[5].FirstEntry+nf-1].NameIndex = uint32(len(md.Names) - 1)
+			st := BuildStringTable(md.Names, true, false)
+			if st.Symtab == nil {
+				t.Fatal("no FSST table built")
+			}
+			dec, err := newFSSTDecoder(st.Symtab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code := slices.IndexFunc(dec.len[:255], func(l uint8) bool { return l == 0 })
+			if code < 0 {
+				t.Fatal("every code is used")
+			}
+			n := len(st.Index)
+			for k := st.Index[n-2]; k < st.Index[n-1]; k++ {
+				st.Buffer[k] = byte(code)
+			}
+			md.Names, md.CompactNames = nil, st
+		}, fmt.Sprintf("compact_names: string %d: fsst: unused code", nd+nf)},
+		{"unreferenced inode", -1, func(t *testing.T, md *Metadata) {
+			// Entry f005 of directory 3 names f004's inode.
+			md.DirEntries[md.Directories[3].FirstEntry+5].InodeNum--
+		}, fmt.Sprintf("inode %d not referenced by any entry", 1+nd+2*nf+5)},
+		{"nlink", -1, func(t *testing.T, md *Metadata) {
+			md.Options.InodesHaveNlink = true
+			md.Inodes[1+nd+7].NlinkMinusOne = 3
+		}, fmt.Sprintf("inode %d: nlink 4 but 1 entries", 1+nd+7)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			md := flatTree(nd, nf, false)
+			c.mut(t, md)
+			f, err := NewFS(encodeLazy(t, md))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.CheckLazy(); err != nil {
+				t.Fatalf("CheckLazy: %v", err)
+			}
+			for d := range nd + 1 {
+				err := f.CheckDir(uint32(d))
+				_, rerr := f.ReadDir(uint32(d))
+				switch {
+				case d == c.dir && (err == nil || !strings.Contains(err.Error(), c.want)):
+					t.Errorf("CheckDir(%d): %v, want %q", d, err, c.want)
+				case d == c.dir && (rerr == nil || rerr.Error() != err.Error()):
+					t.Errorf("ReadDir(%d): %v, want %v", d, rerr, err)
+				case d != c.dir && (err != nil || rerr != nil):
+					t.Errorf("directory %d: CheckDir %v, ReadDir %v", d, err, rerr)
+				}
+			}
+			if c.name == "nlink" {
+				if in, err := f.Inode(1 + nd + 7); err != nil || in.Nlink != 4 {
+					t.Errorf("served nlink %d (%v), want the stored 4", in.Nlink, err)
+				}
+			}
+			if err := f.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Check: %v, want %q", err, c.want)
+			}
 		})
 	}
 }
@@ -306,7 +384,7 @@ func TestResolveFSSTParts(t *testing.T) {
 		for _, c := range cases {
 			st := clone()
 			c.mut(st)
-			tab, err := resolveStrings(nil, st, "compact_names", maxNameLen)
+			tab, err := resolveStrings(nil, st, "compact_names", maxNameLen, true)
 			switch {
 			case c.want == "" && err != nil:
 				t.Errorf("packed=%v %s: %v", packed, c.name, err)

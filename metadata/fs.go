@@ -437,9 +437,10 @@ func (s *strTab) bytesAt(i uint32) []byte {
 	return s.buf[a:b]
 }
 
-// appendAt appends string i to b (compressed tables only).
+// appendAt appends string i to b (compressed tables only). The string's
+// codes were validated before: symlinks when the table was resolved,
+// names by Check or, for the names of one directory, CheckDir.
 func (s *strTab) appendAt(b []byte, i uint32) []byte {
-	// The table was fully decoded once when it was resolved.
 	return s.dec.appendValid(b, s.bytesAt(i))
 }
 
@@ -498,8 +499,10 @@ func (s *strTab) strings() []string {
 	return out
 }
 
-// resolveStrings returns the strings of a plain or compact table.
-func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (strTab, error) {
+// resolveStrings returns the strings of a plain or compact table. With
+// validate, the codes of an FSST table are checked too (see
+// validateFSST); otherwise only that its strings lie in its buffer.
+func resolveStrings(plain []string, st *StringTable, what string, maxLen int, validate bool) (strTab, error) {
 	if st == nil {
 		return strTab{list: plain}, nil
 	}
@@ -531,8 +534,10 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int) (s
 	bad, rangeErr := st.offsets(n, out.off, what)
 	if dec != nil {
 		out.buf, out.dec, out.max = st.Buffer, dec, maxLen
-		if err := validateFSST(&out, st, bad, what, maxLen); err != nil {
-			return strTab{}, err
+		if validate {
+			if err := validateFSST(&out, st, bad, what, maxLen); err != nil {
+				return strTab{}, err
+			}
 		}
 	}
 	if rangeErr != nil {
@@ -626,10 +631,13 @@ func validateFSST(out *strTab, st *StringTable, bad int, what string, maxLen int
 func (f *FS) initStrings() error {
 	md := f.md
 	var err error
-	if f.names, err = resolveStrings(md.Names, md.CompactNames, "compact_names", maxNameLen); err != nil {
+	// The names' codes are checked by Check, or directory by directory
+	// after CheckLazy (CheckDir): all of them is a pass over every name
+	// of the image, which a mount need not wait for.
+	if f.names, err = resolveStrings(md.Names, md.CompactNames, "compact_names", maxNameLen, false); err != nil {
 		return err
 	}
-	if f.links, err = resolveStrings(md.Symlinks, md.CompactSymlinks, "compact_symlinks", maxSymlinkLen); err != nil {
+	if f.links, err = resolveStrings(md.Symlinks, md.CompactSymlinks, "compact_symlinks", maxSymlinkLen, true); err != nil {
 		return err
 	}
 	for i, s := range md.SymlinkTable {

@@ -166,9 +166,9 @@ func (d *fsstDecoder) validateSlow(in []byte, max int) error {
 	return nil
 }
 
-// appendValid is decodeAppend for input that decodeAppend has accepted
-// before (a validated table): no checks, and each symbol is copied as one
-// 8-byte word.
+// appendValid is decodeAppend for input that validate has accepted
+// before: no checks, and each symbol is copied as one 8-byte word. On
+// other input it returns garbage but stays in bounds.
 func (d *fsstDecoder) appendValid(out, in []byte) []byte {
 	n := len(out)
 	out = slices.Grow(out, 8*len(in))
@@ -177,6 +177,9 @@ func (d *fsstDecoder) appendValid(out, in []byte) []byte {
 		c := in[i]
 		if c == 0xff {
 			i++
+			if i == len(in) {
+				break
+			}
 			buf[n] = in[i]
 			n++
 			continue
@@ -188,7 +191,8 @@ func (d *fsstDecoder) appendValid(out, in []byte) []byte {
 }
 
 // compareValid compares the decoded in (validated before, as for
-// appendValid) with name, stopping at the first difference.
+// appendValid, and likewise in bounds otherwise) with name, stopping at
+// the first difference.
 func (d *fsstDecoder) compareValid(in []byte, name string) int {
 	j := 0
 	for i := 0; i < len(in); i++ {
@@ -196,6 +200,9 @@ func (d *fsstDecoder) compareValid(in []byte, name string) int {
 		var sym []byte
 		if c == 0xff {
 			i++
+			if i == len(in) {
+				break
+			}
 			sym = in[i : i+1]
 		} else {
 			sym = d.sym[c][:d.len[c]]
@@ -233,6 +240,9 @@ func (d *fsstDecoder) compareKey(in, key []byte, n int) int {
 		var l int
 		if c == 0xff {
 			i++
+			if i == len(in) {
+				break
+			}
 			w, m, l = uint64(in[i]), 0xff, 1
 		} else {
 			w, m, l = d.word[c], d.mask[c], int(d.len[c])
