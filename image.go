@@ -71,6 +71,10 @@ type Options struct {
 	// stores, which serving does not rely on, not at all. Every other
 	// check of the metadata is still made at open.
 	EagerHeaders bool
+	// LazyMetadataCheck checks the metadata as for serving (see
+	// EagerHeaders) even when every section header is read at open, as
+	// dwarfsck --no-check does.
+	LazyMetadataCheck bool
 
 	// MapMetadata maps the metadata of a local image read-only from the
 	// file, when it is stored uncompressed, instead of copying it into

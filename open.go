@@ -24,6 +24,9 @@ type checkMode struct {
 	// Otherwise every section header is read, and all of the metadata
 	// checked, at open.
 	lazyHeaders bool
+	// lazyMetadata: the metadata is checked as metadata.FS.CheckLazy
+	// does (with lazyHeaders, or LazyMetadataCheck).
+	lazyMetadata bool
 	// checkStored, with lazyHeaders: a stored (uncompressed) block's
 	// checksum is checked when its header is read, since its bytes are
 	// then read from the file piecewise, past any per-read check.
@@ -63,6 +66,7 @@ func checkModeOf(o *Options) (checkMode, error) {
 	// checks each block on every load: checking them again when their
 	// headers are read, which a verified open does for every header,
 	// would read them all at open and refuse the image for one bad block.
+	m.lazyMetadata = m.lazyHeaders || o.LazyMetadataCheck
 	m.checkStored = m.lazyHeaders && !o.NoCheck && o.Verify == nil
 	switch {
 	case o.NoCheck:
@@ -267,8 +271,8 @@ func (op *opening) decodeMetadata(schema, data []byte) (*metadata.FS, error) {
 // checkMetadata checks every structural rule of the metadata once,
 // before anything is served (the reference does this only for v1 images,
 // which carry no checksums, and in dwarfsck), and keeps what the image
-// needs from it. With lazy headers (opened for serving) it runs what
-// metadata.FS.CheckLazy runs: each directory's names wait until the
+// needs from it. With lazy metadata checks (opened for serving) it runs
+// what metadata.FS.CheckLazy runs: each directory's names wait until the
 // directory is first used (checking them here decodes every name), and
 // the rules serving does not rely on are left out. BlockNeeds reads the
 // chunks beside the checks; their error wins.
@@ -288,7 +292,7 @@ func (op *opening) checkMetadata(fsys *metadata.FS) error {
 		nc <- n
 	}()
 	check := fsys.Check
-	if op.mode.lazyHeaders {
+	if op.mode.lazyMetadata {
 		check = fsys.CheckLazy
 	}
 	cerr := check()

@@ -49,3 +49,54 @@ func TestMetadataConsistency(t *testing.T) {
 		})
 	}
 }
+
+// TestNoCheckMetadata: --no-check leaves out the full consistency check
+// of the metadata, as the reference's does: a fault only that check
+// finds passes, a directory's fault fails whatever reads the directory,
+// and what opening needs is still refused.
+func TestNoCheckMetadata(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 100)
+	chunks := [][]metadata.Chunk{{{Block: 0, Offset: 0, Size: 10}}, {{Block: 0, Offset: 10, Size: 10}}}
+	cases := []struct {
+		name string
+		mut  func(md *metadata.Metadata)
+		args []string
+		want string // "" for exit 0
+	}{
+		{"unsorted names", func(md *metadata.Metadata) { md.Names = []string{"b", "a"} }, []string{"-q"}, ""},
+		{"unsorted names listed", func(md *metadata.Metadata) { md.Names = []string{"b", "a"} }, []string{"--list"}, `directory 0: entries "b" and "a" not strictly sorted`},
+		{"nlink", func(md *metadata.Metadata) {
+			md.Options.InodesHaveNlink = true
+			md.Inodes[1].NlinkMinusOne = 2
+		}, []string{"--list"}, ""},
+		{"mode index", func(md *metadata.Metadata) { md.Inodes[1].ModeIndex = 7 }, []string{"-q"}, "inodes[1].mode_index 7 out of range (2 modes)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			md := testimage.Files(1024, []string{"a", "b"}, chunks)
+			if md.Options == nil {
+				md.Options = &metadata.FsOptions{}
+			}
+			c.mut(md)
+			img, err := testimage.Build(md, [][]byte{data}, "zstd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(t.TempDir(), "bad.dwarfs")
+			if err := os.WriteFile(p, img, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// Without --no-check, each is refused.
+			if rc, _, errs := runck("-q", p); rc != ExitImage {
+				t.Errorf("without --no-check: rc %d, stderr %q", rc, errs)
+			}
+			rc, _, errs := runck(append([]string{"--no-check"}, append(c.args, p)...)...)
+			switch {
+			case c.want == "" && rc != 0:
+				t.Errorf("--no-check: rc %d, stderr %q, want exit 0", rc, errs)
+			case c.want != "" && (rc != ExitImage || !strings.Contains(errs, c.want) || !strings.Contains(errs, p)):
+				t.Errorf("--no-check: rc %d, stderr %q\nwant exit %d naming the image and %q", rc, errs, ExitImage, c.want)
+			}
+		})
+	}
+}

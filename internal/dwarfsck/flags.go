@@ -20,7 +20,7 @@ var options = []cli.Option{
 	{Long: "list", Short: "l", Help: "list all paths instead of the summary"},
 	{Long: "checksum", HasValue: true, Arg: "ALGO", Help: "print a digest of every file instead of the summary (" + strings.Join(algoNames(), ", ") + ")"},
 	{Long: "check-integrity", Help: "verify the SHA-512/256 of every section"},
-	{Long: "no-check", Help: "skip the xxh3 check of all sections"},
+	{Long: "no-check", Help: "skip the xxh3 check of all sections and the full check of the metadata (it is checked as for mounting: each directory when read)"},
 	{Long: "sign", HasValue: true, Arg: "KEY_FILE", Help: "sign the image with the SSH private key in KEY_FILE (unencrypted; ed25519, ecdsa or rsa), writing IMAGE.sig (or --signature), and exit; see SIGNATURES"},
 	{Long: "verify", HasValue: true, Arg: "SIGNERS_FILE", Help: "check the image's signature (IMAGE.sig beside it, also for a URL, or --signature) against SIGNERS_FILE, an ssh-keygen allowed signers file, then every section against the signed digest, and exit"},
 	{Long: "signature", HasValue: true, Arg: "FILE|URL", Help: "with --sign or --verify: the signature file, or for --verify its URL (default: IMAGE.sig beside the image, for s3://BUCKET/KEY the object KEY.sig; --verify also takes an http://, https:// or s3:// URL)"},
