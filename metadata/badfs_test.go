@@ -31,6 +31,18 @@ func exercise(md *Metadata, maxVisits int) error {
 		_, _ = f.Inode(ino)
 		_ = f.Parent(ino)
 	}
+	// Served as the driver serves it: each directory checked when used.
+	if lazy, err := NewFS(md); err == nil && lazy.CheckLazy() == nil {
+		visits := 0
+		_ = lazy.Walk(func(p string, ino uint32, in Inode) error {
+			if visits++; visits > maxVisits {
+				return errStopWalk
+			}
+			_, _ = lazy.ReadDir(ino)
+			_, _ = lazy.LookupPath(p)
+			return nil
+		})
+	}
 	if checkErr != nil {
 		return checkErr
 	}

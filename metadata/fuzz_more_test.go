@@ -62,6 +62,20 @@ func FuzzFSST(f *testing.F) {
 		if serr := d.validateSlow(in, 4096); fmt.Sprint(serr) != fmt.Sprint(verr) {
 			t.Fatalf("validate: %v, code by code: %v", verr, serr)
 		}
+		// The unchecked decoders take input nothing has validated yet
+		// (after CheckLazy, a name outside the directories checked):
+		// they stay in bounds, and agree with decode on valid input.
+		av := d.appendValid(nil, in)
+		key := append([]byte("main"), make([]byte, keyPad)...)
+		cv, ck := d.compareValid(in, "main"), d.compareKey(in, key, 4)
+		if err == nil {
+			if !bytes.Equal(av, out) {
+				t.Fatalf("appendValid %q, decode %q", av, out)
+			}
+			if want := bytes.Compare(out, []byte("main")); cv != want || ck != want {
+				t.Fatalf("compareValid %d, compareKey %d, want %d", cv, ck, want)
+			}
+		}
 		enc := trainFSST([]string{string(in)})
 		dec, err := newFSSTDecoder(enc.export())
 		if err != nil {
