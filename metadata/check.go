@@ -23,10 +23,12 @@ func (f *FS) Check() error {
 // CheckLazy is Check for serving an image. It leaves out the rules that
 // take a pass over every entry or name of the image and that serving
 // does not rely on elsewhere:
-//   - the names of each directory (valid FSST codes, sorted, unique,
-//     none "", "." or ".."), which are checked when the directory is
-//     first used instead: ReadDir, LookupPath, Walk and CheckDir then
-//     fail with the error Check reports for it, and Lookup finds nothing;
+//   - the names of each directory (inside the buffer of a compressed
+//     table, valid FSST codes, sorted, unique, none "", "." or ".."),
+//     which are checked when the directory is first used instead:
+//     ReadDir, LookupPath, Walk and CheckDir then fail with the error
+//     Check reports for it, and Lookup finds nothing;
+//   - that a compact string table's index describes exactly its buffer;
 //   - that every inode is named by an entry (one that is not is never
 //     reached);
 //   - that each file's link count equals its entries (the count served
@@ -79,7 +81,8 @@ func (f *FS) check(full bool) error {
 	const nameSlot = 2
 	tree := func() error { return f.checkTree(full) }
 	files := func() error { return f.checkFiles(full) }
-	slots := []func() error{f.checkSizes, f.checkDirs, nil, tree, f.checkChunks, files, f.checkStrings, f.checkInodes}
+	strs := func() error { return f.checkStrings(full) }
+	slots := []func() error{f.checkSizes, f.checkDirs, nil, tree, f.checkChunks, files, strs, f.checkInodes}
 	errs := make([]error, len(slots))
 	var scans []*nameScan
 	if full {
@@ -389,18 +392,28 @@ func (f *FS) checkNameIndexOrder(d0, d1 uint32, bad []uint32) error {
 	return nil
 }
 
-// validateNames checks the codes of every name of an FSST names table.
+// validateNames checks where every name of an FSST names table lies,
+// when NewFS left that to it, and its codes: the error is the first a
+// scan in order meets, as resolveStrings reports with validate.
 func (f *FS) validateNames() error {
 	if f.names.dec == nil {
 		return nil
 	}
-	return validateFSST(&f.names, f.md.CompactNames, f.names.len(), "compact_names", maxNameLen)
+	st, n := f.md.CompactNames, f.names.len()
+	bad, rangeErr := n, error(nil)
+	if f.names.idx != nil {
+		bad, rangeErr = st.offsets(n, nil, "compact_names")
+	}
+	if err := validateFSST(&f.names, st, bad, "compact_names", maxNameLen); err != nil {
+		return err
+	}
+	return rangeErr
 }
 
 // checkNameOrder checks that the names of directories d0..d1-1 are valid,
 // sorted and unique (lookups binary-search them). Each name is decoded
 // once and compared with the one before it; compressed names have their
-// codes checked first, since after CheckLazy nothing else has.
+// place and codes checked first, since after CheckLazy nothing else has.
 func (f *FS) checkNameOrder(d0, d1 uint32) error {
 	// On the stack: the driver checks each directory on its first lookup,
 	// and two heap buffers per directory were the largest part of what
@@ -412,6 +425,9 @@ func (f *FS) checkNameOrder(d0, d1 uint32) error {
 		for i := b; i < e; i++ {
 			ni := f.ents.nameIndex(i)
 			if f.names.dec != nil {
+				if err := f.names.checkSpan(ni, "compact_names"); err != nil {
+					return err
+				}
 				if err := f.names.dec.validate(f.names.bytesAt(ni), maxNameLen); err != nil {
 					return fmt.Errorf("metadata: compact_names: string %d: %w", ni, err)
 				}
@@ -682,7 +698,10 @@ func (f *FS) checkNlinks() error {
 	return nil
 }
 
-func (f *FS) checkStrings() error {
+// checkStrings checks the string tables; without full, a compact
+// table's index only for its length, since its ranges were checked in
+// NewFS or are checked as they are used.
+func (f *FS) checkStrings(full bool) error {
 	md := f.orig
 	if md.CompactNames != nil && len(md.Names) > 0 {
 		return fmt.Errorf("metadata: check: both names and compact_names populated")
@@ -706,10 +725,10 @@ func (f *FS) checkStrings() error {
 	for _, s := range md.SymlinkTable {
 		wantLinks = max(wantLinks, int(s)+1)
 	}
-	if err := checkStringTable("names", md.Names, md.namesSpan, md.CompactNames, wantNames, maxNameLen); err != nil {
+	if err := checkStringTable("names", md.Names, md.namesSpan, md.CompactNames, wantNames, maxNameLen, full); err != nil {
 		return err
 	}
-	if err := checkStringTable("symlinks", md.Symlinks, md.symlinksSpan, md.CompactSymlinks, wantLinks, maxSymlinkLen); err != nil {
+	if err := checkStringTable("symlinks", md.Symlinks, md.symlinksSpan, md.CompactSymlinks, wantLinks, maxSymlinkLen, full); err != nil {
 		return err
 	}
 	// FSST tables were held to these limits when NewFS validated them.
@@ -733,8 +752,9 @@ func (f *FS) checkStrings() error {
 // checkStringTable checks one string table (plain or compact) against the
 // number of strings the indexes into it need and against its own sizes:
 // a compact table's buffer must be exactly what its index or packed
-// lengths describe, a plain table's strings must lie back to back.
-func checkStringTable(what string, plain []string, span plainSpan, st *StringTable, want, maxLen int) error {
+// lengths describe (only with full), a plain table's strings must lie
+// back to back.
+func checkStringTable(what string, plain []string, span plainSpan, st *StringTable, want, maxLen int, full bool) error {
 	if st == nil {
 		if len(plain) != want {
 			return fmt.Errorf("metadata: check: %s: %d strings, indexes need %d", what, len(plain), want)
@@ -764,6 +784,9 @@ func checkStringTable(what string, plain []string, span plainSpan, st *StringTab
 	}
 	if n != want {
 		return fmt.Errorf("metadata: check: %s: %d strings, indexes need %d", ctab, n, want)
+	}
+	if !full {
+		return nil
 	}
 	var size uint64
 	longest, at := uint64(0), 0

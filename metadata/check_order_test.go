@@ -227,8 +227,8 @@ func TestCheckLazy(t *testing.T) {
 }
 
 // TestCheckLazyLeftOut: the rules CheckLazy leaves out altogether, or
-// (a name's FSST codes) to the first use of its directory. Check still
-// reports each; served, the image gives what it stores.
+// (where a name lies, its FSST codes) to the first use of its directory.
+// Check still reports each; served, the image gives what it stores.
 func TestCheckLazyLeftOut(t *testing.T) {
 	const nd, nf = 8, 20
 	cases := []struct {
@@ -260,6 +260,17 @@ func TestCheckLazyLeftOut(t *testing.T) {
 			}
 			md.Names, md.CompactNames = nil, st
 		}, fmt.Sprintf("compact_names: string %d: fsst: unused code", nd+nf)},
+		{"fsst range", 5, func(t *testing.T, md *Metadata) {
+			// Directory 5's own last name ends past the buffer.
+			md.Names = append(md.Names, "f019z")
+			md.DirEntries[md.Directories[5].FirstEntry+nf-1].NameIndex = uint32(len(md.Names) - 1)
+			st := BuildStringTable(md.Names, true, false)
+			if st.Symtab == nil || st.PackedIndex {
+				t.Fatal("no FSST table with an index of offsets built")
+			}
+			st.Index[len(st.Index)-1] = uint32(len(st.Buffer) + 100)
+			md.Names, md.CompactNames = nil, st
+		}, fmt.Sprintf("compact_names: string %d range", nd+nf)},
 		{"unreferenced inode", -1, func(t *testing.T, md *Metadata) {
 			// Entry f005 of directory 3 names f004's inode.
 			md.DirEntries[md.Directories[3].FirstEntry+5].InodeNum--

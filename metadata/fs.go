@@ -413,12 +413,35 @@ func (s *strTab) len() int {
 	return len(s.off) - 1
 }
 
-// span returns where string i of a compact table starts and ends.
+// span returns where string i of a compact table starts and ends. An
+// index read in place may not have been checked yet (see resolveStrings):
+// a string outside the buffer is then empty.
 func (s *strTab) span(i uint32) (uint32, uint32) {
 	if s.idx != nil {
-		return uint32(s.idx.get(int(i), 0)), uint32(s.idx.get(int(i)+1, 0))
+		a, b := s.rawSpan(i)
+		if a > b || b > uint32(len(s.buf)) {
+			return 0, 0
+		}
+		return a, b
 	}
 	return s.off[i], s.off[i+1]
+}
+
+// rawSpan is span of an index read in place, as stored.
+func (s *strTab) rawSpan(i uint32) (uint32, uint32) {
+	return uint32(s.idx.get(int(i), 0)), uint32(s.idx.get(int(i)+1, 0))
+}
+
+// checkSpan checks that string i of an index read in place lies in the
+// buffer; other tables were checked when they were resolved.
+func (s *strTab) checkSpan(i uint32, what string) error {
+	if s.idx == nil {
+		return nil
+	}
+	if a, b := s.rawSpan(i); a > b || b > uint32(len(s.buf)) {
+		return fmt.Errorf("metadata: %s: string %d range %d..%d outside buffer of %d bytes", what, i, a, b, len(s.buf))
+	}
+	return nil
 }
 
 // fillOffsets stores the offsets lo, lo+1, ... of a compact table in dst
@@ -501,7 +524,9 @@ func (s *strTab) strings() []string {
 
 // resolveStrings returns the strings of a plain or compact table. With
 // validate, the codes of an FSST table are checked too (see
-// validateFSST); otherwise only that its strings lie in its buffer.
+// validateFSST). Without, an FSST table whose index is read in place is
+// not read at all: where its strings lie is checked with their codes
+// (FS.validateNames, and checkSpan for the names of one directory).
 func resolveStrings(plain []string, st *StringTable, what string, maxLen int, validate bool) (strTab, error) {
 	if st == nil {
 		return strTab{list: plain}, nil
@@ -530,6 +555,10 @@ func resolveStrings(plain []string, st *StringTable, what string, maxLen int, va
 		out.idx = st.index
 	} else {
 		out.off = make([]uint32, n+1)
+	}
+	if out.idx != nil && !validate {
+		out.buf, out.dec, out.max = st.Buffer, dec, maxLen
+		return out, nil
 	}
 	bad, rangeErr := st.offsets(n, out.off, what)
 	if dec != nil {
