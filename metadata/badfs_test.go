@@ -65,7 +65,7 @@ func lazyAgrees(md *Metadata) error {
 	// What CheckLazy leaves out altogether: Check may report one of
 	// these where the lazy checks find another fault, or none.
 	leftOut := func(err error) bool {
-		for _, c := range []func() error{f.validateNames, f.checkReferenced, f.checkNlinks} {
+		for _, c := range []func() error{f.validateNames, f.checkReferenced, f.checkNlinks, f.checkSharedTable, f.checkChunkRanges} {
 			if e := runCheck(c); e != nil && e.Error() == err.Error() {
 				return true
 			}

@@ -29,6 +29,9 @@ func (f *FS) Check() error {
 //     ReadDir, LookupPath, Walk and CheckDir then fail with the error
 //     Check reports for it, and Lookup finds nothing;
 //   - that a compact string table's index describes exactly its buffer;
+//   - each file's chunk range, checked when the file is used (FileChunks
+//     and Inode fail for it);
+//   - that the shared files table counts up, each content shared;
 //   - that every inode is named by an entry (one that is not is never
 //     reached);
 //   - that each file's link count equals its entries (the count served
@@ -82,7 +85,8 @@ func (f *FS) check(full bool) error {
 	tree := func() error { return f.checkTree(full) }
 	files := func() error { return f.checkFiles(full) }
 	strs := func() error { return f.checkStrings(full) }
-	slots := []func() error{f.checkSizes, f.checkDirs, nil, tree, f.checkChunks, files, strs, f.checkInodes}
+	inodes := func() error { return f.checkInodes(full) }
+	slots := []func() error{f.checkSizes, f.checkDirs, nil, tree, f.checkChunks, files, strs, inodes}
 	errs := make([]error, len(slots))
 	var scans []*nameScan
 	if full {
@@ -588,9 +592,48 @@ func (f *FS) checkChunks() error {
 	return nil
 }
 
-// checkFiles checks the shared files table and the size cache; with
-// full, also each file's link count.
+// checkFiles checks the size cache; with full, also the shared files
+// table and each file's link count.
 func (f *FS) checkFiles(full bool) error {
+	if full {
+		if err := f.checkSharedTable(); err != nil {
+			return err
+		}
+	}
+	if c := f.md.RegFileSizeCache; c != nil {
+		for _, kv := range c.SizeLookup {
+			if uint64(kv.Key)+1 >= uint64(f.chunkTbl.len()) {
+				return fmt.Errorf("metadata: check: size cache key %d out of range", kv.Key)
+			}
+			b, e := f.chunkTbl.at(int(kv.Key)), f.chunkTbl.at(int(kv.Key+1))
+			if uint64(e-b) < c.MinChunkCount {
+				return fmt.Errorf("metadata: check: size cache key %d has %d < %d chunks", kv.Key, e-b, c.MinChunkCount)
+			}
+			var sum uint64
+			for k := b; k < e; k++ {
+				ch := f.md.ChunkAt(int(k))
+				r, err := f.chunkRef(ch)
+				if err != nil {
+					return fmt.Errorf("metadata: check: %w", err)
+				}
+				sum += r.Size
+			}
+			if sum != kv.Value {
+				return fmt.Errorf("metadata: check: size cache key %d says %d, chunks sum to %d", kv.Key, kv.Value, sum)
+			}
+		}
+	}
+	if full {
+		return f.checkNlinks()
+	}
+	return nil
+}
+
+// checkSharedTable checks that the shared files table counts up from
+// 0, each content shared by at least two files, and that the chunk table
+// has an entry for each content. Serving relies on none of it: a file's
+// index into the shared contents is checked when the file is used.
+func (f *FS) checkSharedTable() error {
 	// The table must count up from 0, each value at least twice: read
 	// in batches, run by run.
 	distinct, run := uint32(0), 0
@@ -618,32 +661,6 @@ func (f *FS) checkFiles(full bool) error {
 	}
 	if got := uint64(f.chunkTbl.len()) - 1; got != uint64(f.unique)+uint64(distinct) {
 		return fmt.Errorf("metadata: check: chunk_table has %d entries, want %d unique + %d shared contents", got, f.unique, distinct)
-	}
-	if c := f.md.RegFileSizeCache; c != nil {
-		for _, kv := range c.SizeLookup {
-			if uint64(kv.Key)+1 >= uint64(f.chunkTbl.len()) {
-				return fmt.Errorf("metadata: check: size cache key %d out of range", kv.Key)
-			}
-			b, e := f.chunkTbl.at(int(kv.Key)), f.chunkTbl.at(int(kv.Key+1))
-			if uint64(e-b) < c.MinChunkCount {
-				return fmt.Errorf("metadata: check: size cache key %d has %d < %d chunks", kv.Key, e-b, c.MinChunkCount)
-			}
-			var sum uint64
-			for k := b; k < e; k++ {
-				ch := f.md.ChunkAt(int(k))
-				r, err := f.chunkRef(ch)
-				if err != nil {
-					return fmt.Errorf("metadata: check: %w", err)
-				}
-				sum += r.Size
-			}
-			if sum != kv.Value {
-				return fmt.Errorf("metadata: check: size cache key %d says %d, chunks sum to %d", kv.Key, kv.Value, sum)
-			}
-		}
-	}
-	if full {
-		return f.checkNlinks()
 	}
 	return nil
 }
@@ -832,7 +849,9 @@ func checkStringTable(what string, plain []string, span plainSpan, st *StringTab
 	return nil
 }
 
-func (f *FS) checkInodes() error {
+// checkInodes checks the inodes' sub-second times; with full, also each
+// file's chunk range, which serving checks when the file is used.
+func (f *FS) checkInodes(full bool) error {
 	if f.mult >= 1e9 {
 		return fmt.Errorf("metadata: check: subsecond multiplier %d >= 1e9", f.mult)
 	}
@@ -848,6 +867,14 @@ func (f *FS) checkInodes() error {
 			}
 		}
 	}
+	if full {
+		return f.checkChunkRanges()
+	}
+	return nil
+}
+
+// checkChunkRanges checks every regular file's range of chunks.
+func (f *FS) checkChunkRanges() error {
 	// Files with their own content (the first f.unique regular files)
 	// use consecutive chunk_table entries: those are read a batch at a
 	// time; shared ones go through chunkRange.

@@ -324,9 +324,26 @@ func TestCheckInodesShared(t *testing.T) {
 						want = fmt.Errorf("metadata: check: %w", err)
 					}
 				}
-				got := f.checkInodes()
+				got := f.checkInodes(true)
 				if fmt.Sprint(got) != fmt.Sprint(want) || (c.want == "") != (got == nil) || (got != nil && !strings.Contains(got.Error(), c.want)) {
 					t.Fatalf("checkInodes: %v\nfile by file: %v\nwant it to contain %q", got, want, c.want)
+				}
+				// Served, a file's range is checked when the file is
+				// used: a bad shared index passes CheckLazy (a bad chunk
+				// table does not) and fails that file's reads.
+				g, err := NewFS(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lerr := g.CheckLazy()
+				if (lerr == nil) != (c.name != "range") {
+					t.Fatalf("CheckLazy: %v", lerr)
+				}
+				for ino := g.rank[2]; lerr == nil && ino < g.rank[3]; ino++ {
+					_, _, _, rerr := g.chunkRange(ino)
+					if _, err := g.FileChunks(ino); fmt.Sprint(err) != fmt.Sprint(rerr) {
+						t.Fatalf("inode %d: FileChunks %v, chunkRange %v", ino, err, rerr)
+					}
 				}
 			}
 		})
