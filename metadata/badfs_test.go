@@ -65,7 +65,9 @@ func lazyAgrees(md *Metadata) error {
 	// What CheckLazy leaves out altogether: Check may report one of
 	// these where the lazy checks find another fault, or none.
 	leftOut := func(err error) bool {
-		for _, c := range []func() error{f.validateNames, f.checkReferenced, f.checkNlinks, f.checkSharedTable, f.checkChunkRanges} {
+		// checkEntries first: the full string check needs what it notes.
+		strs := func() error { return f.checkStrings(true) }
+		for _, c := range []func() error{f.checkEntries, f.validateNames, strs, f.checkReferenced, f.checkNlinks, f.checkSharedTable, f.checkChunkRanges} {
 			if e := runCheck(c); e != nil && e.Error() == err.Error() {
 				return true
 			}

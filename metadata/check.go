@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"runtime"
 	"sort"
-	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -16,7 +15,10 @@ import (
 // The error names the first violated rule, with the table, the index and
 // the bad value. The check runs once; later calls return its result.
 func (f *FS) Check() error {
-	f.checkOnce.Do(func() { f.checkErr = f.check(true) })
+	f.checkOnce.Do(func() {
+		f.checkErr = f.check(true)
+		f.allDirs.Store(f.checkErr == nil)
+	})
 	return f.checkErr
 }
 
@@ -39,20 +41,17 @@ func (f *FS) Check() error {
 //
 // It must be called before the FS is used.
 func (f *FS) CheckLazy() error {
-	if err := f.check(false); err != nil {
-		return err
-	}
-	if f.dirOK == nil {
-		f.dirOK = make([]atomic.Uint32, (f.rank[1]+31)/32)
-	}
-	return nil
+	return f.check(false)
 }
 
-// CheckDir checks the names of directory dir if CheckLazy left them
-// unchecked, once; it returns nil for other inodes. Lookup calls it too
-// but cannot report its error: callers that need it call CheckDir first.
+// CheckDir checks the entries and names of directory dir unless Check
+// has passed, once; it returns nil for other inodes. ReadDir, Lookup,
+// LookupPath and Walk call it before they read a directory, so that an
+// FS only CheckLazy (or a failed Check) has seen never reads a bad entry.
+// Lookup cannot report its error: callers that need it call CheckDir
+// first.
 func (f *FS) CheckDir(dir uint32) error {
-	if f.dirOK == nil || dir >= f.rank[1] {
+	if dir >= f.rank[1] || f.allDirs.Load() {
 		return nil
 	}
 	w, bit := &f.dirOK[dir/32], uint32(1)<<(dir%32)
@@ -69,8 +68,12 @@ func (f *FS) CheckDir(dir uint32) error {
 // check runs the rules of Check; without full, those CheckLazy runs.
 func (f *FS) check(full bool) error {
 	if full {
-		// NewFS checked where the names lie, not their codes; this runs
-		// first, as it once ran in NewFS.
+		// NewFS checks neither the entries nor (for most tables) where
+		// the names lie and their codes; these run first, as they once
+		// ran in NewFS.
+		if err := f.checkEntries(); err != nil {
+			return err
+		}
 		if err := f.validateNames(); err != nil {
 			return err
 		}
@@ -427,7 +430,10 @@ func (f *FS) checkNameOrder(d0, d1 uint32) error {
 	for d := d0; d < d1; d++ {
 		b, e := f.dirFirst[d], f.dirFirst[d+1]
 		for i := b; i < e; i++ {
-			ni := f.ents.nameIndex(i)
+			ni, err := f.checkDirEntry(i)
+			if err != nil {
+				return err
+			}
 			if f.names.dec != nil {
 				if err := f.names.checkSpan(ni, "compact_names"); err != nil {
 					return err
@@ -727,15 +733,19 @@ func (f *FS) checkStrings(full bool) error {
 		return fmt.Errorf("metadata: check: both symlinks and compact_symlinks populated")
 	}
 	// How many strings each table must hold: one more than the highest
-	// index pointing into it.
-	wantNames := 0
-	if f.v23 {
-		if f.ents.len() > 1 {
-			wantNames = f.namesUsed
-		}
-	} else if len(md.Inodes) > 1 {
-		for _, in := range md.Inodes {
-			wantNames = max(wantNames, int(in.NameIndexV22)+1)
+	// index pointing into it (names: -1, unknown, without full, which
+	// runs checkEntries).
+	wantNames := -1
+	if full {
+		wantNames = 0
+		if f.v23 {
+			if f.ents.len() > 1 {
+				wantNames = f.namesUsed
+			}
+		} else if len(md.Inodes) > 1 {
+			for _, in := range md.Inodes {
+				wantNames = max(wantNames, int(in.NameIndexV22)+1)
+			}
 		}
 	}
 	wantLinks := 0
@@ -773,7 +783,7 @@ func (f *FS) checkStrings(full bool) error {
 // back to back.
 func checkStringTable(what string, plain []string, span plainSpan, st *StringTable, want, maxLen int, full bool) error {
 	if st == nil {
-		if len(plain) != want {
+		if want >= 0 && len(plain) != want {
 			return fmt.Errorf("metadata: check: %s: %d strings, indexes need %d", what, len(plain), want)
 		}
 		var total int64
@@ -799,7 +809,7 @@ func checkStringTable(what string, plain []string, span plainSpan, st *StringTab
 			n--
 		}
 	}
-	if n != want {
+	if want >= 0 && n != want {
 		return fmt.Errorf("metadata: check: %s: %d strings, indexes need %d", ctab, n, want)
 	}
 	if !full {

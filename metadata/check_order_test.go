@@ -271,6 +271,12 @@ func TestCheckLazyLeftOut(t *testing.T) {
 			st.Index[len(st.Index)-1] = uint32(len(st.Buffer) + 100)
 			md.Names, md.CompactNames = nil, st
 		}, fmt.Sprintf("compact_names: string %d range", nd+nf)},
+		{"entry inode", 4, func(t *testing.T, md *Metadata) {
+			md.DirEntries[md.Directories[4].FirstEntry+2].InodeNum = 9999
+		}, "inode 9999 out of range"},
+		{"entry name", 4, func(t *testing.T, md *Metadata) {
+			md.DirEntries[md.Directories[4].FirstEntry+2].NameIndex = 9999
+		}, "name index 9999 out of range"},
 		{"unreferenced inode", -1, func(t *testing.T, md *Metadata) {
 			// Entry f005 of directory 3 names f004's inode.
 			md.DirEntries[md.Directories[3].FirstEntry+5].InodeNum--

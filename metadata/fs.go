@@ -88,7 +88,7 @@ type FS struct {
 	chunkTbl  u32Tab
 	shared    u32Tab
 	unique    uint32   // U: regular files with their own chunk_table entry
-	namesUsed int      // one more than the highest name index of any entry
+	namesUsed int      // one more than the highest name index of any entry (checkEntries)
 	nlinks    []uint32 // per regular file, counted from entries (nil if stored)
 	res       uint64
 	mult      uint64
@@ -100,9 +100,11 @@ type FS struct {
 
 	checkOnce sync.Once
 	checkErr  error
-	// dirOK has bit d set once directory d's names are checked; nil
-	// unless CheckLazy left them to be checked on first use.
-	dirOK []atomic.Uint32
+	// dirOK has bit d set once directory d's entries and names are
+	// checked (CheckDir); allDirs is set once Check has passed, which
+	// checks them all.
+	dirOK   []atomic.Uint32
+	allDirs atomic.Bool
 
 	thawOnce sync.Once
 	thawed   *Metadata // Metadata's result
@@ -149,6 +151,7 @@ func NewFS(md *Metadata) (*FS, error) {
 			return nil, err
 		}
 	}
+	f.dirOK = make([]atomic.Uint32, (f.rank[1]+31)/32)
 	return f, nil
 }
 
@@ -697,6 +700,14 @@ func (f *FS) initEntries() error {
 	if f.ents.at(0).InodeNum != 0 {
 		return fmt.Errorf("metadata: root entry refers to inode %d", f.ents.at(0).InodeNum)
 	}
+	return nil
+}
+
+// checkEntries checks that every entry names an inode and a name that
+// exist, and notes the highest name index. NewFS leaves it to Check, and
+// to CheckDir for the entries of one directory (checkDirEntry): all of
+// them is a pass over every entry of the image.
+func (f *FS) checkEntries() error {
 	var top uint32 // highest name index
 	var nb, ib [batchLen]uint32
 	ne, nn := uint32(f.ents.len()), f.names.len()
@@ -717,6 +728,19 @@ func (f *FS) initEntries() error {
 	}
 	f.namesUsed = int(top) + 1
 	return nil
+}
+
+// checkDirEntry is checkEntries for entry i alone, returning its name
+// index.
+func (f *FS) checkDirEntry(i uint32) (uint32, error) {
+	e := f.ents.at(i)
+	if e.InodeNum >= f.n {
+		return 0, fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, e.InodeNum, f.n)
+	}
+	if i > 0 && uint64(e.NameIndex) >= uint64(f.names.len()) {
+		return 0, fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.NameIndex, f.names.len())
+	}
+	return e.NameIndex, nil
 }
 
 func (f *FS) initDirs() error {
