@@ -86,10 +86,13 @@ func lazyAgrees(md *Metadata) error {
 	for d := uint32(0); got == nil && d < f.rank[1]; d++ {
 		got = f.CheckDir(d)
 	}
+	// A directory's checks run in another order than Check's passes over
+	// the whole table: where both find a fault, one of a rule left out of
+	// CheckLazy may be another.
 	switch {
 	case got != nil && want == nil:
 		return fmt.Errorf("CheckDir refused what Check accepts: %v", got)
-	case fmt.Sprint(got) != fmt.Sprint(want) && !leftOut(want):
+	case fmt.Sprint(got) != fmt.Sprint(want) && !leftOut(want) && (got == nil || !leftOut(got)):
 		return fmt.Errorf("CheckLazy and CheckDir found %v, Check found %v", got, want)
 	}
 	return nil

@@ -514,7 +514,8 @@ func (f *FS) checkTree(full bool) error {
 	return nil
 }
 
-// checkReferenced checks that every inode is named by an entry.
+// checkReferenced checks that every inode is named by an entry, and a
+// directory only by its own.
 func (f *FS) checkReferenced() error {
 	seen := make([]bool, f.n)
 	seen[0] = true
@@ -522,7 +523,10 @@ func (f *FS) checkReferenced() error {
 	for lo, hi := f.dirFirst[0], f.dirFirst[f.rank[1]]; lo < hi; lo += batchLen {
 		c := min(batchLen, hi-lo)
 		f.ents.fillInodeNums(lo, ib[:c])
-		for _, ino := range ib[:c] {
+		for k, ino := range ib[:c] {
+			if ino < f.rank[1] && f.selfEnt[ino] != lo+uint32(k) {
+				return fmt.Errorf("metadata: directory inode %d referenced by more than one entry", ino)
+			}
 			seen[ino] = true
 		}
 	}

@@ -80,7 +80,7 @@ func TestCheckNameOrder(t *testing.T) {
 				e := md.Directories[40].FirstEntry
 				md.DirEntries[e+7].NameIndex = md.DirEntries[e+6].NameIndex
 			}, `directory 40: entries "f006" and "f006" not strictly sorted`},
-			{"earlier rule first", func(md *Metadata) { swapNames(md, 61, 0, 1); md.Directories[3].SelfEntry = 9 }, "directories[3].self_entry 9, entries say 3"},
+			{"earlier rule first", func(md *Metadata) { swapNames(md, 61, 0, 1); md.Directories[3].ParentEntry = 9 }, "directories[3].parent_entry 9, entries say 0"},
 			{"later rule after", func(md *Metadata) { swapNames(md, 61, 0, 1); md.Chunks = []Chunk{{0, 0, 1}} }, `directory 61: entries "f001" and "f000" not strictly sorted`},
 		}
 		for _, c := range cases {
@@ -277,6 +277,11 @@ func TestCheckLazyLeftOut(t *testing.T) {
 		{"entry name", 4, func(t *testing.T, md *Metadata) {
 			md.DirEntries[md.Directories[4].FirstEntry+2].NameIndex = 9999
 		}, "name index 9999 out of range"},
+		{"directory linked twice", 4, func(t *testing.T, md *Metadata) {
+			// Directory 4's entry f002 names directory 2, whose own
+			// entry is in the root.
+			md.DirEntries[md.Directories[4].FirstEntry+2].InodeNum = 2
+		}, "directory inode 2 referenced by more than one entry"},
 		{"unreferenced inode", -1, func(t *testing.T, md *Metadata) {
 			// Entry f005 of directory 3 names f004's inode.
 			md.DirEntries[md.Directories[3].FirstEntry+5].InodeNum--

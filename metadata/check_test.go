@@ -146,7 +146,7 @@ func TestCheckTables(t *testing.T) {
 		{"first entries", sample(func(md *Metadata) { md.Directories[1].FirstEntry = 9 }), "directories[1].first_entry 9 > next 7"},
 		{"parent entry", sample(func(md *Metadata) { md.Directories[1].ParentEntry = 3 }), "directories[1].parent_entry 3, entries say 0"},
 		{"parent out of range", sample(func(md *Metadata) { md.Directories[1].ParentEntry = 7 }), "directories[1].parent_entry 7 out of range (7 entries)"},
-		{"self entry", sample(func(md *Metadata) { md.Directories[1].SelfEntry = 2 }), "directories[1].self_entry 2, entries say 1"},
+		{"self entry", sample(func(md *Metadata) { md.Directories[1].SelfEntry = 2 }), "directories[1].self_entry 2 names inode 3"},
 		{"root parent", sample(func(md *Metadata) { md.Directories[0].ParentEntry = 2 }), "directories[0].parent_entry 2, must be 0"},
 		{"root self", sample(func(md *Metadata) { md.Directories[0].SelfEntry = 2 }), "directories[0].self_entry 2, must be 0 for the root"},
 		{"packed with parent", sample(func(md *Metadata) {

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"math"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -730,8 +731,9 @@ func (f *FS) checkEntries() error {
 	return nil
 }
 
-// checkDirEntry is checkEntries for entry i alone, returning its name
-// index.
+// checkDirEntry is checkEntries for entry i alone, and checks that an
+// entry naming a directory is that directory's own (see selfFromTable);
+// it returns the entry's name index.
 func (f *FS) checkDirEntry(i uint32) (uint32, error) {
 	e := f.ents.at(i)
 	if e.InodeNum >= f.n {
@@ -739,6 +741,9 @@ func (f *FS) checkDirEntry(i uint32) (uint32, error) {
 	}
 	if i > 0 && uint64(e.NameIndex) >= uint64(f.names.len()) {
 		return 0, fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.NameIndex, f.names.len())
+	}
+	if e.InodeNum < f.rank[1] && f.selfEnt[e.InodeNum] != i {
+		return 0, fmt.Errorf("metadata: directory inode %d referenced by more than one entry", e.InodeNum)
 	}
 	return e.NameIndex, nil
 }
@@ -771,6 +776,13 @@ func (f *FS) initDirs() error {
 	f.dirFirst = first
 	f.parent = make([]uint32, nd)
 	f.selfEnt = make([]uint32, nd)
+	if ok, err := f.selfFromTable(); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		f.normaliseDirs()
+		return nil
+	}
 	found := make([]bool, nd)
 	found[0] = true
 	var ib [batchLen]uint32
@@ -797,6 +809,46 @@ func (f *FS) initDirs() error {
 			return fmt.Errorf("metadata: directory inode %d has no directory entry", d)
 		}
 	}
+	f.normaliseDirs()
+	return nil
+}
+
+// selfFromTable takes each directory's own entry from a directories
+// table that stores them (2.3+ images, unpacked, written since 0.11)
+// instead of finding it among every entry of the image: each is checked
+// to lie in a directory and to name its directory, whose parent is the
+// directory holding it. An entry naming a directory that is not the
+// directory's own (a second link) is found by CheckDir and Check. It
+// returns false for a table that does not store them.
+func (f *FS) selfFromTable() (bool, error) {
+	nd, first, dirs := f.rank[1], f.dirFirst, f.md.Directories
+	if !f.v23 || f.opts().PackedDirectories || nd < 2 {
+		return false, nil
+	}
+	for _, d := range dirs[1:nd] {
+		if d.SelfEntry == 0 {
+			return false, nil
+		}
+	}
+	for c := uint32(1); c < nd; c++ {
+		s := dirs[c].SelfEntry
+		if s < first[0] || s >= first[nd] {
+			return false, fmt.Errorf("metadata: directories[%d].self_entry %d outside the directories' entries %d..%d", c, s, first[0], first[nd])
+		}
+		if ino := f.ents.inodeNum(s); ino != c {
+			return false, fmt.Errorf("metadata: directories[%d].self_entry %d names inode %d", c, s, ino)
+		}
+		// The directory whose entries hold s: the last one starting at
+		// or before it (empty directories start there too).
+		d := sort.Search(int(nd), func(k int) bool { return first[k+1] > s })
+		f.parent[c], f.selfEnt[c] = uint32(d), s
+	}
+	return true, nil
+}
+
+// normaliseDirs replaces the directories table with its normalised form.
+func (f *FS) normaliseDirs() {
+	md, nd, first := f.md, f.rank[1], f.dirFirst
 	// Normalised table: unpacked first entries, rebuilt parent/self entries
 	// (legacy: parent inode), clean sentinel.
 	dirs := make([]Directory, nd+1)
@@ -812,7 +864,6 @@ func (f *FS) initDirs() error {
 	if md.Options != nil {
 		md.Options.PackedDirectories = false
 	}
-	return nil
 }
 
 func (f *FS) initFiles() error {

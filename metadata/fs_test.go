@@ -223,11 +223,17 @@ func TestNewFSRejects(t *testing.T) {
 		"mode index":      func(md *Metadata) { md.Inodes[3].ModeIndex = 9 },
 		"rank order":      func(md *Metadata) { md.Inodes[2].ModeIndex = 2; md.Inodes[3].ModeIndex = 1 },
 		"dir count":       func(md *Metadata) { md.Directories = md.Directories[:2] },
-		"dir twice":       func(md *Metadata) { md.DirEntries[5].InodeNum = 1 },
 		"first entry":     func(md *Metadata) { md.Directories[1].FirstEntry = 9 },
 		"symlink index":   func(md *Metadata) { md.SymlinkTable[0] = 4 },
 		"resolution zero": func(md *Metadata) { md.Options.TimeResolutionSec = u32p(0) },
 		"no inodes":       func(md *Metadata) { md.Inodes = nil },
+		// Without stored self entries, the entries are searched.
+		"dir twice, no self entries": func(md *Metadata) {
+			md.DirEntries[5].InodeNum = 1
+			for i := range md.Directories {
+				md.Directories[i].SelfEntry = 0
+			}
+		},
 	}
 	for name, mut := range cases {
 		md := sampleMetadata()
@@ -243,6 +249,7 @@ func TestCheckRejects(t *testing.T) {
 		"unsorted names": func(md *Metadata) { md.Names[1], md.Names[2] = md.Names[2], md.Names[1] },
 		"entry inode":    func(md *Metadata) { md.DirEntries[3].InodeNum = 70 },
 		"name index":     func(md *Metadata) { md.DirEntries[3].NameIndex = 70 },
+		"dir twice":      func(md *Metadata) { md.DirEntries[5].InodeNum = 1 },
 		"chunk bounds":   func(md *Metadata) { md.Chunks[0].Size = 5000 },
 		"block size":     func(md *Metadata) { md.BlockSize = 1000 },
 		"shared single":  func(md *Metadata) { md.SharedFilesTable = []uint32{0, 1}; md.ChunkTable = []uint32{0, 1, 3, 4, 4} },
