@@ -63,13 +63,13 @@ type Options struct {
 	// header then fails the reads of that block, with an error naming
 	// the image and the section, and stored blocks are checked then too
 	// instead of being reported by Warnings. Likewise, the metadata is
-	// then checked as metadata.FS.CheckLazy does: the validity and order
-	// of each directory's names (which takes decoding every name of the
-	// image) when the directory is first listed or searched, which fails
-	// with an error naming the image and the fault if they are wrong;
-	// whether every inode has an entry and every file the link count it
-	// stores, which serving does not rely on, not at all. Every other
-	// check of the metadata is still made at open.
+	// then checked as metadata.FS.CheckLazy does: each directory's
+	// entries and names (which takes reading every entry and name of the
+	// image) when the directory is first listed or searched, and a file's
+	// chunks when the file is used, either failing with an error naming
+	// the image and the fault if they are wrong; the rules serving does
+	// not rely on (every inode has an entry, link counts match entries)
+	// not at all. The rest of the metadata is still checked at open.
 	EagerHeaders bool
 	// LazyMetadataCheck checks the metadata as for serving (see
 	// EagerHeaders) even when every section header is read at open, as
