@@ -68,10 +68,16 @@ func (f *FS) CheckDir(dir uint32) error {
 // check runs the rules of Check; without full, those CheckLazy runs.
 func (f *FS) check(full bool) error {
 	if full {
-		// NewFS checks neither the entries nor (for most tables) where
-		// the names lie and their codes; these run first, as they once
-		// ran in NewFS.
+		// NewFS checks neither most inodes, nor the entries, nor (for
+		// most tables) where the names lie and their codes; these run
+		// first, as they once ran in NewFS.
+		if err := f.checkInodeAttrs(); err != nil {
+			return err
+		}
 		if err := f.checkEntries(); err != nil {
+			return err
+		}
+		if err := f.checkSelfEntries(); err != nil {
 			return err
 		}
 		if err := f.validateNames(); err != nil {
@@ -514,6 +520,33 @@ func (f *FS) checkTree(full bool) error {
 	return nil
 }
 
+// checkInodeAttrs checks every inode's indexes and rank, which NewFS
+// checks only for legacy images (see rankByBisection).
+func (f *FS) checkInodeAttrs() error {
+	if !f.v23 {
+		return nil
+	}
+	var rk [6]uint32
+	if err := f.scanInodes(&rk); err != nil {
+		return err
+	}
+	if rk != f.rank {
+		return fmt.Errorf("metadata: check: inode ranks start at %v, not %v", rk, f.rank)
+	}
+	return nil
+}
+
+// checkSelfEntries checks that each directory's own entry names it
+// (NewFS took them from the directories table unread, see selfFromTable).
+func (f *FS) checkSelfEntries() error {
+	for c := uint32(1); c < f.rank[1]; c++ {
+		if ino := f.ents.inodeNum(f.selfEnt[c]); ino != c {
+			return fmt.Errorf("metadata: directories[%d].self_entry %d names inode %d", c, f.selfEnt[c], ino)
+		}
+	}
+	return nil
+}
+
 // checkReferenced checks that every inode is named by an entry, and a
 // directory only by its own.
 func (f *FS) checkReferenced() error {
@@ -524,8 +557,8 @@ func (f *FS) checkReferenced() error {
 		c := min(batchLen, hi-lo)
 		f.ents.fillInodeNums(lo, ib[:c])
 		for k, ino := range ib[:c] {
-			if ino < f.rank[1] && f.selfEnt[ino] != lo+uint32(k) {
-				return fmt.Errorf("metadata: directory inode %d referenced by more than one entry", ino)
+			if e := lo + uint32(k); ino < f.rank[1] && f.selfEnt[ino] != e {
+				return notOwnEntry(e, ino, f.selfEnt[ino])
 			}
 			seen[ino] = true
 		}

@@ -281,7 +281,21 @@ func TestCheckLazyLeftOut(t *testing.T) {
 			// Directory 4's entry f002 names directory 2, whose own
 			// entry is in the root.
 			md.DirEntries[md.Directories[4].FirstEntry+2].InodeNum = 2
-		}, "directory inode 2 referenced by more than one entry"},
+		}, "names directory inode 2, whose own entry is 2"},
+		{"self entries swapped", 0, func(t *testing.T, md *Metadata) {
+			// The root's entries for directories 3 and 4 are each the
+			// other's own entry in the table.
+			d := md.Directories
+			d[3].SelfEntry, d[4].SelfEntry = d[4].SelfEntry, d[3].SelfEntry
+		}, "entry 3 names directory inode 3, whose own entry is 4"},
+		// Inode 100, a file, is none of those bisection reads for the
+		// ranks.
+		{"mode index", -1, func(t *testing.T, md *Metadata) {
+			md.Inodes[100].ModeIndex = 7
+		}, "inodes[100].mode_index 7 out of range (2 modes)"},
+		{"rank order", -1, func(t *testing.T, md *Metadata) {
+			md.Inodes[100].ModeIndex = 0
+		}, "inode 100 (rank 0) out of rank order"},
 		{"unreferenced inode", -1, func(t *testing.T, md *Metadata) {
 			// Entry f005 of directory 3 names f004's inode.
 			md.DirEntries[md.Directories[3].FirstEntry+5].InodeNum--
@@ -314,13 +328,30 @@ func TestCheckLazyLeftOut(t *testing.T) {
 					t.Errorf("directory %d: CheckDir %v, ReadDir %v", d, err, rerr)
 				}
 			}
+			if c.name == "mode index" || c.name == "rank order" {
+				// Served, the inode fails when used; its neighbour not.
+				if _, err := f.Inode(100); err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("Inode(100): %v, want %q", err, c.want)
+				}
+				if _, err := f.Mode(100); err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("Mode(100): %v, want %q", err, c.want)
+				}
+				if _, err := f.Inode(101); err != nil {
+					t.Errorf("Inode(101): %v", err)
+				}
+			}
 			if c.name == "nlink" {
 				if in, err := f.Inode(1 + nd + 7); err != nil || in.Nlink != 4 {
 					t.Errorf("served nlink %d (%v), want the stored 4", in.Nlink, err)
 				}
 			}
-			if err := f.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("Check: %v, want %q", err, c.want)
+			// Check names the table's fault where it differs.
+			want := c.want
+			if c.name == "self entries swapped" {
+				want = "directories[3].self_entry 4 names inode 4"
+			}
+			if err := f.Check(); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Check: %v, want %q", err, want)
 			}
 		})
 	}

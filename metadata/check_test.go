@@ -155,7 +155,7 @@ func TestCheckTables(t *testing.T) {
 			md.Directories[2].ParentEntry = 1
 		}), "directories[2]: parent_entry 1 / self_entry 0 set in packed table"},
 		{"legacy parent", legacy(func(md *Metadata) { md.Directories[1].ParentEntry = 1 }), "directories[1].parent_entry 1, entries say 0"},
-		{"dir twice", sample(func(md *Metadata) { md.DirEntries[5].InodeNum = 1 }), "directory inode 1 referenced by more than one entry"},
+		{"dir twice", sample(func(md *Metadata) { md.DirEntries[5].InodeNum = 1 }), "entry 5 names directory inode 1, whose own entry is 1"},
 		// inode ranks by type
 		{"rank order", sample(func(md *Metadata) { md.Inodes[2].ModeIndex = 2; md.Inodes[3].ModeIndex = 1 }), "inode 3 (rank 1) out of rank order"},
 		{"legacy entry type", legacy(func(md *Metadata) { md.Inodes[3].InodeV22 = 4 }), "inodes[3].inode_v2_2 4: entry mode 0120777, inode mode 0100644"},

@@ -114,6 +114,13 @@ type FS struct {
 // NewFS validates and normalises md (unpacking packed tables, rebuilding
 // parent/self entries, resolving string tables) and returns a view. md is
 // not modified. Images using unknown features are refused.
+//
+// It reads as little of a large image as it can, so that a mount starts
+// without reading every inode and entry: what it leaves is checked by
+// Check, and each part as it is used (an inode by Inode and Mode, a
+// directory's entries and names by CheckDir, which every reader of a
+// directory calls first, a file's chunks by FileChunks). An FS no Check
+// has passed never reads a part that is out of range.
 func NewFS(md *Metadata) (*FS, error) {
 	if md == nil {
 		return nil, errors.New("metadata: nil metadata")
@@ -213,6 +220,53 @@ func (f *FS) initInodes() error {
 		return fmt.Errorf("metadata: too many inodes (%d)", n)
 	}
 	f.n = uint32(n)
+	if f.v23 {
+		if err := f.rankByBisection(); err != nil {
+			return err
+		}
+	} else if err := f.scanInodes(&f.rank); err != nil {
+		return err
+	}
+	if f.rank[1] == 0 {
+		return errors.New("metadata: root inode is not a directory")
+	}
+	err := f.checkRankCounts()
+	if err != nil && f.v23 {
+		// Ranks out of order are the likelier fault, and bisection does
+		// not see it: a scan names the inode.
+		var rk [6]uint32
+		if serr := f.scanInodes(&rk); serr != nil {
+			return serr
+		}
+	}
+	return err
+}
+
+// checkRankCounts makes the four cheap count checks upstream performs on
+// every open (§3.3).
+func (f *FS) checkRankCounts() error {
+	md := f.md
+	if len(md.Directories)-1 != int(f.rank[1]) {
+		return fmt.Errorf("metadata: directories: %d entries for %d directories (+1 sentinel)", len(md.Directories), f.rank[1])
+	}
+	if len(md.SymlinkTable) != int(f.rank[2]-f.rank[1]) {
+		return fmt.Errorf("metadata: symlink_table: %d entries for %d symlinks", len(md.SymlinkTable), f.rank[2]-f.rank[1])
+	}
+	if !md.HasSharedFilesTable && md.chunkTableLen()-1 != int(f.rank[3]-f.rank[2]) {
+		return fmt.Errorf("metadata: chunk_table: %d entries for %d regular files (+1 sentinel)", md.chunkTableLen(), f.rank[3]-f.rank[2])
+	}
+	if md.HasDevices && len(md.Devices) != int(f.rank[4]-f.rank[3]) {
+		return fmt.Errorf("metadata: devices: %d entries for %d device inodes", len(md.Devices), f.rank[4]-f.rank[3])
+	}
+	return nil
+}
+
+// scanInodes checks every inode's mode, owner and group index and that
+// the inodes are in rank order, and stores where each rank starts in rk.
+// NewFS runs it for legacy images; for others, whose ranks it finds by
+// bisection, Check does (checkInodeAttrs).
+func (f *FS) scanInodes(rk *[6]uint32) error {
+	md := f.md
 	// In 2.3+ images inode i's attributes are element i, so the ranks
 	// are found in the same pass as the index checks; an index error
 	// still wins over a rank error found earlier.
@@ -227,7 +281,7 @@ func (f *FS) initInodes() error {
 			rankErr = fmt.Errorf("metadata: inode %d (rank %d) out of rank order", ino, r)
 		}
 		for ; cur < r; cur++ {
-			f.rank[cur+1] = ino
+			rk[cur+1] = ino
 		}
 	}
 	var mb, ob, gb [batchLen]uint32
@@ -267,25 +321,90 @@ func (f *FS) initInodes() error {
 		return rankErr
 	}
 	for ; cur < 5; cur++ {
-		f.rank[cur+1] = f.n
-	}
-	if f.rank[1] == 0 {
-		return errors.New("metadata: root inode is not a directory")
-	}
-	// The four cheap count checks upstream performs on every open (§3.3).
-	if len(md.Directories)-1 != int(f.rank[1]) {
-		return fmt.Errorf("metadata: directories: %d entries for %d directories (+1 sentinel)", len(md.Directories), f.rank[1])
-	}
-	if len(md.SymlinkTable) != int(f.rank[2]-f.rank[1]) {
-		return fmt.Errorf("metadata: symlink_table: %d entries for %d symlinks", len(md.SymlinkTable), f.rank[2]-f.rank[1])
-	}
-	if !md.HasSharedFilesTable && md.chunkTableLen()-1 != int(f.rank[3]-f.rank[2]) {
-		return fmt.Errorf("metadata: chunk_table: %d entries for %d regular files (+1 sentinel)", md.chunkTableLen(), f.rank[3]-f.rank[2])
-	}
-	if md.HasDevices && len(md.Devices) != int(f.rank[4]-f.rank[3]) {
-		return fmt.Errorf("metadata: devices: %d entries for %d device inodes", len(md.Devices), f.rank[4]-f.rank[3])
+		rk[cur+1] = f.n
 	}
 	return nil
+}
+
+// rankByBisection finds where each rank starts in a 2.3+ image by
+// bisection over the inodes' types, which the format keeps in rank
+// order: it reads a few inodes instead of all of them. Each inode is
+// checked against its rank, and its indexes, when it is used (Inode,
+// Mode); Check checks them all.
+func (f *FS) rankByBisection() error {
+	var err error
+	rankAt := func(ino uint32) int {
+		r, e := f.inodeRank(ino)
+		if e != nil && err == nil {
+			err = e
+		}
+		return r
+	}
+	// The root first: it must be a directory, and its mode index is
+	// the one a table without modes reports.
+	_ = rankAt(0)
+	if err != nil {
+		return err
+	}
+	lo := uint32(0)
+	for r := 1; r <= 4; r++ {
+		lo += uint32(sort.Search(int(f.n-lo), func(k int) bool { return err != nil || rankAt(lo+uint32(k)) >= r }))
+		if err != nil {
+			return err
+		}
+		f.rank[r] = lo
+	}
+	f.rank[5] = f.n
+	return nil
+}
+
+// checkMode checks inode ino's mode index mi and that its type is of the
+// rank the inode's number says; with its owner and group indexes, what
+// rankByBisection leaves to an inode's use.
+func (f *FS) checkMode(ino, mi uint32) error {
+	md := f.md
+	if uint64(mi) >= uint64(len(md.Modes)) {
+		return fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", f.attrIndex(ino), mi, len(md.Modes))
+	}
+	m := md.Modes[mi]
+	r := rankOf(m)
+	if r < 0 {
+		return fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, m&ModeType)
+	}
+	if ino < f.rank[r] || ino >= f.rank[r+1] {
+		return fmt.Errorf("metadata: inode %d (rank %d) out of rank order", ino, r)
+	}
+	return nil
+}
+
+// checkAttrs is checkMode with the owner and group indexes.
+func (f *FS) checkAttrs(ino uint32, a *InodeData) error {
+	if err := f.checkMode(ino, a.ModeIndex); err != nil {
+		return err
+	}
+	md := f.md
+	if len(md.Uids) > 0 && uint64(a.OwnerIndex) >= uint64(len(md.Uids)) {
+		return fmt.Errorf("metadata: inodes[%d].owner_index %d out of range (%d uids)", f.attrIndex(ino), a.OwnerIndex, len(md.Uids))
+	}
+	if len(md.Gids) > 0 && uint64(a.GroupIndex) >= uint64(len(md.Gids)) {
+		return fmt.Errorf("metadata: inodes[%d].group_index %d out of range (%d gids)", f.attrIndex(ino), a.GroupIndex, len(md.Gids))
+	}
+	return nil
+}
+
+// inodeRank returns the rank of inode ino's type, checking its mode
+// index.
+func (f *FS) inodeRank(ino uint32) (int, error) {
+	mi := f.md.inodeField(f.attrIndex(ino), fMode)
+	if uint64(mi) >= uint64(len(f.md.Modes)) {
+		return 0, fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", f.attrIndex(ino), mi, len(f.md.Modes))
+	}
+	m := f.md.Modes[mi]
+	r := rankOf(m)
+	if r < 0 {
+		return 0, fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, m&ModeType)
+	}
+	return r, nil
 }
 
 // u32Tab is a list of uint32: a slice, or the packed list (DecodeLazy).
@@ -731,6 +850,12 @@ func (f *FS) checkEntries() error {
 	return nil
 }
 
+// notOwnEntry is the error for entry i naming directory dir, whose own
+// entry is self: a second link to it, or a wrong stored self entry.
+func notOwnEntry(i, dir, self uint32) error {
+	return fmt.Errorf("metadata: entry %d names directory inode %d, whose own entry is %d", i, dir, self)
+}
+
 // checkDirEntry is checkEntries for entry i alone, and checks that an
 // entry naming a directory is that directory's own (see selfFromTable);
 // it returns the entry's name index.
@@ -743,7 +868,7 @@ func (f *FS) checkDirEntry(i uint32) (uint32, error) {
 		return 0, fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.NameIndex, f.names.len())
 	}
 	if e.InodeNum < f.rank[1] && f.selfEnt[e.InodeNum] != i {
-		return 0, fmt.Errorf("metadata: directory inode %d referenced by more than one entry", e.InodeNum)
+		return 0, notOwnEntry(i, e.InodeNum, f.selfEnt[e.InodeNum])
 	}
 	return e.NameIndex, nil
 }
@@ -816,10 +941,13 @@ func (f *FS) initDirs() error {
 // selfFromTable takes each directory's own entry from a directories
 // table that stores them (2.3+ images, unpacked, written since 0.11)
 // instead of finding it among every entry of the image: each is checked
-// to lie in a directory and to name its directory, whose parent is the
-// directory holding it. An entry naming a directory that is not the
-// directory's own (a second link) is found by CheckDir and Check. It
-// returns false for a table that does not store them.
+// to lie in a directory, whose parent is the directory holding it. That
+// it names its directory is checked by Check (checkSelfEntries) and, for
+// every directory reached, by CheckDir of its parent, which refuses an
+// entry naming a directory other than as that directory's own entry (a
+// second link, or a stored self entry that is wrong). It reads no entry:
+// on a mount they are not in memory yet. It returns false for a table
+// that does not store them.
 func (f *FS) selfFromTable() (bool, error) {
 	nd, first, dirs := f.rank[1], f.dirFirst, f.md.Directories
 	if !f.v23 || f.opts().PackedDirectories || nd < 2 {
@@ -834,9 +962,6 @@ func (f *FS) selfFromTable() (bool, error) {
 		s := dirs[c].SelfEntry
 		if s < first[0] || s >= first[nd] {
 			return false, fmt.Errorf("metadata: directories[%d].self_entry %d outside the directories' entries %d..%d", c, s, first[0], first[nd])
-		}
-		if ino := f.ents.inodeNum(s); ino != c {
-			return false, fmt.Errorf("metadata: directories[%d].self_entry %d names inode %d", c, s, ino)
 		}
 		// The directory whose entries hold s: the last one starting at
 		// or before it (empty directories start there too).
@@ -1003,7 +1128,11 @@ func (f *FS) Mode(ino uint32) (uint32, error) {
 	if err := f.checkIno(ino); err != nil {
 		return 0, err
 	}
-	return f.mode(ino), nil
+	mi := f.md.inodeField(f.attrIndex(ino), fMode)
+	if err := f.checkMode(ino, mi); err != nil {
+		return 0, err
+	}
+	return f.md.Modes[mi], nil
 }
 
 // IsDir reports whether ino is a directory.
@@ -1031,6 +1160,9 @@ func (f *FS) Inode(ino uint32) (Inode, error) {
 	md := f.md
 	o := f.opts()
 	a := md.inodeAttrs(f.attrIndex(ino), !o.MtimeOnly, o.HasBtime)
+	if err := f.checkAttrs(ino, &a); err != nil {
+		return Inode{}, err
+	}
 	in := Inode{Num: ino, Mode: md.Modes[a.ModeIndex], Uid: a.OwnerIndex, Gid: a.GroupIndex, Nlink: 1}
 	if len(md.Uids) > 0 {
 		in.Uid = md.Uids[a.OwnerIndex]
