@@ -32,7 +32,7 @@ func mapped(t *testing.T, path string) bool {
 // the file and behind a header (an offset that is not page aligned), and
 // the image reads the same as one opened the usual way.
 func TestMapMetadata(t *testing.T) {
-	const n = 12000
+	const n = 65000
 	for _, prefix := range []int{0, 1234} {
 		t.Run(fmt.Sprintf("prefix=%d", prefix), func(t *testing.T) {
 			path, content := mapImage(t, n, prefix, nil)
@@ -50,9 +50,12 @@ func TestMapMetadata(t *testing.T) {
 			if !mapped(t, path) {
 				t.Fatal("MapMetadata: no mapping of the image in /proc/self/maps")
 			}
-			// The copy of the metadata is what mapping saves.
+			// The copy of the metadata is what mapping saves, less the
+			// buffer its checksum is read through (256 KiB, from a pool
+			// that under the race detector drops some of what it is
+			// given, so perhaps twice) and some slack.
 			size := uint64(parts.MetadataSize)
-			if size < 100<<10 || allocMapped+size*9/10 > allocPlain {
+			if size < 1<<20 || allocMapped+size > allocPlain+(2*256+128)<<10 {
 				t.Errorf("metadata %d bytes: open allocated %d bytes mapped, %d read; want at least the metadata less when mapped", size, allocMapped, allocPlain)
 			}
 			for _, i := range []int{0, n / 2, n - 1} {
