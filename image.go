@@ -65,11 +65,12 @@ type Options struct {
 	// instead of being reported by Warnings. Likewise, the metadata is
 	// then checked as metadata.FS.CheckLazy does: each directory's
 	// entries and names (which takes reading every entry and name of the
-	// image) when the directory is first listed or searched, and a file's
-	// chunks when the file is used, either failing with an error naming
-	// the image and the fault if they are wrong; the rules serving does
-	// not rely on (every inode has an entry, link counts match entries)
-	// not at all. The rest of the metadata is still checked at open.
+	// image) when the directory is first listed or searched, an inode's
+	// attributes and a file's chunks when they are used, each failing
+	// with an error naming the image and the fault if they are wrong; the
+	// rules serving does not rely on (every inode has an entry, link
+	// counts match entries) not at all. The rest of the metadata is still
+	// checked at open.
 	EagerHeaders bool
 	// LazyMetadataCheck checks the metadata as for serving (see
 	// EagerHeaders) even when every section header is read at open, as
