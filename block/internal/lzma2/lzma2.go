@@ -423,16 +423,15 @@ func (r *rangeDec) tree(probs []uint16, n uint) int {
 		p := &probs[m]
 		v := uint32(*p)
 		bound := (rng >> 11) * v
-		if code < bound {
-			rng = bound
-			*p = uint16(v + (2048-v)>>5)
-			m <<= 1
-		} else {
-			rng -= bound
-			code -= bound
-			*p = uint16(v - v>>5)
-			m = m<<1 | 1
-		}
+		// Without branches: a literal's bits are as good as random, and
+		// a mispredicted branch costs more than the arithmetic of both
+		// outcomes. bit is 1 when code >= bound.
+		bit := uint32((uint64(code)-uint64(bound))>>63) ^ 1
+		mask := -bit
+		rng = bound + (rng-2*bound)&mask
+		code -= bound & mask
+		*p = uint16(v + (2048-v)>>5&^mask - v>>5&mask)
+		m = m<<1 | bit
 	}
 	r.rng, r.code, r.i = rng, code, i
 	return int(m - 1<<n)
@@ -455,18 +454,15 @@ func (r *rangeDec) matched(probs []uint16, match uint32) uint32 {
 		p := &probs[offs+mb+sym]
 		v := uint32(*p)
 		bound := (rng >> 11) * v
-		if code < bound {
-			rng = bound
-			*p = uint16(v + (2048-v)>>5)
-			sym <<= 1
-			offs &^= mb
-		} else {
-			rng -= bound
-			code -= bound
-			*p = uint16(v - v>>5)
-			sym = sym<<1 | 1
-			offs &= mb
-		}
+		// As in tree, without branches.
+		bit := uint32((uint64(code)-uint64(bound))>>63) ^ 1
+		mask := -bit
+		rng = bound + (rng-2*bound)&mask
+		code -= bound & mask
+		*p = uint16(v + (2048-v)>>5&^mask - v>>5&mask)
+		sym = sym<<1 | bit
+		// offs keeps mb's bit while the decoded bits follow match's.
+		offs &= mb ^ ^mask
 	}
 	r.rng, r.code, r.i = rng, code, i
 	return sym
