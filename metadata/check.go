@@ -25,11 +25,15 @@ func (f *FS) Check() error {
 // CheckLazy is Check for serving an image. It leaves out the rules that
 // take a pass over every entry or name of the image and that serving
 // does not rely on elsewhere:
-//   - the names of each directory (inside the buffer of a compressed
-//     table, valid FSST codes, sorted, unique, none "", "." or ".."),
-//     which are checked when the directory is first used instead:
-//     ReadDir, LookupPath, Walk and CheckDir then fail with the error
-//     Check reports for it, and Lookup finds nothing;
+//   - the entries and names of each directory (an existing inode and
+//     name, a directory named only by its own entry; names inside the
+//     buffer of a compressed table, of valid FSST codes, sorted, unique,
+//     none "", "." or ".."), which are checked when the directory is
+//     first used instead: ReadDir, LookupPath, Walk and CheckDir then
+//     fail with the error Check reports for it (or another of its
+//     faults), and Lookup finds nothing;
+//   - each inode's mode, owner and group indexes and that its type is of
+//     its rank, checked when the inode is used (Inode and Mode fail);
 //   - that a compact string table's index describes exactly its buffer;
 //   - each file's chunk range, checked when the file is used (FileChunks
 //     and Inode fail for it);

@@ -362,14 +362,9 @@ func (f *FS) rankByBisection() error {
 // rank the inode's number says; with its owner and group indexes, what
 // rankByBisection leaves to an inode's use.
 func (f *FS) checkMode(ino, mi uint32) error {
-	md := f.md
-	if uint64(mi) >= uint64(len(md.Modes)) {
-		return fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", f.attrIndex(ino), mi, len(md.Modes))
-	}
-	m := md.Modes[mi]
-	r := rankOf(m)
-	if r < 0 {
-		return fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, m&ModeType)
+	r, err := f.modeRank(ino, mi)
+	if err != nil {
+		return err
 	}
 	if ino < f.rank[r] || ino >= f.rank[r+1] {
 		return fmt.Errorf("metadata: inode %d (rank %d) out of rank order", ino, r)
@@ -395,11 +390,17 @@ func (f *FS) checkAttrs(ino uint32, a *InodeData) error {
 // inodeRank returns the rank of inode ino's type, checking its mode
 // index.
 func (f *FS) inodeRank(ino uint32) (int, error) {
-	mi := f.md.inodeField(f.attrIndex(ino), fMode)
-	if uint64(mi) >= uint64(len(f.md.Modes)) {
-		return 0, fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", f.attrIndex(ino), mi, len(f.md.Modes))
+	return f.modeRank(ino, f.md.inodeField(f.attrIndex(ino), fMode))
+}
+
+// modeRank returns the rank of the type of inode ino, whose mode index
+// is mi, checking mi.
+func (f *FS) modeRank(ino, mi uint32) (int, error) {
+	md := f.md
+	if uint64(mi) >= uint64(len(md.Modes)) {
+		return 0, fmt.Errorf("metadata: inodes[%d].mode_index %d out of range (%d modes)", f.attrIndex(ino), mi, len(md.Modes))
 	}
-	m := f.md.Modes[mi]
+	m := md.Modes[mi]
 	r := rankOf(m)
 	if r < 0 {
 		return 0, fmt.Errorf("metadata: inode %d has unknown file type %#o", ino, m&ModeType)
