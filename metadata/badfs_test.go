@@ -67,7 +67,7 @@ func lazyAgrees(md *Metadata) error {
 	leftOut := func(err error) bool {
 		// checkEntries first: the full string check needs what it notes.
 		strs := func() error { return f.checkStrings(true) }
-		for _, c := range []func() error{f.checkInodeAttrs, f.checkEntries, f.checkSelfEntries, f.validateNames, strs, f.checkReferenced, f.checkNlinks, f.checkSharedTable, f.checkChunkRanges} {
+		for _, c := range []func() error{f.checkInodeAttrs, f.checkSelfEntries, f.checkEntries, f.validateNames, strs, f.checkReferenced, f.checkNlinks, f.checkSharedTable, f.checkChunkRanges} {
 			if e := runCheck(c); e != nil && e.Error() == err.Error() {
 				return true
 			}

@@ -825,9 +825,10 @@ func (f *FS) initEntries() error {
 }
 
 // checkEntries checks that every entry names an inode and a name that
-// exist, and notes the highest name index. NewFS leaves it to Check, and
-// to CheckDir for the entries of one directory (checkDirEntry): all of
-// them is a pass over every entry of the image.
+// exist, and a directory only as its own entry, and notes the highest
+// name index. NewFS leaves it to Check, and to CheckDir for the entries
+// of one directory (checkDirEntry): all of them is a pass over every
+// entry of the image.
 func (f *FS) checkEntries() error {
 	var top uint32 // highest name index
 	var nb, ib [batchLen]uint32
@@ -843,6 +844,9 @@ func (f *FS) checkEntries() error {
 			}
 			if i > 0 && uint64(ni) >= uint64(nn) {
 				return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, ni, nn)
+			}
+			if ino := ib[k]; ino < f.rank[1] && f.selfEnt[ino] != i {
+				return notOwnEntry(i, ino, f.selfEnt[ino])
 			}
 			top = max(top, ni)
 		}

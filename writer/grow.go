@@ -176,10 +176,14 @@ func (bi *baseImage) load(check bool) error {
 	if bi.fs, err = metadata.NewFS(bi.md); err != nil {
 		return err
 	}
+	// Without the consistency check, still every index in range: the
+	// tables are read whole.
+	chk := bi.fs.CheckTables
 	if check {
-		if err := bi.fs.Check(); err != nil {
-			return err
-		}
+		chk = bi.fs.Check
+	}
+	if err := chk(); err != nil {
+		return err
 	}
 	bi.limit = int64(bi.md.BlockSize)
 	if bi.limit <= 0 {

@@ -119,6 +119,11 @@ func (rc *rechunker) produce(ctx context.Context, emit func(data []byte) error) 
 	if err != nil {
 		return err
 	}
+	// The tables are read whole: every index must be in range, whether
+	// or not the input was checked.
+	if err := fsys.CheckTables(); err != nil {
+		return err
+	}
 	norm := fsys.Metadata()
 	md := rc.r.md
 	rc.open = map[streamKey]*openBlock{}

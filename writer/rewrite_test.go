@@ -18,6 +18,7 @@ import (
 	"github.com/godwarfs/godwarfs/dedup"
 	"github.com/godwarfs/godwarfs/internal/fixtures"
 	"github.com/godwarfs/godwarfs/internal/imageaccess"
+	"github.com/godwarfs/godwarfs/internal/testimage"
 	"github.com/godwarfs/godwarfs/metadata"
 	"github.com/zeebo/xxh3"
 )
@@ -649,4 +650,42 @@ func historyEntries(t *testing.T, im *block.Image) int {
 		n += len(h.Entries)
 	}
 	return n
+}
+
+// TestRebuildNoCheckBadTables: with NoCheck, a rebuild skips the
+// consistency check but not the range check of the tables it reads
+// whole: an entry naming no inode, and a mode index past the modes, are
+// refused with an error naming them, and nothing is written.
+func TestRebuildNoCheckBadTables(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 100)
+	chunks := [][]metadata.Chunk{{{Block: 0, Offset: 0, Size: 10}}, {{Block: 0, Offset: 10, Size: 10}}}
+	for _, c := range []struct {
+		name string
+		mut  func(md *metadata.Metadata)
+		want string
+	}{
+		{"entry inode", func(md *metadata.Metadata) { md.DirEntries[2].InodeNum = 40 }, "entry 2: inode 40 out of range"},
+		{"mode index", func(md *metadata.Metadata) { md.Inodes[2].ModeIndex = 9 }, "inodes[2].mode_index 9 out of range"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			md := testimage.Files(1024, []string{"a", "b"}, chunks)
+			c.mut(md)
+			img, err := testimage.Build(md, [][]byte{data}, "zstd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			in, out := filepath.Join(dir, "bad.dwarfs"), filepath.Join(dir, "out.dwarfs")
+			if err := os.WriteFile(in, img, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err = Rewrite(context.Background(), RewriteOptions{Target: Target{Output: out}, Input: in, Mode: "none", RebuildMetadata: true, NoCheck: true})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want %q", err, c.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Error("output written for bad input")
+			}
+		})
+	}
 }
