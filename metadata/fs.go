@@ -838,44 +838,37 @@ func (f *FS) checkEntries() error {
 		f.ents.fillNameIndexes(lo, nb[:c])
 		f.ents.fillInodeNums(lo, ib[:c])
 		for k := range c {
-			i, ni := lo+k, nb[k]
-			if ib[k] >= f.n {
-				return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, ib[k], f.n)
+			if err := f.entryErr(lo+k, ib[k], nb[k], nn); err != nil {
+				return err
 			}
-			if i > 0 && uint64(ni) >= uint64(nn) {
-				return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, ni, nn)
-			}
-			if ino := ib[k]; ino < f.rank[1] && f.selfEnt[ino] != i {
-				return notOwnEntry(i, ino, f.selfEnt[ino])
-			}
-			top = max(top, ni)
+			top = max(top, nb[k])
 		}
 	}
 	f.namesUsed = int(top) + 1
 	return nil
 }
 
-// notOwnEntry is the error for entry i naming directory dir, whose own
-// entry is self: a second link to it, or a wrong stored self entry.
-func notOwnEntry(i, dir, self uint32) error {
-	return fmt.Errorf("metadata: entry %d names directory inode %d, whose own entry is %d", i, dir, self)
+// entryErr checks entry i, naming inode ino and name ni of nn: both must
+// exist, and a directory may only be named by its own entry (the root's
+// entry names no name). A second link, or a wrong stored self entry (see
+// selfFromTable), fails the last rule.
+func (f *FS) entryErr(i, ino, ni uint32, nn int) error {
+	switch {
+	case ino >= f.n:
+		return fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, ino, f.n)
+	case i > 0 && uint64(ni) >= uint64(nn):
+		return fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, ni, nn)
+	case ino < f.rank[1] && f.selfEnt[ino] != i:
+		return fmt.Errorf("metadata: entry %d names directory inode %d, whose own entry is %d", i, ino, f.selfEnt[ino])
+	}
+	return nil
 }
 
-// checkDirEntry is checkEntries for entry i alone, and checks that an
-// entry naming a directory is that directory's own (see selfFromTable);
-// it returns the entry's name index.
+// checkDirEntry is checkEntries for entry i alone; it returns the entry's
+// name index.
 func (f *FS) checkDirEntry(i uint32) (uint32, error) {
 	e := f.ents.at(i)
-	if e.InodeNum >= f.n {
-		return 0, fmt.Errorf("metadata: entry %d: inode %d out of range (%d inodes)", i, e.InodeNum, f.n)
-	}
-	if i > 0 && uint64(e.NameIndex) >= uint64(f.names.len()) {
-		return 0, fmt.Errorf("metadata: entry %d: name index %d out of range (%d names)", i, e.NameIndex, f.names.len())
-	}
-	if e.InodeNum < f.rank[1] && f.selfEnt[e.InodeNum] != i {
-		return 0, notOwnEntry(i, e.InodeNum, f.selfEnt[e.InodeNum])
-	}
-	return e.NameIndex, nil
+	return e.NameIndex, f.entryErr(i, e.InodeNum, e.NameIndex, f.names.len())
 }
 
 func (f *FS) initDirs() error {

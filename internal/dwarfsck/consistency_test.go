@@ -11,11 +11,27 @@ import (
 	"github.com/godwarfs/godwarfs/metadata"
 )
 
+// badImage writes an image of two files, a and b (10 bytes each of one
+// 100-byte block), whose metadata mut has changed, and returns its path.
+func badImage(t *testing.T, mut func(md *metadata.Metadata)) string {
+	t.Helper()
+	chunks := [][]metadata.Chunk{{{Block: 0, Offset: 0, Size: 10}}, {{Block: 0, Offset: 10, Size: 10}}}
+	md := testimage.Files(1024, []string{"a", "b"}, chunks)
+	mut(md)
+	img, err := testimage.Build(md, [][]byte{bytes.Repeat([]byte("x"), 100)}, "zstd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "bad.dwarfs")
+	if err := os.WriteFile(p, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestMetadataConsistency: dwarfsck refuses structurally inconsistent
 // metadata with a message naming the table, the index and the bad value.
 func TestMetadataConsistency(t *testing.T) {
-	data := bytes.Repeat([]byte("x"), 100)
-	chunks := [][]metadata.Chunk{{{Block: 0, Offset: 0, Size: 10}}, {{Block: 0, Offset: 10, Size: 10}}}
 	cases := []struct {
 		name string
 		mut  func(md *metadata.Metadata)
@@ -32,16 +48,7 @@ func TestMetadataConsistency(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			md := testimage.Files(1024, []string{"a", "b"}, chunks)
-			c.mut(md)
-			img, err := testimage.Build(md, [][]byte{data}, "zstd")
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := filepath.Join(t.TempDir(), "bad.dwarfs")
-			if err := os.WriteFile(p, img, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			p := badImage(t, c.mut)
 			rc, _, errs := runck(append(c.args, p)...)
 			if rc != ExitImage || !strings.Contains(errs, c.want) || !strings.Contains(errs, p) {
 				t.Errorf("rc %d, stderr %q\nwant exit %d naming the image and %q", rc, errs, ExitImage, c.want)
@@ -55,8 +62,6 @@ func TestMetadataConsistency(t *testing.T) {
 // finds passes, a directory's fault fails whatever reads the directory,
 // and what opening needs is still refused.
 func TestNoCheckMetadata(t *testing.T) {
-	data := bytes.Repeat([]byte("x"), 100)
-	chunks := [][]metadata.Chunk{{{Block: 0, Offset: 0, Size: 10}}, {{Block: 0, Offset: 10, Size: 10}}}
 	cases := []struct {
 		name string
 		mut  func(md *metadata.Metadata)
@@ -73,19 +78,12 @@ func TestNoCheckMetadata(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			md := testimage.Files(1024, []string{"a", "b"}, chunks)
-			if md.Options == nil {
-				md.Options = &metadata.FsOptions{}
-			}
-			c.mut(md)
-			img, err := testimage.Build(md, [][]byte{data}, "zstd")
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := filepath.Join(t.TempDir(), "bad.dwarfs")
-			if err := os.WriteFile(p, img, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			p := badImage(t, func(md *metadata.Metadata) {
+				if md.Options == nil {
+					md.Options = &metadata.FsOptions{}
+				}
+				c.mut(md)
+			})
 			// Without --no-check, each is refused.
 			if rc, _, errs := runck("-q", p); rc != ExitImage {
 				t.Errorf("without --no-check: rc %d, stderr %q", rc, errs)
