@@ -11,10 +11,22 @@
 // object that changed or vanished since it was listed fails the build
 // with an error naming it. Fetched bytes are kept in an unlinked
 // temporary file for the build's second pass.
+//
+// Keys whose listings give the same size and the same ETag of the form
+// S3 uses for the MD5 of a single-part object's contents (32 hex digits)
+// are fetched once: trees put into object storage repeat files as much
+// as trees on disk, and a GET costs the store far more than a read costs
+// a disk. The first key's bytes are checked against that MD5 before the
+// others are read from them (so a change to one of the others after
+// the listing is not seen: the build holds what was listed); where they
+// do not match (a store whose ETags are not MD5s, or an encrypted
+// object), every key is fetched on its own.
 package s3input
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -258,6 +270,35 @@ type object struct {
 	done    chan struct{}
 	errOnce sync.Once
 	err     error
+	// same is an object scanned earlier with the same size and MD5
+	// ETag: o is read from its bytes if they match that MD5, and
+	// fetched itself otherwise.
+	same *object
+	// check is set on an object others are the same as: its bytes are
+	// hashed once fetched, and md5OK tells whether they match its ETag
+	// (set before done is closed).
+	check bool
+	md5OK bool
+}
+
+// contentKey is what objects with the same contents have in common: a
+// size and an ETag that is an MD5 (lower case, no quotes).
+type contentKey struct {
+	size int64
+	md5  string
+}
+
+// contentOf returns o's contentKey; false if its ETag is not an MD5, as
+// for multipart uploads ("...-N") and ETags of other forms.
+func contentOf(o s3source.Object) (contentKey, bool) {
+	e := strings.ToLower(strings.Trim(o.ETag, `"`))
+	if o.Size <= 0 || len(e) != 32 {
+		return contentKey{}, false
+	}
+	if _, err := hex.DecodeString(e); err != nil {
+		return contentKey{}, false
+	}
+	return contentKey{o.Size, e}, true
 }
 
 type job struct {
@@ -325,12 +366,22 @@ func (s *Source) ReadTree(ctx context.Context, progress func(int64), warn func(s
 		o := &object{url: "s3://" + bucket + "/" + e.Object.Key, ver: e.Object, done: make(chan struct{})}
 		n.Data = dedup.FileData{R: reader{s, o}, Name: o.url}
 	}
-	// The build scans depth first, by name: fetch in that order.
+	// The build scans depth first, by name: fetch in that order, each
+	// contents once.
+	first := map[contentKey]*object{}
 	var visit func(n *dedup.TreeNode)
 	visit = func(n *dedup.TreeNode) {
 		sort.Slice(n.Children, func(i, j int) bool { return n.Children[i].Name < n.Children[j].Name })
 		for _, c := range n.Children {
 			if r, ok := c.Data.R.(reader); ok {
+				k, ok := contentOf(r.o.ver)
+				if p := first[k]; ok && p != nil {
+					r.o.same, r.o.idx, p.check = p, p.idx, true
+					continue
+				}
+				if ok {
+					first[k] = r.o
+				}
 				r.o.idx = len(s.objs)
 				s.objs = append(s.objs, r.o)
 			}
@@ -473,10 +524,26 @@ func (s *Source) fetcher() {
 		if err == nil {
 			s.fetched.Add(n)
 		}
-		if err != nil || o.left.Add(-1) == 0 {
+		if err != nil {
 			o.finish(err)
+		} else if o.left.Add(-1) == 0 {
+			if o.check {
+				o.md5OK = s.matchesETag(o, buf)
+			}
+			o.finish(nil)
 		}
 	}
+}
+
+// matchesETag tells whether o's fetched bytes have the MD5 its ETag
+// gives.
+func (s *Source) matchesETag(o *object, buf []byte) bool {
+	k, _ := contentOf(o.ver)
+	h := md5.New()
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(s.spill, o.off, o.ver.Size), buf); err != nil {
+		return false
+	}
+	return hex.EncodeToString(h.Sum(nil)) == k.md5
 }
 
 // finish records the object's fetch as done, with err if it failed.
@@ -493,6 +560,20 @@ func (o *object) finish(err error) {
 		o.err = err
 		close(o.done)
 	})
+}
+
+// bytesOf returns the object whose fetched bytes are o's: the one o is
+// the same as if its bytes proved it, else o itself, fetched unless it
+// is.
+func (s *Source) bytesOf(o *object) (*object, error) {
+	if p := o.same; p != nil {
+		if s.wait(p) == nil && p.md5OK {
+			return p, nil
+		}
+		// p's bytes are not the MD5 its ETag gives, or p failed: o's
+		// own error, if it has one, is the one to tell.
+	}
+	return o, s.wait(o)
 }
 
 // wait fetches o unless it is, and waits until it is there.
@@ -540,11 +621,12 @@ func (r reader) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return 0, io.EOF
 	}
-	if err := r.s.wait(r.o); err != nil {
+	o, err := r.s.bytesOf(r.o)
+	if err != nil {
 		return 0, err
 	}
 	n := min(int64(len(p)), size-off)
-	m, err := r.s.spill.ReadAt(p[:n], r.o.off+off)
+	m, err := r.s.spill.ReadAt(p[:n], o.off+off)
 	if int64(m) == n {
 		err = nil
 		if n < int64(len(p)) {

@@ -5,6 +5,7 @@ package s3input_test
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -291,6 +292,120 @@ func TestS3(t *testing.T) {
 			}
 		})
 	}
+
+	// gets counts the object GETs per key below prefix through a proxy;
+	// edit, if set, changes requests and responses.
+	gets := func(t *testing.T, prefix string, edit func(r *http.Request) func(http.Header, []byte) []byte) *sync.Map {
+		var m sync.Map
+		px := remotetest.NewProxy(t, w.URL, func(n int64, r *http.Request) remotetest.Fault {
+			if r.URL.Query().Get("list-type") != "2" {
+				if k, ok := strings.CutPrefix(r.URL.Path, "/bkt/"+prefix); ok {
+					c, _ := m.LoadOrStore(k, new(atomic.Int64))
+					c.(*atomic.Int64).Add(1)
+				}
+			}
+			if edit == nil {
+				return remotetest.Fault{}
+			}
+			return remotetest.Fault{Edit: edit(r)}
+		})
+		t.Setenv("AWS_ENDPOINT_URL_S3", px.URL)
+		return &m
+	}
+	count := func(m *sync.Map, key string) int64 {
+		if c, ok := m.Load(key); ok {
+			return c.(*atomic.Int64).Load()
+		}
+		return 0
+	}
+	readTree := func(t *testing.T, prefix string, want map[string][]byte) *s3input.Source {
+		t.Helper()
+		src := s3input.New("s3://bkt/"+prefix, s3input.Options{TempDir: t.TempDir()})
+		t.Cleanup(func() { src.Close() })
+		root, err := src.ReadTree(context.Background(), func(int64) {}, warn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]*dedup.TreeNode{}
+		files(root, "", got)
+		for p, b := range want {
+			if data, err := readAll(got[p]); err != nil || !bytes.Equal(data, b) {
+				t.Errorf("%s: %d bytes, %v; want its %d bytes", p, len(data), err, len(b))
+			}
+		}
+		return src
+	}
+
+	t.Run("same contents fetched once", func(t *testing.T) {
+		// Keys of the same size and MD5 ETag share one fetch, a
+		// two-part object's included; the same size alone does not.
+		rnd := func(n int) []byte {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(rng.IntN(256))
+			}
+			return b
+		}
+		small, big, other := rnd(3000), rnd(8<<20+999), rnd(3000)
+		want := map[string][]byte{"a1": small, "d/a2": small, "d/e/a3": small, "z/a4": small,
+			"b1": big, "z/b2": big, "c": other}
+		for k, b := range want {
+			put(t, w, "bkt", "same/"+k, b)
+		}
+		m := gets(t, "same/", nil)
+		src := readTree(t, "same/", want)
+		for k, n := range map[string]int64{"a1": 1, "d/a2": 0, "d/e/a3": 0, "z/a4": 0, "b1": 2, "z/b2": 0, "c": 1} {
+			if got := count(m, k); got != n {
+				t.Errorf("%s: %d GETs, want %d", k, got, n)
+			}
+		}
+		if f, want := src.Fetched(), int64(2*3000+8<<20+999); f != want {
+			t.Errorf("fetched %d bytes, want %d", f, want)
+		}
+	})
+
+	t.Run("ETags that are not MD5s", func(t *testing.T) {
+		// A store that gives two different objects of one size the same
+		// ETag, not their MD5: the second is fetched on its own.
+		x, y := bytes.Repeat([]byte{'x'}, 2000), bytes.Repeat([]byte{'y'}, 2000)
+		want := map[string][]byte{"x": x, "y": y}
+		real := map[string]string{}
+		for k, b := range want {
+			put(t, w, "bkt", "fake/"+k, b)
+			real[k] = fmt.Sprintf("%x", md5.Sum(b))
+		}
+		const fake = "00112233445566778899aabbccddeeff"
+		m := gets(t, "fake/", func(r *http.Request) func(http.Header, []byte) []byte {
+			if k, ok := strings.CutPrefix(r.URL.Path, "/bkt/fake/"); ok {
+				// A GET pinned to the fake ETag asks for the real one.
+				if im := r.Header.Get("If-Match"); im != "" {
+					r.Header.Set("If-Match", strings.ReplaceAll(im, fake, real[k]))
+				}
+			}
+			return func(h http.Header, body []byte) []byte {
+				for _, e := range real {
+					if et := h.Get("ETag"); et != "" {
+						h.Set("ETag", strings.ReplaceAll(et, e, fake))
+					}
+					body = bytes.ReplaceAll(body, []byte(e), []byte(fake))
+				}
+				return body
+			}
+		})
+		ents, err := s3input.List(context.Background(), "s3://bkt/fake/", s3input.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if !e.IsDir && !strings.Contains(e.Object.ETag, fake) {
+				t.Fatalf("%s: ETag %s, the proxy's is %s", e.Path, e.Object.ETag, fake)
+			}
+		}
+		readTree(t, "fake/", want)
+		if count(m, "x") != 1 || count(m, "y") != 1 {
+			t.Errorf("GETs: x %d, y %d; want one each", count(m, "x"), count(m, "y"))
+		}
+	})
 
 	t.Run("missing bucket", func(t *testing.T) {
 		_, err := s3input.List(context.Background(), "s3://no-such-bucket/x/", s3input.Options{})

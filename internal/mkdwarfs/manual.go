@@ -99,7 +99,12 @@ var manual = cli.Manual{
 			"The objects are fetched when the build first reads them and ahead of its reads, in the " +
 				"order it scans, by 16 parallel ranged GETs of up to 8 MiB. Each is pinned to the ETag and " +
 				"size the listing gave (If-Match): an object that changed or was deleted since the listing " +
-				"fails the build with an error naming its key, and no image is written. Throttling, server " +
+				"fails the build with an error naming its key, and no image is written. Keys of the same " +
+				"size whose ETags give the same MD5 (objects uploaded in one part, unencrypted) are fetched " +
+				"once: the first key's bytes are checked against that MD5 and the others are read from them, " +
+				"so a later change to one of those others goes unseen and the image holds what the listing " +
+				"named; where the bytes do not match (a store whose ETags are not MD5s), each key is fetched " +
+				"on its own. Throttling, server " +
 				"errors, resets and cut bodies are retried, listing pages included, as range reads of " +
 				"remote images are (five attempts within 60 seconds, backing off). Fetched bytes stay in an " +
 				"unlinked temporary file in --tmpdir for the build's second pass: it needs room for the " +

@@ -2,11 +2,13 @@ package remotetest
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +21,9 @@ type Fault struct {
 	RetryAfter string        // Retry-After header sent with Status
 	ResetAfter int64         // forward, then reset the connection after this many body bytes (0 = off)
 	CutAfter   int64         // forward, then close cleanly after this many body bytes (0 = off)
+	// Edit, if set, changes the forwarded response: its header in
+	// place, its body by returning the new one (not with a cut).
+	Edit func(h http.Header, body []byte) []byte
 }
 
 // Proxy forwards requests to a real server, injecting faults.
@@ -80,11 +85,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	cut := max(f.ResetAfter, f.CutAfter)
 	if cut == 0 {
+		var body io.Reader = resp.Body
+		if f.Edit != nil {
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			b = f.Edit(resp.Header, b)
+			resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
+			body = bytes.NewReader(b)
+		}
 		for k, v := range resp.Header {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
+		io.Copy(w, body)
 		return
 	}
 	// Write the response by hand on the raw connection so that it can
