@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 type TreeSource interface {
 	// ReadTree reads the whole tree. It calls progress now and then with
 	// the bytes of input read so far, and warn for what the image cannot
-	// hold.
+	// hold. The build takes the returned tree apart as it converts it:
+	// each call must return a tree of its own.
 	ReadTree(ctx context.Context, progress func(read int64), warn func(format string, args ...any)) (*TreeNode, error)
 }
 
@@ -110,9 +112,16 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 	findLinks(t)
 	inodes := map[*TreeNode]*inode{}
 	root := &entry{ino: nodeInode(t, s.opt.KeepAllTimes), top: true}
+	// The source's tree is taken apart as it is converted, each node
+	// dropped once its entry exists, so that the two trees, which cost
+	// about as much each, are never both whole. Names are copied out of
+	// the source's strings, which may hold whole paths.
 	var add func(d *entry, n *TreeNode, dirRel string) error
 	add = func(d *entry, n *TreeNode, dirRel string) error {
-		for _, c := range n.Children {
+		kids := n.Children
+		n.Children = nil
+		for i, c := range kids {
+			kids[i] = nil
 			rel := c.Name
 			if dirRel != "" {
 				rel = dirRel + "/" + c.Name
@@ -124,6 +133,15 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 			in := inodes[src]
 			if in == nil {
 				in = nodeInode(src, s.opt.KeepAllTimes)
+				if in.data != nil && in.data.Name == rel && in.data.Extents == nil {
+					// The entry's path names the file as well, and an
+					// empty file's bytes are nowhere.
+					if in.size == 0 {
+						in.data = &noData
+					} else {
+						in.data.Name = ""
+					}
+				}
 				if src.Mode&syscall.S_IFMT == syscall.S_IFREG && targets[src] {
 					inodes[src] = in
 				}
@@ -141,7 +159,7 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 			if !filterKeep(s.opt.Filters, rel, in.kind == kDir) {
 				continue
 			}
-			e := &entry{name: c.Name, parent: d, ino: in}
+			e := &entry{name: strings.Clone(c.Name), parent: d, ino: in}
 			d.children = append(d.children, e)
 			if in.kind == kDir {
 				if err := add(e, c, rel); err != nil {
@@ -156,6 +174,10 @@ func (s *scanner) fromTree(ctx context.Context, b *builder) (*entry, error) {
 	}
 	return root, nil
 }
+
+// noData is the FileData of every empty file a TreeSource names by its
+// path: nothing reads or changes it.
+var noData FileData
 
 // PhaseReading is Stats.Phase while a TreeSource is read.
 const PhaseReading = "reading"
