@@ -12,9 +12,17 @@
 // units of the plan: a unit is in exactly one shard, with everything
 // below it. A unit that is a directory holding more than the shards' even
 // share of the bytes (total/count) is not a unit but cut again one level
-// deeper, recursively; a file is never cut. The units are placed largest
-// first, each into the shard with the fewest bytes so far (the lowest
-// index on a tie), ties between units broken by path.
+// deeper, recursively; a file is never cut.
+//
+// A directory whose entries are versions of one tree (directories most
+// of whose names recur in the others, as releases side by side) is cut
+// across them: a unit is then one relative path in every version, so
+// that what the versions have in common lands in one shard and is stored
+// once; unless that leaves a part above an even share that cannot be cut
+// (a few big files a version), and then the versions are cut apart as
+// other directories are. The units are placed largest first, each into
+// the shard with the fewest bytes so far (the lowest index on a tie),
+// ties between units broken by their first path.
 //
 // The directories above the units form the skeleton: a shard holds each
 // directory that leads to one of its units (with the directory's own
@@ -30,6 +38,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,7 +88,7 @@ type Plan struct {
 // version names the planning rules in the digest: a change to them must
 // change every digest, so that shards planned by different rules never
 // merge.
-const version = "godwarfs shard plan 1"
+const version = "godwarfs shard plan 2"
 
 type node struct {
 	path     string
@@ -163,23 +172,39 @@ func New(entries []Entry, count, depth int) (*Plan, error) {
 
 	p := &Plan{Count: count, Depth: depth, Bytes: root.total, owner: map[string]int{}, skel: map[string][]bool{}}
 	p.Digest = digest(sorted, count, depth)
-	// A directory is cut when it is above the cut depth or holds more
-	// than an even share; an empty one is a unit wherever it is.
-	var units []*node
-	var cut func(n *node, level int)
-	cut = func(n *node, level int) {
-		p.skel[n.path] = make([]bool, count)
-		for _, c := range n.children {
-			if c.dir && len(c.children) > 0 && (level < depth || c.total*int64(count) > root.total) {
-				cut(c, level+1)
+	// A group of directories is cut when it is above the cut depth or
+	// holds more than an even share; an empty one is a unit wherever it
+	// is.
+	var units []unit
+	var cut func(g []*node, level int)
+	cut = func(g []*node, level int) {
+		for _, n := range g {
+			p.skel[n.path] = make([]bool, count)
+		}
+		if len(g) == 1 && versions(g[0]) && acrossFits(g[0], count, root.total) {
+			g = g[0].children
+			for _, n := range g {
+				p.skel[n.path] = make([]bool, count)
+			}
+			level++
+		}
+		for _, sub := range byName(g) {
+			var total int64
+			cuttable := true
+			for _, c := range sub {
+				total += c.total
+				cuttable = cuttable && c.dir && len(c.children) > 0
+			}
+			if cuttable && (level < depth || total*int64(count) > root.total) {
+				cut(sub, level+1)
 			} else {
-				units = append(units, c)
+				units = append(units, unit{sub, total})
 			}
 		}
 	}
-	cut(root, 1)
-	slices.SortFunc(units, func(a, b *node) int {
-		return cmp.Or(cmp.Compare(b.total, a.total), strings.Compare(a.path, b.path))
+	cut([]*node{root}, 1)
+	slices.SortFunc(units, func(a, b unit) int {
+		return cmp.Or(cmp.Compare(b.total, a.total), strings.Compare(a.nodes[0].path, b.nodes[0].path))
 	})
 	p.Shards = make([]Shard, count)
 	for k := range p.Shards {
@@ -193,13 +218,15 @@ func New(entries []Entry, count, depth int) (*Plan, error) {
 			}
 		}
 		s := &p.Shards[best]
-		s.Paths = append(s.Paths, u.path)
 		s.Bytes += u.total
-		p.owner[u.path] = best
-		for d := parent(u.path); ; d = parent(d) {
-			p.skel[d][best] = true
-			if d == "" {
-				break
+		for _, n := range u.nodes {
+			s.Paths = append(s.Paths, n.path)
+			p.owner[n.path] = best
+			for d := parent(n.path); ; d = parent(d) {
+				p.skel[d][best] = true
+				if d == "" {
+					break
+				}
 			}
 		}
 	}
@@ -208,6 +235,73 @@ func New(entries []Entry, count, depth int) (*Plan, error) {
 	}
 	return p, nil
 }
+
+// unit is what is placed in one shard: a subtree, or the subtrees at one
+// relative path in each version of a version set.
+type unit struct {
+	nodes []*node
+	total int64
+}
+
+// versions tells whether n's entries look like versions of one tree:
+// two or more directories, most of whose names recur in the others.
+// Such a directory is cut across its versions, by relative path, so that
+// each shard holds a path's every version and what they have in common
+// is stored once, as it is by a build of the whole.
+func versions(n *node) bool {
+	if len(n.children) < 2 {
+		return false
+	}
+	names := map[string]bool{}
+	all := 0
+	for _, v := range n.children {
+		if !v.dir || len(v.children) == 0 {
+			return false
+		}
+		for _, c := range v.children {
+			names[base(c.path)] = true
+		}
+		all += len(v.children)
+	}
+	return 2*len(names) <= all
+}
+
+// acrossFits tells whether cutting the versions n holds across them
+// leaves every part either within an even share or a group of
+// directories to cut further. Versions that are a few big files each
+// (a log a day) are cut apart instead, as they balance better.
+func acrossFits(n *node, count int, total int64) bool {
+	for _, sub := range byName(n.children) {
+		var t int64
+		cuttable := true
+		for _, c := range sub {
+			t += c.total
+			cuttable = cuttable && c.dir && len(c.children) > 0
+		}
+		if !cuttable && t*int64(count) > total {
+			return false
+		}
+	}
+	return true
+}
+
+// byName groups the entries of the directories g by name, in name order.
+func byName(g []*node) [][]*node {
+	m := map[string][]*node{}
+	for _, n := range g {
+		for _, c := range n.children {
+			m[base(c.path)] = append(m[base(c.path)], c)
+		}
+	}
+	names := slices.Sorted(maps.Keys(m))
+	out := make([][]*node, len(names))
+	for i, name := range names {
+		out[i] = m[name]
+	}
+	return out
+}
+
+func base(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
 
 // parent is the path of p's directory ("" for the root).
 func parent(p string) string {

@@ -79,6 +79,41 @@ func TestPlan(t *testing.T) {
 			bytes: []int64{5, 1, 0},
 		},
 		{
+			name: "versions are cut by relative path",
+			entries: []Entry{
+				f("pkg/1.0/src/a", 10), f("pkg/1.0/src/b", 10), f("pkg/1.0/doc/x", 5), f("pkg/1.0/README", 1),
+				f("pkg/1.1/src/a", 10), f("pkg/1.1/src/b", 10), f("pkg/1.1/doc/x", 5), f("pkg/1.1/README", 1),
+				f("pkg/2.0/src/a", 10), f("pkg/2.0/src/b", 10), f("pkg/2.0/doc/x", 5), f("pkg/2.0/README", 1),
+				f("other/big", 30), f("other/small", 5)},
+			count: 2, depth: 1,
+			// total 113, share 56.5: pkg (78) is cut across its versions
+			// into README (3), doc (15) and src (60), and src again into
+			// src/a and src/b (30 each), every version's together.
+			// other(35)->0, src/a->1, src/b->1, doc->0, README->0.
+			want: [][]string{{"other", "pkg/1.0/README", "pkg/1.0/doc", "pkg/1.1/README", "pkg/1.1/doc", "pkg/2.0/README", "pkg/2.0/doc"},
+				{"pkg/1.0/src/a", "pkg/1.0/src/b", "pkg/1.1/src/a", "pkg/1.1/src/b", "pkg/2.0/src/a", "pkg/2.0/src/b"}},
+			bytes: []int64{53, 60},
+		},
+		{
+			name: "versions of big files are cut apart",
+			entries: []Entry{f("logs/d1/app", 10), f("logs/d1/db", 10), f("logs/d2/app", 10), f("logs/d2/db", 10),
+				f("logs/d3/app", 10), f("logs/d3/db", 10), f("logs/d4/app", 10), f("logs/d4/db", 10)},
+			count: 4, depth: 1,
+			// total 80, share 20: across the days, each file name would
+			// be a unit of 40 that cannot be cut; so the days are units.
+			want:  [][]string{{"logs/d1"}, {"logs/d2"}, {"logs/d3"}, {"logs/d4"}},
+			bytes: []int64{20, 20, 20, 20},
+		},
+		{
+			name:    "directories whose entries differ are not versions",
+			entries: []Entry{f("a/x/1", 30), f("a/y/2", 30), f("b/z/3", 10), f("b/w/4", 10)},
+			count:   2, depth: 1,
+			// total 80, share 40: a (60) is cut, its entries apart:
+			// a/x(30)->0, a/y(30)->1, b(20)->0.
+			want:  [][]string{{"a/x", "b"}, {"a/y"}},
+			bytes: []int64{50, 30},
+		},
+		{
 			name:    "parents are implied",
 			entries: []Entry{f("p/q/1", 4), f("p/q/2", 4), f("z", 1)},
 			count:   2, depth: 1,

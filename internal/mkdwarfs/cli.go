@@ -84,7 +84,7 @@ var options = []cli.Option{
 	{Long: "replace", Help: "with --append or --merge: a path in a later tree replaces the same path in an earlier one (default: an error, unless both are directories)"},
 	// Building in shards (see shard.go).
 	{Long: "shard", HasValue: true, Arg: "K/N", Help: "build shard K (counted from 0, as SLURM_ARRAY_TASK_ID and JOB_COMPLETION_INDEX) of N: the part of the tree the plan gives it, with the directories leading there; the history records K, N and the plan's digest (see SHARDS)"},
-	{Long: "shard-depth", HasValue: true, Arg: "D", Default: "1", Help: "with --shard: plan by the entries at depth D (1: the root's entries); a directory holding more than 1/N of the bytes is split at the next level"},
+	{Long: "shard-depth", HasValue: true, Arg: "D", Default: "1", Help: "with --shard: plan by the entries at depth D (1: the root's entries); a directory holding more than 1/N of the bytes is split at the next level (versions side by side: by relative path)"},
 	{Long: "shard-plan", Help: "with --shard (K/N or N): print the plan as JSON (each shard's paths and bytes, and the plan's digest) and build nothing"},
 	{Long: "shard-digest", HasValue: true, Arg: "DIGEST", Help: "with --shard: fail unless the input plans to this digest (from --shard-plan), so that every shard is built from the same tree"},
 	// Updating images (see update.go).

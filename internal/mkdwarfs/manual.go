@@ -209,7 +209,12 @@ var manual = cli.Manual{
 				"nor on the machine. It cuts the tree at depth --shard-depth (default 1: the root's " +
 				"entries): the entries there, and the files, symlinks and empty directories above it, are " +
 				"the units. A directory holding more than 1/N of the bytes is no unit but cut again one " +
-				"level deeper, until its parts fit or are files. The units are placed largest first, each " +
+				"level deeper, until its parts fit or are files. A directory whose entries are versions " +
+				"of one tree (directories most of whose names recur in the others, such as releases side by " +
+				"side) is cut across them: a unit is one relative path in every version, so that what the " +
+				"versions share is in one shard and stored once; unless a path is a file, or a mix of files " +
+				"and directories, holding more than 1/N across the versions (a few big files a version), " +
+				"when the versions are cut apart as other directories are. The units are placed largest first, each " +
 				"into the shard with the fewest bytes so far (the lowest index on a tie; units of equal size " +
 				"in path order). A shard holds its units, everything below them, and the directories leading " +
 				"to them, with their own attributes; so directories are shared between shards, and a shard " +
