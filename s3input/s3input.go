@@ -15,12 +15,12 @@
 // Keys whose listings give the same size and the same ETag of the form
 // S3 uses for the MD5 of a single-part object's contents (32 hex digits)
 // are fetched once: trees put into object storage repeat files as much
-// as trees on disk, and a GET costs the store far more than a read costs
-// a disk. The first key's bytes are checked against that MD5 before the
-// others are read from them (so a change to one of the others after
-// the listing is not seen: the build holds what was listed); where they
-// do not match (a store whose ETags are not MD5s, or an encrypted
-// object), every key is fetched on its own.
+// as trees on disk, and every GET is a request the store must serve. The
+// first key's bytes are checked against that MD5 before the others are
+// read from them (so a change to one of the others after the listing is
+// not seen: the build holds what was listed); where they do not match (a
+// store whose ETags are not MD5s, or an encrypted object), every key is
+// fetched on its own.
 package s3input
 
 import (

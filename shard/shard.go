@@ -181,20 +181,21 @@ func New(entries []Entry, count, depth int) (*Plan, error) {
 		for _, n := range g {
 			p.skel[n.path] = make([]bool, count)
 		}
-		if len(g) == 1 && versions(g[0]) && acrossFits(g[0], count, root.total) {
-			g = g[0].children
-			for _, n := range g {
-				p.skel[n.path] = make([]bool, count)
+		var groups [][]*node
+		if len(g) == 1 && versions(g[0]) {
+			if across := byName(g[0].children); fits(across, count, root.total) {
+				for _, v := range g[0].children {
+					p.skel[v.path] = make([]bool, count)
+				}
+				groups = across
+				level++
 			}
-			level++
 		}
-		for _, sub := range byName(g) {
-			var total int64
-			cuttable := true
-			for _, c := range sub {
-				total += c.total
-				cuttable = cuttable && c.dir && len(c.children) > 0
-			}
+		if groups == nil {
+			groups = byName(g)
+		}
+		for _, sub := range groups {
+			total, cuttable := measure(sub)
 			if cuttable && (level < depth || total*int64(count) > root.total) {
 				cut(sub, level+1)
 			} else {
@@ -266,23 +267,28 @@ func versions(n *node) bool {
 	return 2*len(names) <= all
 }
 
-// acrossFits tells whether cutting the versions n holds across them
-// leaves every part either within an even share or a group of
-// directories to cut further. Versions that are a few big files each
-// (a log a day) are cut apart instead, as they balance better.
-func acrossFits(n *node, count int, total int64) bool {
-	for _, sub := range byName(n.children) {
-		var t int64
-		cuttable := true
-		for _, c := range sub {
-			t += c.total
-			cuttable = cuttable && c.dir && len(c.children) > 0
-		}
-		if !cuttable && t*int64(count) > total {
+// fits tells whether every group is either within an even share of
+// total or a group of directories to cut further. Versions that are a
+// few big files each (a log a day) fail it across them, and are cut
+// apart instead, as they balance better.
+func fits(groups [][]*node, count int, total int64) bool {
+	for _, sub := range groups {
+		if t, cuttable := measure(sub); !cuttable && t*int64(count) > total {
 			return false
 		}
 	}
 	return true
+}
+
+// measure returns the bytes the group g holds, and whether it can be cut:
+// all of it non-empty directories.
+func measure(g []*node) (total int64, cuttable bool) {
+	cuttable = true
+	for _, n := range g {
+		total += n.total
+		cuttable = cuttable && n.dir && len(n.children) > 0
+	}
+	return total, cuttable
 }
 
 // byName groups the entries of the directories g by name, in name order.
